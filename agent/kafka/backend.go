@@ -1,0 +1,96 @@
+//go:build wip
+
+package kafka
+
+import (
+	"context"
+	"errors"
+
+	"github.com/strata-streaming/strata/agent/log"
+	"github.com/strata-streaming/strata/agent/metadata"
+)
+
+// Backend is what the handlers need from the agent. The agent implements it;
+// this package never imports the agent, so the dependency points one way.
+// Every method is safe for concurrent use.
+type Backend interface {
+	ClusterID() string
+	AgentID() int32
+	Brokers() []Broker
+	AutoCreateTopics() bool
+	// DefaultPartitions is num.partitions, used for auto-created topics and
+	// CreateTopics with NumPartitions -1.
+	DefaultPartitions() int32
+	Topics() []*Topic
+	Topic(name string) (*Topic, bool)
+	TopicByID(id [16]byte) (*Topic, bool)
+	// CreateTopic validates and (unless validateOnly) creates a topic.
+	// partitions < 0 and replicationFactor < 0 mean the agent's defaults.
+	CreateTopic(ctx context.Context, name string, partitions int32, replicationFactor int16, configs map[string]string, validateOnly bool) (*Topic, error)
+	DeleteTopic(ctx context.Context, name string) error
+	CreatePartitions(ctx context.Context, name string, total int32, validateOnly bool) error
+	// AlterTopicConfigs replaces a topic's dynamic configs with what fn
+	// returns, after validating them.
+	AlterTopicConfigs(ctx context.Context, name string, fn func(current map[string]string) (map[string]string, error), validateOnly bool) error
+	TopicConfigDefaults() metadata.Defaults
+	// AgentConfigs describes the agent-level settings (the BROKER resource).
+	AgentConfigs() []metadata.ConfigEntry
+	NewProducerID(ctx context.Context) (int64, error)
+	// DataDir is the log directory reported by DescribeLogDirs.
+	DataDir() string
+	// DataSignal returns a channel closed at the next high-watermark advance
+	// of any partition; long-polling fetches wait on it.
+	DataSignal() <-chan struct{}
+}
+
+// Broker is one live agent as Metadata reports it.
+type Broker struct {
+	ID   int32
+	Host string
+	Port int32
+	Rack *string
+}
+
+// Topic is a snapshot of a topic's metadata and its local partitions.
+type Topic struct {
+	Name       string
+	ID         [16]byte
+	Internal   bool
+	Configs    map[string]string // dynamic (topic-level) configs
+	Resolved   metadata.Resolved
+	// PartitionCount and ReplicationFactor are set even when Partitions is
+	// empty (a validate-only CreateTopics).
+	PartitionCount    int32
+	ReplicationFactor int16
+	Partitions        []Partition
+}
+
+// Partition is one partition replica on this agent.
+type Partition interface {
+	Index() int32
+	Leader() int32
+	LeaderEpoch() int32
+	Replicas() []int32
+	ISR() []int32
+	// Append validates nothing: the Produce handler has checked and stamped
+	// the batch. It returns when acks are satisfied.
+	Append(ctx context.Context, raw []byte, acks int16) (log.AppendResult, error)
+	// Read returns whole batches from offset, never past the high watermark.
+	Read(offset int64, maxBytes int, minOne bool) ([]byte, error)
+	HighWatermark() int64
+	LogStartOffset() int64
+	LogEndOffset() int64
+	Size() int64
+	FindByTimestamp(ts int64) ([]byte, error)
+	MaxTimestampBatch() ([]byte, error)
+	EndOffsetForEpoch(epoch int32) (int32, int64)
+	DeleteRecordsBefore(offset int64) error
+}
+
+// Errors the agent returns that map to specific Kafka codes.
+var (
+	ErrUnknownTopicOrPartition = errors.New("kafka: unknown topic or partition")
+	ErrNotLeader               = errors.New("kafka: not the leader for this partition")
+	ErrNotEnoughReplicas       = errors.New("kafka: not enough in-sync replicas")
+	ErrTopicBeingDeleted       = errors.New("kafka: topic is being deleted")
+)

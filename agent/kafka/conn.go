@@ -1,0 +1,139 @@
+//go:build wip
+
+package kafka
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// errBadRequest closes the connection: the bytes are not a request we can
+// answer, so the stream can no longer be trusted.
+var errBadRequest = errors.New("kafka: malformed request")
+
+// request is one decoded request with its header.
+type request struct {
+	key, version  int16
+	correlationID int32
+	clientID      *string
+	msg           kmsg.Request
+	remote        string
+}
+
+func (s *Server) serveConn(c net.Conn) {
+	defer c.Close()
+	remote := c.RemoteAddr().String()
+	ctx, cancel := s.connContext()
+	defer cancel()
+	// A panic here would be a bug in a handler or decoder; log it and drop the
+	// connection instead of the agent.
+	defer func() {
+		if r := recover(); r != nil {
+			s.logger.Error("kafka handler panic", "client", remote, "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	br := bufio.NewReaderSize(c, 64<<10)
+	bw := bufio.NewWriterSize(c, 64<<10)
+	var sizeBuf [4]byte
+	for {
+		c.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
+		if _, err := io.ReadFull(br, sizeBuf[:]); err != nil {
+			return
+		}
+		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+		if size < 8 || size > s.cfg.MaxRequestBytes {
+			s.logger.Warn("closing connection: bad frame size", "client", remote, "size", size, "max", s.cfg.MaxRequestBytes)
+			return
+		}
+		frame := make([]byte, size)
+		if _, err := io.ReadFull(br, frame); err != nil {
+			return
+		}
+		req, err := parseRequest(frame)
+		if err != nil {
+			s.logger.Warn("closing connection: malformed request", "client", remote, "err", err)
+			return
+		}
+		req.remote = remote
+		start := time.Now()
+		resp, err := s.dispatch(ctx, req)
+		s.metrics.observe(req.key, start, err)
+		if err != nil {
+			s.logger.Warn("closing connection", "client", remote, "api_key", req.key, "api_version", req.version, "err", err)
+			return
+		}
+		if resp == nil { // acks=0 produce: no response at all
+			continue
+		}
+		if err := writeResponse(bw, req, resp); err != nil {
+			return
+		}
+		if br.Buffered() == 0 {
+			if err := bw.Flush(); err != nil {
+				return
+			}
+		}
+	}
+}
+
+func parseRequest(frame []byte) (*request, error) {
+	r := kbin.Reader{Src: frame}
+	req := &request{key: r.Int16(), version: r.Int16(), correlationID: r.Int32()}
+	req.clientID = r.NullableString()
+	if !r.Ok() {
+		return nil, fmt.Errorf("%w: short header", errBadRequest)
+	}
+	msg := kmsg.RequestForKey(req.key)
+	if msg == nil {
+		return nil, fmt.Errorf("%w: unknown api key %d", errBadRequest, req.key)
+	}
+	req.msg = msg
+	if !supported(req.key, req.version) {
+		// The body may be of a version we cannot parse; the handler answers
+		// UNSUPPORTED_VERSION (ApiVersions) or the connection closes.
+		if req.key == 18 {
+			msg.SetVersion(0)
+			return req, nil
+		}
+		return nil, fmt.Errorf("%w: api key %d version %d not supported", errBadRequest, req.key, req.version)
+	}
+	msg.SetVersion(req.version)
+	if msg.IsFlexible() {
+		kmsg.SkipTags(&r)
+	}
+	if !r.Ok() {
+		return nil, fmt.Errorf("%w: bad header", errBadRequest)
+	}
+	if err := msg.ReadFrom(r.Src); err != nil {
+		return nil, fmt.Errorf("%w: api key %d v%d: %v", errBadRequest, req.key, req.version, err)
+	}
+	return req, nil
+}
+
+func writeResponse(w io.Writer, req *request, resp kmsg.Response) error {
+	resp.SetVersion(req.version)
+	buf := make([]byte, 8, 256)
+	binary.BigEndian.PutUint32(buf[4:], uint32(req.correlationID))
+	// ApiVersions always answers with header v0 so a client that sent a
+	// version we do not know can still read the error.
+	if resp.IsFlexible() && req.key != 18 {
+		buf = append(buf, 0)
+	}
+	buf = resp.AppendTo(buf)
+	binary.BigEndian.PutUint32(buf[:4], uint32(len(buf)-4))
+	_, err := w.Write(buf)
+	return err
+}
+
+// handlerFunc is the type-erased form of a handler.
+type handlerFunc func(ctx context.Context, s *Server, req *request) (kmsg.Response, error)

@@ -1,0 +1,107 @@
+//go:build wip
+
+package kafka
+
+// CreateTopics (key 19), versions 2-7.
+//
+// A manual ReplicaAssignment is accepted when every replica is a live agent
+// and no partition names one twice; placement then follows the assignment's
+// shape (partition count and replication factor). A topic named twice in one
+// request gets INVALID_REQUEST for each mention, as in Kafka.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/metadata"
+)
+
+func handleCreateTopics(ctx context.Context, s *Server, r *request, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	seen := map[string]int{}
+	for _, rt := range req.Topics {
+		seen[rt.Topic]++
+	}
+	for _, rt := range req.Topics {
+		ct := kmsg.NewCreateTopicsResponseTopic()
+		ct.Topic = rt.Topic
+		ct.NumPartitions, ct.ReplicationFactor = -1, -1
+		if seen[rt.Topic] > 1 {
+			ct.ErrorCode = kerr.InvalidRequest.Code
+			ct.ErrorMessage = strptr("topic " + rt.Topic + " appears more than once in the request")
+			resp.Topics = append(resp.Topics, ct)
+			continue
+		}
+		partitions, rf := rt.NumPartitions, rt.ReplicationFactor
+		if len(rt.ReplicaAssignment) > 0 {
+			if partitions != -1 || rf != -1 {
+				ct.ErrorCode = kerr.InvalidRequest.Code
+				ct.ErrorMessage = strptr("both a replica assignment and a partition count or replication factor were given")
+				resp.Topics = append(resp.Topics, ct)
+				continue
+			}
+			var err error
+			partitions, rf, err = s.checkAssignment(rt.ReplicaAssignment)
+			if err != nil {
+				ct.ErrorCode = kerr.InvalidReplicaAssignment.Code
+				ct.ErrorMessage = errorMessage(err)
+				resp.Topics = append(resp.Topics, ct)
+				continue
+			}
+		}
+		configs := map[string]string{}
+		for _, c := range rt.Configs {
+			if c.Value != nil {
+				configs[c.Name] = *c.Value
+			}
+		}
+		t, err := s.backend.CreateTopic(ctx, rt.Topic, partitions, rf, configs, req.ValidateOnly)
+		if err != nil {
+			ct.ErrorCode = errorCode(err)
+			ct.ErrorMessage = errorMessage(err)
+			resp.Topics = append(resp.Topics, ct)
+			continue
+		}
+		ct.TopicID = t.ID
+		ct.NumPartitions, ct.ReplicationFactor = t.PartitionCount, t.ReplicationFactor
+		for _, e := range metadata.Describe(t.Configs, s.backend.TopicConfigDefaults()) {
+			cc := kmsg.NewCreateTopicsResponseTopicConfig()
+			cc.Name = e.Name
+			v := e.Value
+			cc.Value = &v
+			cc.Source = int8(e.Source)
+			ct.Configs = append(ct.Configs, cc)
+		}
+		resp.Topics = append(resp.Topics, ct)
+	}
+	return resp, nil
+}
+
+func (s *Server) checkAssignment(as []kmsg.CreateTopicsRequestTopicReplicaAssignment) (int32, int16, error) {
+	live := map[int32]bool{}
+	for _, b := range s.backend.Brokers() {
+		live[b.ID] = true
+	}
+	rf := len(as[0].Replicas)
+	for i, a := range as {
+		if a.Partition != int32(i) {
+			return 0, 0, errf("replica assignment partitions must be 0..%d in order", len(as)-1)
+		}
+		if len(a.Replicas) != rf || rf == 0 {
+			return 0, 0, errf("partition %d has %d replicas; every partition needs the same non-zero count", i, len(a.Replicas))
+		}
+		dup := map[int32]bool{}
+		for _, id := range a.Replicas {
+			if !live[id] {
+				return 0, 0, errf("partition %d names agent %d, which is not live", i, id)
+			}
+			if dup[id] {
+				return 0, 0, errf("partition %d names agent %d twice", i, id)
+			}
+			dup[id] = true
+		}
+	}
+	return int32(len(as)), int16(rf), nil
+}

@@ -1,0 +1,81 @@
+//go:build wip
+
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// api is one served API key: the version range this code truly serves and
+// its handler. Keys absent from the table are not advertised.
+type api struct {
+	key      int16
+	min, max int16
+	handle   handlerFunc
+}
+
+// typed adapts a handler of concrete request and response types.
+func typed[Req kmsg.Request, Resp kmsg.Response](fn func(ctx context.Context, s *Server, r *request, req Req) (Resp, error)) handlerFunc {
+	return func(ctx context.Context, s *Server, r *request) (kmsg.Response, error) {
+		req, ok := r.msg.(Req)
+		if !ok {
+			return nil, fmt.Errorf("%w: api key %d decoded as %T", errBadRequest, r.key, r.msg)
+		}
+		resp, err := fn(ctx, s, r, req)
+		if err != nil {
+			return nil, err
+		}
+		var zero Resp
+		if any(resp) == any(zero) {
+			return nil, nil
+		}
+		return resp, nil
+	}
+}
+
+// apis is the table of served keys; ApiVersions is built from it and
+// docs/compatibility.md is checked against it by a test.
+var apis = map[int16]api{}
+
+func register(key, min, max int16, h handlerFunc) {
+	apis[key] = api{key: key, min: min, max: max, handle: h}
+}
+
+func init() {
+	register(18, 0, 4, typed(handleApiVersions))
+	register(3, 0, 13, typed(handleMetadata))
+	register(0, 3, 13, typed(handleProduce))
+	register(1, 4, 17, typed(handleFetch))
+	register(2, 1, 10, typed(handleListOffsets))
+	register(22, 0, 5, typed(handleInitProducerID))
+	register(19, 2, 7, typed(handleCreateTopics))
+	register(20, 1, 6, typed(handleDeleteTopics))
+	registerAdmin()
+}
+
+func supported(key, version int16) bool {
+	a, ok := apis[key]
+	return ok && version >= a.min && version <= a.max
+}
+
+// servedAPIs lists the table in key order.
+func servedAPIs() []api {
+	out := make([]api, 0, len(apis))
+	for _, a := range apis {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out
+}
+
+func (s *Server) dispatch(ctx context.Context, r *request) (kmsg.Response, error) {
+	a, ok := apis[r.key]
+	if !ok {
+		return nil, fmt.Errorf("%w: api key %d not served", errBadRequest, r.key)
+	}
+	return a.handle(ctx, s, r)
+}

@@ -1,0 +1,76 @@
+//go:build wip
+
+package kafka
+
+import (
+	"context"
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/strata-streaming/strata/agent/log"
+	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/metadata"
+)
+
+// errorCode maps a Go error from the agent's packages to the Kafka error code
+// a client expects. This is the only place where that translation happens.
+func errorCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	var e *kerr.Error
+	switch {
+	case errors.As(err, &e):
+		return e.Code
+	case errors.Is(err, ErrUnknownTopicOrPartition), errors.Is(err, metadata.ErrUnknownTopic), errors.Is(err, metadata.ErrUnknownPartition):
+		return kerr.UnknownTopicOrPartition.Code
+	case errors.Is(err, ErrNotLeader):
+		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, ErrNotEnoughReplicas):
+		return kerr.NotEnoughReplicas.Code
+	case errors.Is(err, metadata.ErrTopicExists):
+		return kerr.TopicAlreadyExists.Code
+	case errors.Is(err, metadata.ErrInvalidTopic):
+		return kerr.InvalidTopicException.Code
+	case errors.Is(err, metadata.ErrInvalidConfig):
+		return kerr.InvalidConfig.Code
+	case errors.Is(err, metadata.ErrInvalidPartitions):
+		return kerr.InvalidPartitions.Code
+	case errors.Is(err, metadata.ErrInvalidReplicationFactor):
+		return kerr.InvalidReplicationFactor.Code
+	case errors.Is(err, metadata.ErrInvalidReplicaAssignment):
+		return kerr.InvalidReplicaAssignment.Code
+	case errors.Is(err, log.ErrOffsetOutOfRange):
+		return kerr.OffsetOutOfRange.Code
+	case errors.Is(err, log.ErrOutOfOrderSequence):
+		return kerr.OutOfOrderSequenceNumber.Code
+	case errors.Is(err, log.ErrInvalidProducerEpoch):
+		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, log.ErrStorage), errors.Is(err, log.ErrClosed):
+		return kerr.KafkaStorageError.Code
+	case errors.Is(err, batch.ErrMagic):
+		return kerr.UnsupportedForMessageFormat.Code
+	case errors.Is(err, batch.ErrUnsupportedCodec):
+		return kerr.UnsupportedCompressionType.Code
+	case errors.Is(err, batch.ErrInvalidTimestamp):
+		return kerr.InvalidTimestamp.Code
+	case errors.Is(err, batch.ErrInvalidRecord):
+		return kerr.InvalidRecord.Code
+	case errors.Is(err, batch.ErrCorrupt), errors.Is(err, batch.ErrShort):
+		return kerr.CorruptMessage.Code
+	case errors.Is(err, context.DeadlineExceeded):
+		return kerr.RequestTimedOut.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+// errorMessage is the message for response fields that carry one; nil when
+// there is no error.
+func errorMessage(err error) *string {
+	if err == nil {
+		return nil
+	}
+	s := err.Error()
+	return &s
+}

@@ -1,0 +1,147 @@
+//go:build wip
+
+package kafka
+
+// Fetch (key 1), versions 4-17.
+//
+// Fetch sessions (KIP-227) are not kept: every answer carries SessionID 0,
+// which every client reads as "no session, send full fetches", and a request
+// naming a session id gets FETCH_SESSION_ID_NOT_FOUND. read_committed equals
+// read_uncommitted because transactions are not served (LSO = HW). The first
+// batch of the first partition with data is returned whole even when it is
+// larger than the byte limits, so consumers always make progress (KIP-74).
+// Long polls wake on any new data on this agent and re-read.
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/log"
+)
+
+func handleFetch(ctx context.Context, s *Server, r *request, req *kmsg.FetchRequest) (*kmsg.FetchResponse, error) {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	if req.SessionID != 0 {
+		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		return resp, nil
+	}
+	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond
+	if wait > s.cfg.MaxFetchWait {
+		wait = s.cfg.MaxFetchWait
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		signal := s.backend.DataSignal() // taken before reading, so no append is missed
+		total := s.fetchOnce(r, req, resp)
+		if total >= int(req.MinBytes) || total > 0 && req.MinBytes <= 1 || hasError(resp) {
+			return resp, nil
+		}
+		remaining := time.Until(deadline)
+		if remaining <= 0 {
+			return resp, nil
+		}
+		timer := time.NewTimer(remaining)
+		select {
+		case <-signal:
+			timer.Stop()
+		case <-timer.C:
+			timer.Stop()
+			s.fetchOnce(r, req, resp)
+			return resp, nil
+		case <-ctx.Done():
+			timer.Stop()
+			return resp, nil
+		}
+	}
+}
+
+func hasError(resp *kmsg.FetchResponse) bool {
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fetchOnce fills resp from the current logs and returns the record bytes.
+func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchResponse) int {
+	resp.Topics = resp.Topics[:0]
+	maxTotal := int(req.MaxBytes)
+	if maxTotal <= 0 {
+		maxTotal = 50 << 20
+	}
+	total := 0
+	for _, rt := range req.Topics {
+		ft := kmsg.NewFetchResponseTopic()
+		ft.Topic, ft.TopicID = rt.Topic, rt.TopicID
+		var t *Topic
+		var ok bool
+		if r.version >= 13 {
+			t, ok = s.backend.TopicByID(rt.TopicID)
+		} else {
+			t, ok = s.backend.Topic(rt.Topic)
+		}
+		for _, rp := range rt.Partitions {
+			fp := kmsg.NewFetchResponseTopicPartition()
+			fp.Partition = rp.Partition
+			fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = -1, -1, -1
+			switch {
+			case !ok && r.version >= 13:
+				fp.ErrorCode = kerr.UnknownTopicID.Code
+			case !ok || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions):
+				fp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			default:
+				p := t.Partitions[rp.Partition]
+				n := s.fetchPartition(t, p, rp, maxTotal-total, total == 0, &fp)
+				total += n
+			}
+			ft.Partitions = append(ft.Partitions, fp)
+		}
+		resp.Topics = append(resp.Topics, ft)
+	}
+	return total
+}
+
+func (s *Server) fetchPartition(t *Topic, p Partition, rp kmsg.FetchRequestTopicPartition, budget int, first bool, fp *kmsg.FetchResponseTopicPartition) int {
+	if p.Leader() != s.backend.AgentID() {
+		fp.ErrorCode = kerr.NotLeaderForPartition.Code
+		return 0
+	}
+	if e := rp.CurrentLeaderEpoch; e >= 0 {
+		switch le := p.LeaderEpoch(); {
+		case e < le:
+			fp.ErrorCode = kerr.FencedLeaderEpoch.Code
+			return 0
+		case e > le:
+			fp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			return 0
+		}
+	}
+	hw := p.HighWatermark()
+	fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hw, hw, p.LogStartOffset()
+	maxBytes := int(rp.PartitionMaxBytes)
+	if maxBytes > budget {
+		maxBytes = budget
+	}
+	if maxBytes <= 0 && !first {
+		return 0
+	}
+	data, err := p.Read(rp.FetchOffset, maxBytes, first)
+	if err != nil {
+		fp.ErrorCode = errorCode(err)
+		if !errors.Is(err, log.ErrOffsetOutOfRange) {
+			fp.ErrorCode = kerr.KafkaStorageError.Code
+		}
+		return 0
+	}
+	fp.RecordBatches = data
+	s.metrics.out(t.Name, len(data))
+	return len(data)
+}

@@ -1,0 +1,113 @@
+//go:build wip
+
+package kafka
+
+// ListOffsets (key 2), versions 1-10.
+//
+// Special timestamps: -1 latest (the high watermark), -2 earliest, -3 the
+// record with the largest timestamp (v7+), -4 earliest local offset (v8+,
+// equal to earliest until tiering moves data), -5 latest tiered offset (v9+,
+// -1 while nothing is tiered). read_committed is the same as
+// read_uncommitted: transactions are not served.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/log/batch"
+)
+
+func handleListOffsets(ctx context.Context, s *Server, r *request, req *kmsg.ListOffsetsRequest) (*kmsg.ListOffsetsResponse, error) {
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	for _, rt := range req.Topics {
+		lt := kmsg.NewListOffsetsResponseTopic()
+		lt.Topic = rt.Topic
+		t, ok := s.backend.Topic(rt.Topic)
+		for _, rp := range rt.Partitions {
+			lp := kmsg.NewListOffsetsResponseTopicPartition()
+			lp.Partition = rp.Partition
+			lp.Timestamp, lp.Offset, lp.LeaderEpoch = -1, -1, -1
+			if !ok || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions) {
+				lp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			} else {
+				s.listOffset(t.Partitions[rp.Partition], rp, &lp)
+			}
+			lt.Partitions = append(lt.Partitions, lp)
+		}
+		resp.Topics = append(resp.Topics, lt)
+	}
+	return resp, nil
+}
+
+func (s *Server) listOffset(p Partition, rp kmsg.ListOffsetsRequestTopicPartition, lp *kmsg.ListOffsetsResponseTopicPartition) {
+	if p.Leader() != s.backend.AgentID() {
+		lp.ErrorCode = kerr.NotLeaderForPartition.Code
+		return
+	}
+	if e := rp.CurrentLeaderEpoch; e >= 0 {
+		if le := p.LeaderEpoch(); e < le {
+			lp.ErrorCode = kerr.FencedLeaderEpoch.Code
+			return
+		} else if e > le {
+			lp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			return
+		}
+	}
+	hw := p.HighWatermark()
+	switch rp.Timestamp {
+	case -1:
+		lp.Offset, lp.LeaderEpoch = hw, p.LeaderEpoch()
+		return
+	case -2, -4:
+		lp.Offset = p.LogStartOffset()
+		lp.LeaderEpoch, _ = p.EndOffsetForEpoch(-1)
+		if lp.LeaderEpoch < 0 {
+			lp.LeaderEpoch = p.LeaderEpoch()
+		}
+		return
+	case -5:
+		return
+	case -3:
+		raw, err := p.MaxTimestampBatch()
+		if err != nil {
+			lp.ErrorCode = errorCode(err)
+			return
+		}
+		if raw == nil {
+			return
+		}
+		off, ts, err := batch.MaxTimestampOffset(raw, maxDecompressed)
+		if err != nil || off >= hw {
+			return
+		}
+		lp.Offset, lp.Timestamp, lp.LeaderEpoch = off, ts, batchEpoch(raw)
+		return
+	}
+	if rp.Timestamp < 0 {
+		lp.ErrorCode = kerr.InvalidRequest.Code
+		return
+	}
+	raw, err := p.FindByTimestamp(rp.Timestamp)
+	if err != nil {
+		lp.ErrorCode = errorCode(err)
+		return
+	}
+	if raw == nil {
+		return
+	}
+	off, ts, found, err := batch.OffsetAtTimestamp(raw, rp.Timestamp, maxDecompressed)
+	if err != nil || !found || off >= hw {
+		return
+	}
+	lp.Offset, lp.Timestamp, lp.LeaderEpoch = off, ts, batchEpoch(raw)
+}
+
+func batchEpoch(raw []byte) int32 {
+	h, err := batch.ParseHeader(raw)
+	if err != nil {
+		return -1
+	}
+	return h.PartitionLeaderEpoch
+}

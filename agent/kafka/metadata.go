@@ -1,0 +1,112 @@
+//go:build wip
+
+package kafka
+
+// Metadata (key 3), versions 0-13.
+//
+// Topics are created on first mention when auto-creation is on for the agent
+// and the request allows it (v4+; always allowed for v0-3, as in Kafka). A
+// topic created this way is returned at once with its partitions instead of
+// LEADER_NOT_AVAILABLE, because creation here is synchronous. Internal topics
+// are listed only when asked for by name. ControllerID is this agent's id:
+// Strata has no controller, and clients only need some live broker there.
+
+import (
+	"context"
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/metadata"
+)
+
+func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.MetadataRequest) (*kmsg.MetadataResponse, error) {
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	b := s.backend
+	for _, br := range b.Brokers() {
+		mb := kmsg.NewMetadataResponseBroker()
+		mb.NodeID, mb.Host, mb.Port, mb.Rack = br.ID, br.Host, br.Port, br.Rack
+		resp.Brokers = append(resp.Brokers, mb)
+	}
+	cid := b.ClusterID()
+	resp.ClusterID = &cid
+	resp.ControllerID = b.AgentID()
+
+	all := req.Topics == nil || (r.version == 0 && len(req.Topics) == 0)
+	if all {
+		for _, t := range b.Topics() {
+			if !t.Internal {
+				resp.Topics = append(resp.Topics, metadataTopic(t))
+			}
+		}
+		return resp, nil
+	}
+	autoCreate := b.AutoCreateTopics() && (r.version < 4 || req.AllowAutoTopicCreation)
+	for _, rt := range req.Topics {
+		var t *Topic
+		var ok bool
+		switch {
+		case rt.Topic != nil && *rt.Topic != "":
+			t, ok = b.Topic(*rt.Topic)
+		case rt.TopicID != [16]byte{}:
+			t, ok = b.TopicByID(rt.TopicID)
+			if !ok {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.TopicID = rt.TopicID
+				mt.ErrorCode = kerr.UnknownTopicID.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
+		}
+		if !ok && rt.Topic != nil && autoCreate {
+			var err error
+			t, err = b.CreateTopic(ctx, *rt.Topic, -1, -1, nil, false)
+			if errors.Is(err, metadata.ErrTopicExists) {
+				t, ok = b.Topic(*rt.Topic)
+				err = nil
+				if !ok {
+					err = kerr.LeaderNotAvailable
+				}
+			}
+			if err != nil {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.Topic = rt.Topic
+				mt.ErrorCode = errorCode(err)
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
+			ok = true
+		}
+		if !ok {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic = rt.Topic
+			mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			if rt.Topic != nil && metadata.ValidateTopicName(*rt.Topic) != nil {
+				mt.ErrorCode = kerr.InvalidTopicException.Code
+			}
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
+		resp.Topics = append(resp.Topics, metadataTopic(t))
+	}
+	return resp, nil
+}
+
+func metadataTopic(t *Topic) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	name := t.Name
+	mt.Topic = &name
+	mt.TopicID = t.ID
+	mt.IsInternal = t.Internal
+	for _, p := range t.Partitions {
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition = p.Index()
+		mp.Leader = p.Leader()
+		mp.LeaderEpoch = p.LeaderEpoch()
+		mp.Replicas = p.Replicas()
+		mp.ISR = p.ISR()
+		mt.Partitions = append(mt.Partitions, mp)
+	}
+	return mt
+}

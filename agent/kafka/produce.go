@@ -1,0 +1,180 @@
+//go:build wip
+
+package kafka
+
+// Produce (key 0), versions 3-13.
+//
+// Versions 0-2 (magic 0/1 message sets) are not served, as in Kafka 4; a
+// magic 0/1 batch inside a v3+ request gets UNSUPPORTED_FOR_MESSAGE_FORMAT.
+// Each partition must carry exactly one batch (Kafka's rule for v3+). The
+// batch is checked in full (CRC, record framing, counts, timestamps) before
+// it reaches the log; it is re-encoded only when the topic's
+// compression.type names a codec other than the batch's. Transactional
+// batches are refused with INVALID_TXN_STATE: transactions are not served.
+// Partitions of one request are appended concurrently, so their fsyncs
+// overlap instead of adding up.
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/metadata"
+)
+
+// maxDecompressed bounds the decompressed size of one produced batch.
+const maxDecompressed = 256 << 20
+
+func handleProduce(ctx context.Context, s *Server, r *request, req *kmsg.ProduceRequest) (*kmsg.ProduceResponse, error) {
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	acks := req.Acks
+	if req.TimeoutMillis > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(req.TimeoutMillis)*time.Millisecond)
+		defer cancel()
+	}
+	var wg sync.WaitGroup
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		rtopic := kmsg.NewProduceResponseTopic()
+		rtopic.Topic, rtopic.TopicID = rt.Topic, rt.TopicID
+		var t *Topic
+		var ok bool
+		if r.version >= 13 {
+			t, ok = s.backend.TopicByID(rt.TopicID)
+		} else {
+			t, ok = s.backend.Topic(rt.Topic)
+		}
+		rtopic.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
+		for j := range rt.Partitions {
+			rp := &rtopic.Partitions[j]
+			*rp = kmsg.NewProduceResponseTopicPartition()
+			rp.Partition = rt.Partitions[j].Partition
+			switch {
+			case acks != 0 && acks != 1 && acks != -1:
+				rp.ErrorCode = kerr.InvalidRequiredAcks.Code
+			case req.TransactionID != nil:
+				rp.ErrorCode = kerr.InvalidTxnState.Code
+			case !ok && r.version >= 13:
+				rp.ErrorCode = kerr.UnknownTopicID.Code
+			case !ok:
+				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions):
+				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			default:
+				wg.Add(1)
+				go func(p Partition, records []byte) {
+					defer wg.Done()
+					s.producePartition(ctx, t, p, records, acks, rp)
+				}(t.Partitions[rp.Partition], rt.Partitions[j].Records)
+			}
+		}
+		resp.Topics = append(resp.Topics, rtopic)
+	}
+	wg.Wait()
+	if acks == 0 {
+		return nil, nil
+	}
+	return resp, nil
+}
+
+func (s *Server) producePartition(ctx context.Context, t *Topic, p Partition, records []byte, acks int16, rp *kmsg.ProduceResponseTopicPartition) {
+	if p.Leader() != s.backend.AgentID() {
+		rp.ErrorCode = kerr.NotLeaderForPartition.Code
+		return
+	}
+	raw, err := prepareBatch(t.Resolved, records, time.Now())
+	if err != nil {
+		rp.ErrorCode = errorCode(err)
+		rp.ErrorMessage = errorMessage(err)
+		return
+	}
+	res, err := p.Append(ctx, raw, acks)
+	if err != nil {
+		rp.ErrorCode = errorCode(err)
+		rp.ErrorMessage = errorMessage(err)
+		return
+	}
+	s.metrics.in(t.Name, len(raw))
+	rp.BaseOffset = res.BaseOffset
+	rp.LogAppendTime = res.LogAppendTime
+	rp.LogStartOffset = res.LogStartOffset
+}
+
+// prepareBatch checks one produced batch against the topic's settings and
+// returns the bytes to append (possibly re-encoded or re-stamped).
+func prepareBatch(cfg metadata.Resolved, records []byte, now time.Time) ([]byte, error) {
+	size, err := batch.PeekSize(records)
+	if err != nil {
+		if len(records) >= 17 && records[16] != 2 {
+			return nil, fmt.Errorf("%w: magic %d", batch.ErrMagic, int8(records[16]))
+		}
+		return nil, err
+	}
+	if size != len(records) {
+		if size < len(records) {
+			return nil, fmt.Errorf("%w: a produce request must carry exactly one batch per partition", batch.ErrInvalidRecord)
+		}
+		return nil, batch.ErrShort
+	}
+	if len(records) > int(cfg.MaxMessageBytes) {
+		return nil, fmt.Errorf("%w: batch of %d bytes exceeds max.message.bytes %d", kerr.MessageTooLarge, len(records), cfg.MaxMessageBytes)
+	}
+	logAppend := cfg.TimestampType == "LogAppendTime"
+	opts := batch.ValidateOptions{MaxDecompressed: maxDecompressed, MinTimestamp: math.MinInt64, MaxTimestamp: math.MaxInt64}
+	if !logAppend {
+		opts.CheckTimestamps = true
+		nowMs := now.UnixMilli()
+		if cfg.TimestampBeforeMaxMs < nowMs {
+			opts.MinTimestamp = nowMs - cfg.TimestampBeforeMaxMs
+		}
+		if cfg.TimestampAfterMaxMs < math.MaxInt64-nowMs {
+			opts.MaxTimestamp = nowMs + cfg.TimestampAfterMaxMs
+		}
+	}
+	info, err := batch.Inspect(records, opts)
+	if err != nil {
+		return nil, err
+	}
+	if info.IsTransactional() {
+		return nil, fmt.Errorf("%w: transactional batches are not supported", kerr.InvalidTxnState)
+	}
+	raw := records
+	if want, ok := targetCodec(cfg.CompressionType); ok && want != info.Codec() {
+		raw, err = batch.Recompress(raw, want, maxDecompressed)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if logAppend {
+		batch.SetLogAppendTime(raw, now.UnixMilli())
+	} else if info.MaxTimestamp != info.Header.MaxTimestamp {
+		// Kafka trusts the records, not the header's claim.
+		batch.SetMaxTimestamp(raw, info.MaxTimestamp)
+	}
+	return raw, nil
+}
+
+// targetCodec maps compression.type to the codec batches must be stored in;
+// ok is false for "producer" (keep what the client sent).
+func targetCodec(compressionType string) (batch.Codec, bool) {
+	switch compressionType {
+	case "uncompressed":
+		return batch.CodecNone, true
+	case "gzip":
+		return batch.CodecGzip, true
+	case "snappy":
+		return batch.CodecSnappy, true
+	case "lz4":
+		return batch.CodecLZ4, true
+	case "zstd":
+		return batch.CodecZstd, true
+	}
+	return 0, false
+}

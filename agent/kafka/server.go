@@ -1,0 +1,154 @@
+//go:build wip
+
+// Package kafka is the agent's Kafka wire server: framing, size limits, the
+// request header, dispatch to one handler per API key, and ApiVersions.
+//
+// Frame layout (every integer big endian):
+//
+//	request:  size int32 | apiKey int16 | apiVersion int16 | correlationId int32 |
+//	          clientId nullable string | [tagged fields if flexible] | body
+//	response: size int32 | correlationId int32 | [tagged fields if flexible,
+//	          except ApiVersions] | body
+//
+// Each connection is served by one goroutine that handles its requests one at
+// a time, in order, as Kafka does: a client that pipelines gets its responses
+// in the order it sent the requests. A frame larger than MaxRequestBytes, or
+// a request that does not decode, closes that connection and nothing else.
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+)
+
+// Config holds the wire server's settings.
+type Config struct {
+	// MaxRequestBytes is socket.request.max.bytes: the largest frame accepted.
+	MaxRequestBytes int32
+	// IdleTimeout closes connections that send nothing for this long.
+	IdleTimeout time.Duration
+	// MaxFetchWait caps a fetch's MaxWaitMs.
+	MaxFetchWait time.Duration
+}
+
+// DefaultConfig returns Kafka's defaults.
+func DefaultConfig() Config {
+	return Config{MaxRequestBytes: 100 << 20, IdleTimeout: 10 * time.Minute, MaxFetchWait: 30 * time.Second}
+}
+
+// Validate names the first bad field.
+func (c Config) Validate() error {
+	if c.MaxRequestBytes < 1024 {
+		return fmt.Errorf("socket-request-max-bytes %d: must be at least 1024", c.MaxRequestBytes)
+	}
+	if c.IdleTimeout <= 0 {
+		return fmt.Errorf("connections-max-idle %s: must be positive", c.IdleTimeout)
+	}
+	return nil
+}
+
+// Server serves the Kafka protocol on a listener.
+type Server struct {
+	cfg     Config
+	backend Backend
+	logger  *slog.Logger
+	metrics *metrics
+
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+	stop   chan struct{}
+}
+
+// New returns a server; Serve starts it.
+func New(cfg Config, backend Backend, logger *slog.Logger, m *Metrics) *Server {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Server{cfg: cfg, backend: backend, logger: logger, metrics: m.get(), conns: map[net.Conn]struct{}{}, stop: make(chan struct{})}
+}
+
+// Serve accepts connections until Close. It returns nil after Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ln.Close()
+	}
+	s.ln = ln
+	s.mu.Unlock()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			return nil
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(c)
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// Close stops accepting, closes every connection (in-flight long polls end
+// with the connection) and waits for the connection goroutines. It may be
+// called twice.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.stop)
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// connContext is a context cancelled when the server stops.
+func (s *Server) connContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-s.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}

@@ -1,0 +1,62 @@
+// Package log is one partition's durable log: RecordBatch v2 batches (see
+// package batch) appended to segment files, with sparse offset and time
+// indexes, a leader-epoch cache, idempotent-producer state, crash recovery
+// and retention.
+//
+// # Files
+//
+// One directory per partition (DESIGN.md §5):
+//
+//	00000000000000000000.log        batches exactly as Kafka stores them
+//	00000000000000000000.index      relative offset u32 -> position u32   (index.go)
+//	00000000000000000000.timeindex  max timestamp i64 -> relative offset u32
+//	leader-epoch-checkpoint         epoch -> start offset                 (epoch.go)
+//	log-start-offset-checkpoint     the start raised by DeleteRecords     (state.go)
+//	producer-state/<offset>.snap    idempotence state as of <offset>      (producer.go)
+//	clean-shutdown                  written by Close, removed by Open
+//
+// The state files share a versioned, CRC-32C framing (checkpoint.go) and
+// are replaced atomically (write temp, fsync, rename, fsync directory).
+//
+// # Concurrency
+//
+// Every method is safe for concurrent use. One mutex guards the log's state;
+// appends hold it while they write (page-cache speed), reads hold it only to
+// choose file positions and do their I/O outside it, pinning the segment so
+// that retention or Close cannot close the file under them. Fsyncs happen
+// outside the mutex, serialised by flushMu: with log.flush=always one fsync
+// covers every append made before it started (group commit), which Stats
+// counts. Lock order: flusherMu, flushMu, mu.
+//
+// # Writes and failures
+//
+// Append assigns offsets from the log end. A failed write is cut off again
+// at once, so readers never see partial bytes. A failed fsync cuts the log
+// back to the last fsynced offset (after a failed fsync Linux may have
+// dropped the dirty pages while still serving them, so the bytes cannot be
+// trusted), and every append waiting on it returns a StorageError. If even
+// the cut fails, the log refuses writes (ErrFailed) and keeps serving reads.
+// With log.flush=always, bytes become visible to Read when written, before
+// their fsync; callers that must not expose them bound reads by
+// FlushedOffset.
+//
+// # Recovery
+//
+// Open trusts sealed segments, which were fsynced with their indexes before
+// the next segment got data: it checks that their index files parse, are
+// monotonic, and that the batches after the last index entry end exactly at
+// the end of the file, and rebuilds the indexes otherwise. Without the
+// clean-shutdown mark, the active segment is scanned batch by batch with
+// CRC checks. The first short or corrupt batch, or one whose base offset is
+// not the previous batch's next offset, ends the log: the segment is cut
+// there (logged with segment, offset and bytes cut) and later segments are
+// deleted. The epoch cache drops entries past the end; producer state is
+// the newest snapshot at or below the end plus a replay of the batches
+// after it.
+//
+// # Retention
+//
+// ApplyRetention, DeleteRecordsBefore and TruncateTo change the log's range;
+// all deletion of segments goes through deleteSegmentsLocked, which takes a
+// predicate so that tiering can later require a segment to be uploaded.
+package log

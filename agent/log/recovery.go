@@ -1,0 +1,185 @@
+package log
+
+import (
+	"errors"
+	iofs "io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/internal/vfs"
+)
+
+// recover opens the segments and makes the log consistent (package
+// comment, "Recovery"). It runs before the log is shared, so it holds no lock.
+func (l *Log) recover() error {
+	names, err := l.fs.ReadDir(l.dir)
+	if err != nil {
+		return storageErr("list", l.dir, err)
+	}
+	clean := false
+	var bases []int64
+	logs := map[int64]bool{}
+	for _, n := range names {
+		if b, ok := parseBase(n, logSuffix); ok {
+			logs[b] = true
+			bases = append(bases, b)
+		}
+	}
+	for _, n := range names {
+		p := filepath.Join(l.dir, n)
+		switch {
+		case n == cleanFileName:
+			b, err := vfs.ReadFile(l.fs, p, maxStateFile)
+			if err == nil {
+				_, err = decodeFrame(magicClean, b)
+			}
+			clean = err == nil
+		case strings.HasSuffix(n, ".tmp"):
+			_ = l.fs.Remove(p) // an interrupted atomic write
+		default:
+			for _, suffix := range []string{indexSuffix, timeIndexSuffix} {
+				if b, ok := parseBase(n, suffix); ok && !logs[b] {
+					_ = l.fs.Remove(p)
+				}
+			}
+		}
+	}
+	slices.Sort(bases)
+
+	epochs, epochsOK, err := l.loadEpochs()
+	if err != nil {
+		return err
+	}
+	lso, err := l.loadStart()
+	if err != nil {
+		return err
+	}
+	l.epochs = epochs
+	onBatch := func(h *batch.Header) { l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) }
+	if !epochsOK {
+		onBatch = nil // rebuilt from every segment below
+	}
+
+	interval := l.cfg.IndexIntervalBytes
+	for i, base := range bases {
+		last := i == len(bases)-1
+		if n := len(l.segs); n > 0 && l.segs[n-1].next != base {
+			l.cutTail(bases[i:], "segment does not start at the previous segment's end", l.segs[n-1].next)
+			break
+		}
+		seg, err := openSegment(l.fs, l.dir, base, false)
+		if err != nil {
+			return err
+		}
+		l.segs = append(l.segs, seg)
+		st, err := seg.file.Stat()
+		if err != nil {
+			return storageErr("stat", seg.logPath(), err)
+		}
+		size := st.Size()
+		// Sealed segments were fsynced with their indexes before the next
+		// segment got data, so they need only the cheap check; the active
+		// one is scanned whole unless the last shutdown was clean.
+		ok := false
+		if clean || !last {
+			if ok, err = seg.loadIndexes(size, interval); err != nil {
+				return err
+			}
+		}
+		if ok {
+			continue
+		}
+		end, serr := seg.rebuild(size, true, interval, onBatch)
+		if serr != nil && !isDataError(serr) {
+			return storageErr("recover", seg.logPath(), serr)
+		}
+		if end < size {
+			cerr := &CorruptionError{Segment: seg.logPath(), Offset: seg.next, Err: serr}
+			l.logger.Warn("truncating torn or corrupt segment tail", "segment", seg.logPath(), "offset", seg.next, "position", end, "bytes_cut", size-end, "err", cerr)
+			if err := seg.file.Truncate(end); err != nil {
+				return storageErr("recover", seg.logPath(), err)
+			}
+			if err := seg.file.Sync(); err != nil {
+				return storageErr("recover", seg.logPath(), err)
+			}
+		}
+		if !last {
+			if err := seg.writeIndexes(); err != nil {
+				return err
+			}
+			if end < size {
+				l.cutTail(bases[i+1:], "a corrupt batch ended the log in an earlier segment", seg.next)
+				break
+			}
+		}
+	}
+	if len(l.segs) == 0 {
+		seg, err := openSegment(l.fs, l.dir, lso, true)
+		if err != nil {
+			return err
+		}
+		l.segs = []*segment{seg}
+	}
+	leo := l.leoLocked()
+	if !clean {
+		if err := l.active().file.Sync(); err != nil {
+			return storageErr("recover", l.active().logPath(), err)
+		}
+	}
+
+	if !epochsOK {
+		l.epochs = epochCache{}
+		if err := l.walkLocked(l.segs[0].base, leo, func(h *batch.Header) {
+			l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)
+		}); err != nil {
+			return err
+		}
+	}
+	l.epochs.truncateFromEnd(leo)
+
+	// The start never passes the end (a start persisted past data that a
+	// crash then lost), nor stays below the first segment.
+	newLSO := min(max(lso, l.segs[0].base), leo)
+	l.lso = newLSO
+	l.epochs.truncateFromStart(newLSO)
+	if !epochsOK || !slices.Equal(l.epochs.entries, epochs.entries) {
+		if err := l.persistEpochs(&l.epochs); err != nil {
+			return err
+		}
+	}
+	if newLSO != lso {
+		if err := l.persistStart(newLSO); err != nil {
+			return err
+		}
+	}
+
+	l.pruneSnapshotsLocked(func(off int64) bool { return off <= leo })
+	if err := l.loadProducersLocked(leo); err != nil {
+		return err
+	}
+	if err := l.fs.Remove(filepath.Join(l.dir, cleanFileName)); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		return storageErr("remove clean mark", cleanFileName, err)
+	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return storageErr("recover", l.dir, err)
+	}
+	l.flushed = leo
+	l.logger.Info("opened log", "clean", clean, "segments", len(l.segs), "start", l.lso, "end", leo)
+	return nil
+}
+
+// cutTail deletes the segments with the given bases: recovery found that
+// the log ends before them.
+func (l *Log) cutTail(bases []int64, why string, end int64) {
+	for _, b := range bases {
+		s := &segment{fs: l.fs, dir: l.dir, base: b}
+		l.logger.Warn("deleting segment after end of log", "segment", s.logPath(), "log_end", end, "reason", why)
+		for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+			if err := l.fs.Remove(s.path(suffix)); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+				l.logger.Error("cannot delete segment file", "path", s.path(suffix), "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,259 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/internal/vfs"
+)
+
+const (
+	logSuffix       = ".log"
+	indexSuffix     = ".index"
+	timeIndexSuffix = ".timeindex"
+	// scanChunk is the read size of recovery and replay walks.
+	scanChunk = 1 << 20
+	// maxIndexFileBytes bounds an index file read at open: an index for
+	// the largest segment with an entry per minimal batch.
+	maxIndexFileBytes = maxSegmentBytes / minSegmentBytes * timeEntrySize
+)
+
+func segmentName(base int64) string { return fmt.Sprintf("%020d", base) }
+
+// segment is one <base>.log file with its indexes. The file handle is fixed
+// at creation; every other field is guarded by Log.mu, except refs/retired,
+// which let readers keep using a segment that retention or Close removed
+// from the log until their ReadAt finishes.
+type segment struct {
+	fs   vfs.FS
+	dir  string
+	base int64
+	file vfs.File
+
+	size       int64 // bytes of whole batches; readers never look past it
+	next       int64 // offset after the last batch (base when empty)
+	idx        indexes
+	sinceIndex int64 // batch bytes since the last offset entry
+	maxTs      int64 // largest MaxTimestamp, -1 when empty
+	maxTsRel   uint32
+	firstTs    int64 // MaxTimestamp of the first batch (segment.ms)
+
+	refs      atomic.Int32
+	retired   atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func (s *segment) path(suffix string) string {
+	return filepath.Join(s.dir, segmentName(s.base)+suffix)
+}
+
+func (s *segment) logPath() string { return s.path(logSuffix) }
+
+func (s *segment) reset() {
+	s.size, s.next, s.idx, s.sinceIndex = 0, s.base, indexes{}, 0
+	s.maxTs, s.maxTsRel, s.firstTs = -1, 0, -1
+}
+
+// openSegment opens (create: creates empty) a segment file, state unset.
+func openSegment(fs vfs.FS, dir string, base int64, create bool) (*segment, error) {
+	s := &segment{fs: fs, dir: dir, base: base}
+	s.reset()
+	flag := os.O_RDWR
+	if create {
+		flag |= os.O_CREATE | os.O_TRUNC
+	}
+	f, err := fs.OpenFile(s.logPath(), flag, 0o644)
+	if err != nil {
+		return nil, storageErr("open segment", s.logPath(), err)
+	}
+	s.file = f
+	return s, nil
+}
+
+// track records one batch that now ends the segment at pos..pos+size.
+// interval is index.interval.bytes.
+func (s *segment) track(h *batch.Header, pos int64, interval int) {
+	rel := uint32(h.BaseOffset - s.base)
+	if pos == 0 {
+		s.firstTs = h.MaxTimestamp
+	}
+	if h.MaxTimestamp > s.maxTs {
+		s.maxTs, s.maxTsRel = h.MaxTimestamp, rel
+	}
+	n := len(s.idx.offsets)
+	if s.sinceIndex >= int64(interval) && (n == 0 || int64(s.idx.offsets[n-1].pos) < pos) && pos > 0 {
+		s.idx.offsets = append(s.idx.offsets, offsetEntry{rel: rel, pos: uint32(pos)})
+		s.sinceIndex = 0
+		s.addTimeEntry()
+	}
+	s.sinceIndex += int64(h.Size())
+	s.size = pos + int64(h.Size())
+	s.next = h.NextOffset()
+}
+
+// addTimeEntry appends the max timestamp so far if it is new.
+func (s *segment) addTimeEntry() {
+	if s.maxTs < 0 {
+		return
+	}
+	if last, ok := s.idx.lastTime(); ok && last.ts >= s.maxTs {
+		return
+	}
+	s.idx.times = append(s.idx.times, timeEntry{ts: s.maxTs, rel: s.maxTsRel})
+}
+
+// fits reports whether a batch of n bytes ending at offset last can be
+// appended without passing the u32 limits of the index.
+func (s *segment) fits(n int, last int64) bool {
+	return s.size+int64(n) <= math.MaxUint32 && last-s.base <= math.MaxInt32
+}
+
+// scan rebuilds the in-memory state by walking the batches from position
+// from (which must be a batch start whose state is already in s), stopping
+// at the first bad batch. It returns that batch's position and error (nil
+// when the file ends cleanly). onBatch, if set, sees each good batch.
+func (s *segment) scan(from, fileSize int64, verify bool, interval int, onBatch func(*batch.Header)) (int64, error) {
+	w := &window{f: s.file, end: fileSize, chunk: scanChunk, reuse: true}
+	pos := from
+	for pos < fileSize {
+		h, err := w.batchAt(pos, verify)
+		if err == nil && h.BaseOffset != s.next {
+			err = fmt.Errorf("%w: base offset %d, want %d", batch.ErrCorrupt, h.BaseOffset, s.next)
+		}
+		if err == nil && !s.fits(h.Size(), h.LastOffset()) {
+			err = fmt.Errorf("%w: batch beyond segment limits", batch.ErrCorrupt)
+		}
+		if err != nil {
+			return pos, err
+		}
+		s.track(&h, pos, interval)
+		if onBatch != nil {
+			onBatch(&h)
+		}
+		pos += int64(h.Size())
+	}
+	return pos, nil
+}
+
+// rebuild recomputes everything from the segment's bytes (up to fileSize).
+func (s *segment) rebuild(fileSize int64, verify bool, interval int, onBatch func(*batch.Header)) (int64, error) {
+	s.reset()
+	return s.scan(0, fileSize, verify, interval, onBatch)
+}
+
+// loadIndexes trusts the index files if they pass their checks and the
+// batches after the last offset entry walk cleanly to the end of the file;
+// it reports false when the caller must rebuild. I/O errors are returned.
+func (s *segment) loadIndexes(fileSize int64, interval int) (bool, error) {
+	s.reset()
+	ob, err := vfs.ReadFile(s.fs, s.path(indexSuffix), maxIndexFileBytes)
+	if err != nil {
+		return false, ignoreMissing(err)
+	}
+	tb, err := vfs.ReadFile(s.fs, s.path(timeIndexSuffix), maxIndexFileBytes)
+	if err != nil {
+		return false, ignoreMissing(err)
+	}
+	offs, err1 := decodeOffsets(ob, fileSize)
+	times, err2 := decodeTimes(tb)
+	if err1 != nil || err2 != nil {
+		return false, nil
+	}
+	s.idx = indexes{offsets: offs, times: times}
+	from := int64(0)
+	if n := len(offs); n > 0 {
+		from = int64(offs[n-1].pos)
+		s.next = s.base + int64(offs[n-1].rel)
+		s.size = from
+	}
+	if last, ok := s.idx.lastTime(); ok {
+		s.maxTs, s.maxTsRel = last.ts, last.rel
+	}
+	// firstTs comes from the first batch's header.
+	if fileSize > 0 {
+		w := &window{f: s.file, end: fileSize, chunk: batch.HeaderSize}
+		h, err := w.batchAt(0, false)
+		if err != nil {
+			if isDataError(err) {
+				return false, nil
+			}
+			return false, storageErr("read segment", s.logPath(), err)
+		}
+		s.firstTs = h.MaxTimestamp
+	}
+	end, err := s.scan(from, fileSize, true, interval, nil)
+	if err != nil {
+		if isDataError(err) {
+			return false, nil
+		}
+		return false, storageErr("read segment", s.logPath(), err)
+	}
+	if end != fileSize {
+		return false, nil
+	}
+	if last, ok := s.idx.lastTime(); ok && s.base+int64(last.rel) >= s.next {
+		return false, nil
+	}
+	return true, nil
+}
+
+func ignoreMissing(err error) error {
+	if errors.Is(err, iofs.ErrNotExist) || errors.Is(err, vfs.ErrTooLarge) {
+		return nil
+	}
+	return err
+}
+
+// writeIndexes persists both indexes with the final max-timestamp entry.
+func (s *segment) writeIndexes() error {
+	s.addTimeEntry()
+	if err := vfs.WriteFileAtomic(s.fs, s.dir, s.path(indexSuffix), encodeOffsets(s.idx.offsets)); err != nil {
+		return storageErr("write index", s.path(indexSuffix), err)
+	}
+	if err := vfs.WriteFileAtomic(s.fs, s.dir, s.path(timeIndexSuffix), encodeTimes(s.idx.times)); err != nil {
+		return storageErr("write index", s.path(timeIndexSuffix), err)
+	}
+	return nil
+}
+
+// acquire pins the file for a read outside Log.mu; callers hold Log.mu
+// (read or write) so that a retired segment is never acquired.
+func (s *segment) acquire() { s.refs.Add(1) }
+
+func (s *segment) release() {
+	if s.refs.Add(-1) == 0 && s.retired.Load() {
+		s.closeFile()
+	}
+}
+
+// retire closes the file once the last reader releases it.
+func (s *segment) retire() {
+	s.retired.Store(true)
+	if s.refs.Load() == 0 {
+		s.closeFile()
+	}
+}
+
+func (s *segment) closeFile() {
+	s.closeOnce.Do(func() { s.closeErr = s.file.Close() })
+}
+
+// remove retires the segment and deletes its files.
+func (s *segment) remove() error {
+	s.retire()
+	var first error
+	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+		if err := s.fs.Remove(s.path(suffix)); err != nil && !errors.Is(err, iofs.ErrNotExist) && first == nil {
+			first = storageErr("remove segment", s.path(suffix), err)
+		}
+	}
+	return first
+}

@@ -1,0 +1,193 @@
+//go:build wip
+
+package main
+
+// This file holds what the client subcommands (topic, produce, consume) share:
+// the --bootstrap and --timeout flags, building franz-go clients from them,
+// and turning errors the cluster reports into messages that carry the Kafka
+// error name. The subcommands are plain Kafka clients: nothing here knows it
+// is talking to Strata, so they work against any Kafka cluster too.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+const (
+	// envBootstrap overrides the default of --bootstrap, so a shell can point
+	// every client subcommand at one cluster without repeating the flag.
+	envBootstrap = "STRATA_BOOTSTRAP"
+	// defaultBootstrap is where `strata agent` listens with no flags.
+	defaultBootstrap = "localhost:9092"
+	// defaultClientTimeout matches the request timeout Kafka's own tools use.
+	defaultClientTimeout = 30 * time.Second
+)
+
+// Sentinel errors of the client subcommands. main prints "strata: " before
+// any error, so these carry the subcommand's name rather than the binary's.
+var (
+	errNoBootstrap = errors.New("client: --bootstrap names no broker")
+	errBadTimeout  = errors.New("client: --timeout must be positive")
+	// errSomeFailed ends a command that acted on several resources (topics)
+	// when at least one of them failed; each failure is printed before it.
+	errSomeFailed = errors.New("client: some operations failed")
+)
+
+// clientFlags are the connection flags every client subcommand takes.
+type clientFlags struct {
+	bootstrap string
+	timeout   time.Duration
+}
+
+// register adds --bootstrap and --timeout to fs. The bootstrap default is
+// read from the environment here, when the command tree is built, so that
+// --help shows the value that will actually be used.
+func (f *clientFlags) register(fs *pflag.FlagSet) {
+	def := defaultBootstrap
+	if v := strings.TrimSpace(os.Getenv(envBootstrap)); v != "" {
+		def = v
+	}
+	fs.StringVar(&f.bootstrap, "bootstrap", def,
+		"Comma-separated host:port list of brokers to connect to first (environment: "+envBootstrap+").")
+	fs.DurationVar(&f.timeout, "timeout", defaultClientTimeout,
+		"How long to wait for the cluster: the whole operation for topic commands, each record's delivery for produce, and the start-up lookups for consume.")
+}
+
+// seeds splits --bootstrap into broker addresses, ignoring empty entries so
+// a trailing comma is harmless.
+func (f *clientFlags) seeds() ([]string, error) {
+	var out []string
+	for _, s := range strings.Split(f.bootstrap, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errNoBootstrap
+	}
+	return out, nil
+}
+
+// validate checks the flags before anything is dialled, so a typo fails at
+// once instead of after a connection timeout.
+func (f *clientFlags) validate() error {
+	if _, err := f.seeds(); err != nil {
+		return err
+	}
+	if f.timeout <= 0 {
+		return fmt.Errorf("%w (got %s)", errBadTimeout, f.timeout)
+	}
+	return nil
+}
+
+// newKafkaClient builds a franz-go client for the flags plus extra options.
+// Topics are never auto-created: a typo in a topic name must be an error,
+// not a new topic.
+func (f *clientFlags) newKafkaClient(extra ...kgo.Opt) (*kgo.Client, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	seeds, _ := f.seeds()
+	opts := append([]kgo.Opt{
+		kgo.SeedBrokers(seeds...),
+		kgo.DialTimeout(f.timeout),
+		kgo.RetryTimeout(f.timeout),
+	}, extra...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	return cl, nil
+}
+
+// newAdmin builds an admin client whose server-side timeouts (CreateTopics,
+// DeleteTopics) match --timeout. Closing it closes the underlying client.
+func (f *clientFlags) newAdmin() (*kadm.Client, error) {
+	cl, err := f.newKafkaClient()
+	if err != nil {
+		return nil, err
+	}
+	adm := kadm.NewClient(cl)
+	adm.SetTimeoutMillis(int32(min(f.timeout.Milliseconds(), int64(^uint32(0)>>1))))
+	return adm, nil
+}
+
+// brokerError is a failure the cluster reported for one resource (a topic,
+// a partition). Err is usually a *kerr.Error, whose text starts with the
+// Kafka error name (TOPIC_ALREADY_EXISTS: ...); Message is the broker's own
+// free-text explanation, which Kafka sends only for some APIs.
+type brokerError struct {
+	Op       string // what was attempted, e.g. "create topic"
+	Resource string // e.g. "orders" or "orders/3"
+	Err      error
+	Message  string
+}
+
+func (e *brokerError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Op)
+	if e.Resource != "" {
+		b.WriteString(" ")
+		b.WriteString(e.Resource)
+	}
+	b.WriteString(": ")
+	b.WriteString(kafkaErrorText(e.Err))
+	// Brokers often repeat the code's description as the message; printing
+	// it twice would only add noise.
+	if m := strings.TrimSpace(e.Message); m != "" && !strings.Contains(b.String(), m) {
+		b.WriteString(" (broker: ")
+		b.WriteString(m)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+func (e *brokerError) Unwrap() error { return e.Err }
+
+// kafkaErrorText renders err, making sure a Kafka error code shows its name
+// even when it arrives wrapped.
+func kafkaErrorText(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) && err != error(ke) && !strings.Contains(err.Error(), ke.Message) {
+		return ke.Message + ": " + err.Error()
+	}
+	return err.Error()
+}
+
+// newBrokerError returns nil when err is nil, so callers can write
+// `if err := newBrokerError(...); err != nil`.
+func newBrokerError(op, resource string, err error, message string) error {
+	if err == nil {
+		return nil
+	}
+	return &brokerError{Op: op, Resource: resource, Err: err, Message: message}
+}
+
+// summarizeFailures decides how a command over `total` resources ends. One
+// resource and one failure: that failure is the command's error. Otherwise
+// every failure is printed to w and a summary error is returned, so the
+// exit status is non-zero whenever anything failed.
+func summarizeFailures(w io.Writer, failures []error, total int) error {
+	switch {
+	case len(failures) == 0:
+		return nil
+	case len(failures) == 1 && total == 1:
+		return failures[0]
+	}
+	for _, err := range failures {
+		fmt.Fprintln(w, "error:", err)
+	}
+	return fmt.Errorf("%w (%d of %d)", errSomeFailed, len(failures), total)
+}

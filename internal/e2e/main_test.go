@@ -1,0 +1,11 @@
+//go:build wip
+
+package e2e
+
+import (
+	"testing"
+
+	"github.com/strata-streaming/strata/internal/testagent"
+)
+
+func TestMain(m *testing.M) { testagent.Main(m) }

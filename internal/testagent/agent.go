@@ -1,0 +1,273 @@
+package testagent
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	// ErrNotRunning is returned by Stop when no agent process is running.
+	ErrNotRunning = errors.New("testagent: agent not running")
+	// ErrStopTimeout is returned by Stop when the agent did not exit within
+	// StopTimeout after SIGTERM and had to be killed.
+	ErrStopTimeout = errors.New("testagent: agent did not stop in time; killed")
+	// ErrExitedEarly is returned by Stop, and reported by the cleanup for
+	// Kill and Restart, when the agent had exited on its own (a crash)
+	// before the harness signalled it.
+	ErrExitedEarly = errors.New("testagent: agent exited before it was stopped")
+)
+
+// Default limits; override them per agent in Options.
+const (
+	DefaultReadyTimeout = 30 * time.Second
+	DefaultStopTimeout  = 10 * time.Second
+	// readyPollInterval is how often /readyz is asked while waiting.
+	readyPollInterval = 25 * time.Millisecond
+	// logTailBytes bounds how much of the agent output a failing test prints.
+	logTailBytes = 64 << 10
+)
+
+// Options configure Start. The zero value is a fresh agent with default
+// settings.
+type Options struct {
+	// DataDir is the agent's --data-dir; a new temp dir when empty.
+	DataDir string
+	// ExtraArgs are appended after the harness's own flags, so they win
+	// over them for single-valued flags.
+	ExtraArgs []string
+	// Env entries ("KEY=value") are added to the inherited environment.
+	Env []string
+	// ReadyTimeout bounds the wait for /readyz; DefaultReadyTimeout if 0.
+	ReadyTimeout time.Duration
+	// StopTimeout bounds the wait after SIGTERM before SIGKILL;
+	// DefaultStopTimeout if 0.
+	StopTimeout time.Duration
+}
+
+// Agent is one strata agent subprocess, possibly restarted several times on
+// the same ports and data directory.
+type Agent struct {
+	bin       string
+	opts      Options
+	dataDir   string
+	kafkaAddr string
+	httpAddr  string
+	logPath   string
+
+	mu     sync.Mutex // serialises start/stop/kill; guards the fields below
+	proc   *process   // nil when no process is running
+	starts int
+	// crashes are runs that ended on their own, found by Kill or Restart;
+	// the cleanup fails the test with them.
+	crashes []error
+}
+
+// process is one run of the binary. done is closed by the goroutine that
+// waits for it, after err is set.
+type process struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// Start builds (once) and starts an agent, waits until it is ready and
+// registers cleanup with t. It fails t if the agent does not become ready.
+func Start(t testing.TB, opts Options) *Agent {
+	t.Helper()
+	bin := Build(t)
+	if opts.ReadyTimeout == 0 {
+		opts.ReadyTimeout = DefaultReadyTimeout
+	}
+	if opts.StopTimeout == 0 {
+		opts.StopTimeout = DefaultStopTimeout
+	}
+	a := &Agent{bin: bin, opts: opts, dataDir: opts.DataDir}
+	if a.dataDir == "" {
+		a.dataDir = t.TempDir()
+	}
+	a.logPath = filepath.Join(t.TempDir(), "agent.log")
+	ports, err := freePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.kafkaAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+	a.httpAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
+	t.Cleanup(func() {
+		// An agent must survive every test and shut down cleanly on SIGTERM.
+		for _, err := range a.stopForCleanup() {
+			t.Errorf("testagent: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("agent output (%s, last %d KiB):\n%s", a.logPath, logTailBytes>>10, a.tail())
+		}
+	})
+	if err := a.start(); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// Addr is the Kafka bootstrap address, "127.0.0.1:port".
+func (a *Agent) Addr() string { return a.kafkaAddr }
+
+// HTTPAddr is the address of /healthz, /readyz and /metrics.
+func (a *Agent) HTTPAddr() string { return a.httpAddr }
+
+// DataDir is the agent's --data-dir.
+func (a *Agent) DataDir() string { return a.dataDir }
+
+// Logs returns everything the agent has written to stdout and stderr so far,
+// over all its runs.
+func (a *Agent) Logs() string {
+	b, err := os.ReadFile(a.logPath)
+	if err != nil {
+		return fmt.Sprintf("(reading %s: %v)", a.logPath, err)
+	}
+	return string(b)
+}
+
+// Kill sends SIGKILL and waits for the process to exit. It is a no-op when
+// the agent is not running.
+func (a *Agent) Kill() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := a.proc
+	if p == nil {
+		return
+	}
+	if err := p.exitedEarly(); err != nil {
+		a.crashes = append(a.crashes, fmt.Errorf("before Kill: %w", err))
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done // SIGKILL cannot be ignored, so this wait is bounded by the kernel
+	a.proc = nil
+}
+
+// Stop sends SIGTERM and waits for a clean exit, escalating to SIGKILL after
+// StopTimeout. It returns the process's exit error (nil for exit status 0),
+// ErrStopTimeout if it had to kill, ErrExitedEarly if the agent had already
+// exited on its own, or ErrNotRunning.
+func (a *Agent) Stop() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stopLocked()
+}
+
+// Restart stops the agent if it is running (SIGTERM) and starts it again on
+// the same ports and data directory, then waits until it is ready. It fails
+// t if the agent does not come back.
+func (a *Agent) Restart(t testing.TB) {
+	t.Helper()
+	a.mu.Lock()
+	if a.proc != nil {
+		if err := a.stopLocked(); err != nil {
+			a.crashes = append(a.crashes, fmt.Errorf("stop before restart: %w", err))
+		}
+	}
+	a.mu.Unlock()
+	if err := a.start(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stopForCleanup stops a running agent and returns every abnormal end seen
+// over the agent's life.
+func (a *Agent) stopForCleanup() []error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.proc != nil {
+		if err := a.stopLocked(); err != nil {
+			a.crashes = append(a.crashes, fmt.Errorf("final stop: %w", err))
+		}
+	}
+	errs := a.crashes
+	a.crashes = nil
+	return errs
+}
+
+// exitedEarly returns a non-nil error if the process has already exited.
+func (p *process) exitedEarly() error {
+	select {
+	case <-p.done:
+		return fmt.Errorf("%w (%v)", ErrExitedEarly, p.err)
+	default:
+		return nil
+	}
+}
+
+func (a *Agent) stopLocked() error {
+	p := a.proc
+	if p == nil {
+		return ErrNotRunning
+	}
+	a.proc = nil
+	if err := p.exitedEarly(); err != nil {
+		return err
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	timer := time.NewTimer(a.opts.StopTimeout)
+	defer timer.Stop()
+	select {
+	case <-p.done:
+		return p.err
+	case <-timer.C:
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.done
+		return ErrStopTimeout
+	}
+}
+
+// start launches a new process and waits until it is ready. On failure the
+// process is killed and waited for.
+func (a *Agent) start() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.proc != nil {
+		return errors.New("testagent: start: agent already running")
+	}
+	a.starts++
+	logFile, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("testagent: open log: %w", err)
+	}
+	// The child holds its own copy of the descriptor; ours can close as soon
+	// as the process has started.
+	defer logFile.Close()
+	fmt.Fprintf(logFile, "=== testagent: start %d ===\n", a.starts)
+
+	args := []string{"agent",
+		"--data-dir", a.dataDir,
+		"--kafka-addr", a.kafkaAddr,
+		"--advertised-kafka-addr", a.kafkaAddr,
+		"--http-addr", a.httpAddr,
+	}
+	args = append(args, a.opts.ExtraArgs...)
+	cmd := exec.Command(a.bin, args...)
+	cmd.Env = append(os.Environ(), a.opts.Env...)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("testagent: start %s: %w", a.bin, err)
+	}
+	p := &process{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	if err := waitReady(a.httpAddr, a.opts.ReadyTimeout, p.done); err != nil {
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		<-p.done
+		return fmt.Errorf("testagent: start %d: %w (exit: %v)\nagent output:\n%s", a.starts, err, p.err, a.tail())
+	}
+	a.proc = p
+	return nil
+}

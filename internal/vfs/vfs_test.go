@@ -1,0 +1,173 @@
+package vfs
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	iofs "io/fs"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+)
+
+// exercise runs the same script against any FS, so MemFS is held to the
+// behaviour of the operating system.
+func exercise(t *testing.T, fs FS, dir string) {
+	t.Helper()
+	sub := filepath.Join(dir, "a", "b")
+	if err := fs.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(sub, "f")
+	f, err := fs.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("hello ")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("world"), 6); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 20)
+	n, err := f.ReadAt(buf, 0)
+	if n != 11 || !errors.Is(err, io.EOF) || string(buf[:n]) != "hello world" {
+		t.Fatalf("ReadAt = %d %v %q", n, err, buf[:n])
+	}
+	if err := f.Truncate(5); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := f.Stat(); err != nil || st.Size() != 5 {
+		t.Fatalf("Stat = %v %v", st, err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Rename(name, filepath.Join(sub, "g")); err != nil {
+		t.Fatal(err)
+	}
+	names, err := fs.ReadDir(sub)
+	if err != nil || !slices.Equal(names, []string{"g"}) {
+		t.Fatalf("ReadDir = %v %v", names, err)
+	}
+	if _, err := fs.Stat(name); !errors.Is(err, iofs.ErrNotExist) {
+		t.Fatalf("Stat of renamed = %v", err)
+	}
+	b, err := ReadFile(fs, filepath.Join(sub, "g"), 100)
+	if err != nil || string(b) != "hello" {
+		t.Fatalf("ReadFile = %q %v", b, err)
+	}
+	if _, err := ReadFile(fs, filepath.Join(sub, "g"), 4); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("ReadFile over limit = %v", err)
+	}
+	if err := WriteFileAtomic(fs, sub, filepath.Join(sub, "g"), []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := ReadFile(fs, filepath.Join(sub, "g"), 100); string(b) != "new" {
+		t.Fatalf("after WriteFileAtomic %q", b)
+	}
+	if err := fs.Truncate(filepath.Join(sub, "g"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.SyncDir(sub); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Remove(filepath.Join(sub, "g")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs.Open(filepath.Join(sub, "g")); !errors.Is(err, iofs.ErrNotExist) {
+		t.Fatalf("Open removed = %v", err)
+	}
+}
+
+func TestOS(t *testing.T)  { exercise(t, Default, t.TempDir()) }
+func TestMem(t *testing.T) { exercise(t, NewMem(), "/data") }
+
+func TestCrashCloneKeepsOnlySynced(t *testing.T) {
+	m := NewMem()
+	if err := m.MkdirAll("/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := m.Create("/d/x")
+	f.Write([]byte("durable"))
+	f.Sync()
+	f.Write([]byte(" lost"))
+	g, _ := m.Create("/d/never-synced")
+	g.Write([]byte("gone"))
+
+	c := m.CrashClone()
+	if b, _ := ReadFile(c, "/d/x", 100); string(b) != "durable" {
+		t.Fatalf("x after crash = %q", b)
+	}
+	if b, err := ReadFile(c, "/d/never-synced", 100); err != nil || len(b) != 0 {
+		t.Fatalf("never-synced after crash = %q %v", b, err)
+	}
+	// The original is untouched.
+	if b, _ := ReadFile(m, "/d/x", 100); string(b) != "durable lost" {
+		t.Fatalf("original = %q", b)
+	}
+}
+
+func TestFaultyFailAfter(t *testing.T) {
+	m := NewMem()
+	fs := NewFaulty(m)
+	f, err := fs.Create("/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.FailAfter(OpWrite, 2, syscall.ENOSPC)
+	fs.SetShortWrites(true)
+	for i := 0; i < 2; i++ {
+		if _, err := f.Write([]byte("ab")); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	for i := 0; i < 3; i++ { // sticky: a full disk stays full
+		n, err := f.WriteAt([]byte("cdef"), 4)
+		if !errors.Is(err, syscall.ENOSPC) || n != 2 {
+			t.Fatalf("write after limit: %d %v", n, err)
+		}
+	}
+	fs.Clear()
+	if _, err := f.WriteAt([]byte("zz"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := fs.Count(OpWrite); got != 6 {
+		t.Fatalf("Count = %d", got)
+	}
+	b, _ := ReadFile(m, "/f", 100)
+	if !bytes.Equal(b, []byte("zzabcd")) {
+		t.Fatalf("content %q", b)
+	}
+}
+
+func TestFaultyFailOnce(t *testing.T) {
+	fs := NewFaulty(NewMem())
+	f, _ := fs.Create("/f")
+	fs.FailOnce(OpSync, 1, syscall.EIO)
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("second sync = %v", err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatalf("third sync = %v", err)
+	}
+	fs.FailOnce(OpCreate, 0, syscall.ENOSPC)
+	if _, err := fs.Create("/g"); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("create = %v", err)
+	}
+	fs.FailOnce(OpRename, 0, syscall.EIO)
+	if err := fs.Rename("/f", "/h"); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("rename = %v", err)
+	}
+	fs.FailOnce(OpTruncate, 0, syscall.EIO)
+	if err := f.Truncate(0); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("truncate = %v", err)
+	}
+}
