@@ -53,11 +53,11 @@ type Broker struct {
 
 // Topic is a snapshot of a topic's metadata and its local partitions.
 type Topic struct {
-	Name       string
-	ID         [16]byte
-	Internal   bool
-	Configs    map[string]string // dynamic (topic-level) configs
-	Resolved   metadata.Resolved
+	Name     string
+	ID       [16]byte
+	Internal bool
+	Configs  map[string]string // dynamic (topic-level) configs
+	Resolved metadata.Resolved
 	// PartitionCount and ReplicationFactor are set even when Partitions is
 	// empty (a validate-only CreateTopics).
 	PartitionCount    int32
