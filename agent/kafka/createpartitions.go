@@ -1,0 +1,93 @@
+//go:build wip
+
+package kafka
+
+// CreatePartitions (key 37), versions 0-3.
+//
+// Count is the topic's new total and must exceed the current one
+// (INVALID_PARTITIONS otherwise). An explicit Assignment is checked as Kafka
+// checks it — one entry per new partition, each with the topic's replication
+// factor, no agent twice, every agent live — and INVALID_REPLICA_ASSIGNMENT
+// names the first problem. Unlike Kafka, a valid assignment is advisory:
+// the new partitions are placed by Strata's placement, which the balancer
+// may change later, because replica location is Strata's decision, not the
+// client's. TimeoutMillis is not used: the change is one bounded
+// compare-and-swap on the topic's metadata, and REQUEST_TIMED_OUT is never
+// returned while the change goes on in the background. A topic named twice
+// in one request gets INVALID_REQUEST for each mention, as in Kafka.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleCreatePartitions(ctx context.Context, s *Server, r *request, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
+	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	seen := map[string]int{}
+	for _, rt := range req.Topics {
+		seen[rt.Topic]++
+	}
+	for _, rt := range req.Topics {
+		ct := kmsg.NewCreatePartitionsResponseTopic()
+		ct.Topic = rt.Topic
+		if seen[rt.Topic] > 1 {
+			ct.ErrorCode = kerr.InvalidRequest.Code
+			ct.ErrorMessage = strptr("topic " + rt.Topic + " appears more than once in the request")
+		} else if err := s.createPartitions(ctx, rt, req.ValidateOnly); err != nil {
+			ct.ErrorCode, ct.ErrorMessage = errorCode(err), errorMessage(err)
+		}
+		resp.Topics = append(resp.Topics, ct)
+	}
+	return resp, nil
+}
+
+func (s *Server) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
+	t, ok := s.backend.Topic(rt.Topic)
+	if !ok {
+		return reqErrorf(kerr.UnknownTopicOrPartition, "topic %s does not exist", rt.Topic)
+	}
+	switch {
+	case rt.Count == t.PartitionCount:
+		return reqErrorf(kerr.InvalidPartitions, "topic %s already has %d partitions", rt.Topic, t.PartitionCount)
+	case rt.Count < t.PartitionCount:
+		return reqErrorf(kerr.InvalidPartitions, "topic %s has %d partitions, more than the requested %d; partitions cannot be removed", rt.Topic, t.PartitionCount, rt.Count)
+	}
+	if rt.Assignment != nil {
+		if err := s.checkNewAssignment(t, rt); err != nil {
+			return err
+		}
+	}
+	return s.backend.CreatePartitions(ctx, rt.Topic, rt.Count, validateOnly)
+}
+
+// checkNewAssignment validates an explicit assignment of the partitions
+// being added.
+func (s *Server) checkNewAssignment(t *Topic, rt kmsg.CreatePartitionsRequestTopic) error {
+	added := rt.Count - t.PartitionCount
+	if int64(len(rt.Assignment)) != int64(added) {
+		return reqErrorf(kerr.InvalidReplicaAssignment, "adding %d partitions but %d assignments given", added, len(rt.Assignment))
+	}
+	live := map[int32]bool{}
+	for _, b := range s.backend.Brokers() {
+		live[b.ID] = true
+	}
+	for i, a := range rt.Assignment {
+		partition := t.PartitionCount + int32(i)
+		if len(a.Replicas) != int(t.ReplicationFactor) {
+			return reqErrorf(kerr.InvalidReplicaAssignment, "partition %d has %d replicas but the topic's replication factor is %d", partition, len(a.Replicas), t.ReplicationFactor)
+		}
+		dup := make(map[int32]bool, len(a.Replicas))
+		for _, id := range a.Replicas {
+			if !live[id] {
+				return reqErrorf(kerr.InvalidReplicaAssignment, "partition %d names agent %d, which is not live", partition, id)
+			}
+			if dup[id] {
+				return reqErrorf(kerr.InvalidReplicaAssignment, "partition %d names agent %d twice", partition, id)
+			}
+			dup[id] = true
+		}
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+//go:build wip
+
+package kafka
+
+// DeleteRecords (key 21), versions 0-2.
+//
+// Offset -1 means the high watermark (delete everything visible). An offset
+// above the high watermark, or negative other than -1, is
+// OFFSET_OUT_OF_RANGE. The answer's LowWatermark is the partition's log
+// start offset after the delete. Unlike Kafka, which holds the answer until
+// every follower's log start has caught up (or TimeoutMillis passes), Strata
+// answers once the leader has moved its log start: followers learn it on
+// their next fetch, and no reader can see the deleted records from the
+// leader in the meantime. A partition this agent does not lead is
+// NOT_LEADER_OR_FOLLOWER; LowWatermark is -1 on every error.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleDeleteRecords(ctx context.Context, s *Server, r *request, req *kmsg.DeleteRecordsRequest) (*kmsg.DeleteRecordsResponse, error) {
+	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
+	for _, rt := range req.Topics {
+		dt := kmsg.NewDeleteRecordsResponseTopic()
+		dt.Topic = rt.Topic
+		t, ok := s.backend.Topic(rt.Topic)
+		for _, rp := range rt.Partitions {
+			dp := kmsg.NewDeleteRecordsResponseTopicPartition()
+			dp.Partition = rp.Partition
+			dp.LowWatermark = -1
+			if !ok {
+				dp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			} else if p, local := localPartition(t, rp.Partition); !local {
+				dp.ErrorCode = partitionError(t, rp.Partition)
+			} else {
+				dp.LowWatermark, dp.ErrorCode = s.deleteRecords(p, rp.Offset)
+			}
+			dt.Partitions = append(dt.Partitions, dp)
+		}
+		resp.Topics = append(resp.Topics, dt)
+	}
+	return resp, nil
+}
+
+// deleteRecords returns the new low watermark and the error code.
+func (s *Server) deleteRecords(p Partition, offset int64) (int64, int16) {
+	if p.Leader() != s.backend.AgentID() {
+		return -1, kerr.NotLeaderForPartition.Code
+	}
+	hw := p.HighWatermark()
+	if offset == -1 {
+		offset = hw
+	}
+	if offset < 0 || offset > hw {
+		return -1, kerr.OffsetOutOfRange.Code
+	}
+	if err := p.DeleteRecordsBefore(offset); err != nil {
+		return -1, errorCode(err)
+	}
+	return p.LogStartOffset(), 0
+}

@@ -1,0 +1,84 @@
+//go:build wip
+
+package kafka
+
+// DescribeLogDirs (key 35), versions 1-4.
+//
+// An agent has one log directory, its data dir, so the answer has exactly
+// one entry. Partitions are this agent's replicas with their local size on
+// disk (segments already tiered to the object store and deleted locally are
+// not counted, since they take no room in this directory); OffsetLag is
+// always 0 and IsFuture false because Strata never moves a replica between
+// directories. Null Topics means every topic; a requested topic or partition
+// this agent holds no replica of is left out, as in Kafka. TotalBytes and
+// UsableBytes (v4) come from statfs on the data dir and are -1 if that
+// fails. Version 0 is not served (Kafka 4 removed it); version 5
+// (IsCordoned) is not served.
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleDescribeLogDirs(ctx context.Context, s *Server, r *request, req *kmsg.DescribeLogDirsRequest) (*kmsg.DescribeLogDirsResponse, error) {
+	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	dir := kmsg.NewDescribeLogDirsResponseDir()
+	dir.Dir = s.backend.DataDir()
+	dir.TotalBytes, dir.UsableBytes = diskSpace(dir.Dir)
+	if req.Topics == nil {
+		for _, t := range s.backend.Topics() {
+			if dt, ok := logDirTopic(t, nil); ok {
+				dir.Topics = append(dir.Topics, dt)
+			}
+		}
+	} else {
+		for _, rt := range req.Topics {
+			t, ok := s.backend.Topic(rt.Topic)
+			if !ok {
+				continue
+			}
+			if dt, ok := logDirTopic(t, rt.Partitions); ok {
+				dir.Topics = append(dir.Topics, dt)
+			}
+		}
+	}
+	resp.Dirs = append(resp.Dirs, dir)
+	return resp, nil
+}
+
+// logDirTopic describes t's local replicas, all of them when partitions is
+// nil; it reports false when none is local.
+func logDirTopic(t *Topic, partitions []int32) (kmsg.DescribeLogDirsResponseDirTopic, bool) {
+	dt := kmsg.NewDescribeLogDirsResponseDirTopic()
+	dt.Topic = t.Name
+	add := func(p Partition) {
+		dp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
+		dp.Partition, dp.Size, dp.OffsetLag, dp.IsFuture = p.Index(), p.Size(), 0, false
+		dt.Partitions = append(dt.Partitions, dp)
+	}
+	if partitions == nil {
+		for _, p := range t.Partitions {
+			add(p)
+		}
+	} else {
+		for _, i := range partitions {
+			if p, ok := localPartition(t, i); ok {
+				add(p)
+			}
+		}
+	}
+	return dt, len(dt.Partitions) > 0
+}
+
+// diskSpace returns the size of the filesystem holding dir and the bytes an
+// unprivileged process may still write there, or -1, -1 if unknown.
+func diskSpace(dir string) (total, usable int64) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return -1, -1
+	}
+	bsize := int64(st.Bsize)
+	return int64(st.Blocks) * bsize, int64(st.Bavail) * bsize
+}
