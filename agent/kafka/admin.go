@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // Admin APIs: configs, partitions, records, cluster and log-dir descriptions,

@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // Unit tests of the admin handlers (admin.go and one file per key) against

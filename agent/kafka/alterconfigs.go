@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // AlterConfigs (key 33), versions 0-2.

@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // ApiVersions (key 18), versions 0-4.

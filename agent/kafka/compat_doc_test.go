@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // The table in docs/compatibility.md must list exactly what ApiVersions

@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // CreatePartitions (key 37), versions 0-3.

@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // CreateTopics (key 19), versions 2-7.

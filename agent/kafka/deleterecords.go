@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // DeleteRecords (key 21), versions 0-2.

@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // DeleteTopics (key 20), versions 1-6. Version 6 may name topics by id.

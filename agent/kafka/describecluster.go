@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // DescribeCluster (key 60), versions 0-1.

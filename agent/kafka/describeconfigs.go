@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // DescribeConfigs (key 32), versions 1-4.

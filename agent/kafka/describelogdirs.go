@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // DescribeLogDirs (key 35), versions 1-4.

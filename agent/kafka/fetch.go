@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // Fetch (key 1), versions 4-17.
@@ -92,6 +90,9 @@ func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchR
 			fp := kmsg.NewFetchResponseTopicPartition()
 			fp.Partition = rp.Partition
 			fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = -1, -1, -1
+			// Empty, not null: librdkafka rejects a null record set (size -1)
+			// as a protocol error, and Kafka always sends an empty one.
+			fp.RecordBatches = []byte{}
 			switch {
 			case !ok && r.version >= 13:
 				fp.ErrorCode = kerr.UnknownTopicID.Code
@@ -141,7 +142,9 @@ func (s *Server) fetchPartition(t *Topic, p Partition, rp kmsg.FetchRequestTopic
 		}
 		return 0
 	}
-	fp.RecordBatches = data
+	if len(data) > 0 {
+		fp.RecordBatches = data
+	}
 	s.metrics.out(t.Name, len(data))
 	return len(data)
 }

@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // IncrementalAlterConfigs (key 44), versions 0-1.

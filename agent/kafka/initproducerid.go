@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // InitProducerId (key 22), versions 0-5.

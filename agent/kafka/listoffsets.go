@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // ListOffsets (key 2), versions 1-10.

@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // Metadata (key 3), versions 0-13.

@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // OffsetForLeaderEpoch (key 23), versions 2-4.

@@ -1,5 +1,3 @@
-//go:build wip
-
 package kafka
 
 // Produce (key 0), versions 3-13.

@@ -1,5 +1,3 @@
-//go:build wip
-
 // Package kafka is the agent's Kafka wire server: framing, size limits, the
 // request header, dispatch to one handler per API key, and ApiVersions.
 //

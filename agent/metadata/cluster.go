@@ -180,3 +180,25 @@ func (s *Store) Agents(ctx context.Context) ([]AgentInfo, error) {
 	}
 	return out, nil
 }
+
+// ClaimAgent registers a chosen agent id (--agent-id). An existing
+// registration of that id is accepted: agent ids are configuration, as
+// Kafka's broker.id, and an operator who names one takes it over, for
+// example for an agent rebuilt on a new disk.
+func (s *Store) ClaimAgent(ctx context.Context, id int32, info AgentInfo) error {
+	if id < 0 {
+		return fmt.Errorf("metadata: agent id %d is negative", id)
+	}
+	obj := agentObject{Version: objectVersion, ID: id, KafkaAddr: info.KafkaAddr, HTTPAddr: info.HTTPAddr,
+		Rack: info.Rack, RegisteredAt: s.now().UTC()}
+	_, err := s.bucket.Put(ctx, agentKey(id), encodeObject(obj), objstore.PutOptions{IfAbsent: true})
+	switch {
+	case err == nil:
+		s.logger.Info("agent registered", "agent_id", id, "kafka_addr", info.KafkaAddr, "rack", info.Rack)
+		return nil
+	case objstore.IsPreconditionFailed(err):
+		s.logger.Info("agent id already registered; reusing it", "agent_id", id)
+		return nil
+	}
+	return fmt.Errorf("register agent %d: %w", id, err)
+}

@@ -10,8 +10,8 @@ const maxTopicNameLength = 249
 // [a-zA-Z0-9._-], and not "." or "..". Names are also store key elements,
 // which these rules keep safe. The error quotes the name.
 //
-// Unlike Kafka, Strata does not refuse names that differ from an existing
-// topic only by '.' versus '_' (Kafka's metric-name collision check).
+// Kafka's other rule, that a name may not differ from an existing topic's
+// only by '.' versus '_', needs the list of topics; the agent applies it.
 func ValidateTopicName(name string) error {
 	switch {
 	case name == "":
@@ -19,7 +19,7 @@ func ValidateTopicName(name string) error {
 	case name == "." || name == "..":
 		return fmt.Errorf("%w: topic name %q is not allowed", ErrInvalidTopic, name)
 	case len(name) > maxTopicNameLength:
-		return fmt.Errorf("%w: topic name %.40q... is %d characters; the limit is %d",
+		return fmt.Errorf("%w: topic name %q is %d characters; the limit is %d",
 			ErrInvalidTopic, name, len(name), maxTopicNameLength)
 	}
 	for i := 0; i < len(name); i++ {

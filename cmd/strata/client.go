@@ -1,5 +1,3 @@
-//go:build wip
-
 package main
 
 // This file holds what the client subcommands (topic, produce, consume) share:

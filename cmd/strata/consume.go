@@ -1,5 +1,3 @@
-//go:build wip
-
 package main
 
 // `strata consume TOPIC` reads partitions directly, with no consumer group

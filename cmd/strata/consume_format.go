@@ -1,5 +1,3 @@
-//go:build wip
-
 package main
 
 // Parsing of the text the user types for consume and produce: the --from

@@ -1,5 +1,3 @@
-//go:build wip
-
 // Command strata is the one Strata binary: `strata agent` runs an agent, and
 // the other subcommands are Kafka clients (they work against any Kafka).
 // Nothing here holds logic: flags become configs, configs become components.

@@ -1,5 +1,3 @@
-//go:build wip
-
 package main
 
 // `strata produce TOPIC` turns each line of stdin into one record. Records

@@ -1,5 +1,3 @@
-//go:build wip
-
 package main
 
 // `strata topic` manages topics with the Kafka admin APIs: CreateTopics,

@@ -1,5 +1,3 @@
-//go:build wip
-
 package main
 
 // `strata topic alter` changes a topic in two independent steps: the

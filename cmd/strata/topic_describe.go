@@ -1,5 +1,3 @@
-//go:build wip
-
 package main
 
 // `strata topic describe` joins three admin answers per topic: Metadata

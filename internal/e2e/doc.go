@@ -1,5 +1,3 @@
-//go:build wip
-
 // Package e2e holds end-to-end tests: the real strata binary runs as a
 // subprocess (internal/testagent) and real Kafka clients — franz-go, sarama,
 // segmentio/kafka-go, kcat (librdkafka) and the strata CLI — talk to it over

@@ -1,12 +1,13 @@
-//go:build wip
-
 package e2e
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -75,7 +76,7 @@ func franzAdmin(t *testing.T, addr string) {
 	wantConfig(t, adm, topic, "retention.ms", "3600000", kmsg.ConfigSourceDynamicTopicConfig)
 	ar, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{
 		{Op: kadm.SetConfig, Name: "retention.ms", Value: strp("7200000")},
-		{Op: kadm.SetConfig, Name: "cleanup.policy", Value: strp("compact")},
+		{Op: kadm.SetConfig, Name: "max.message.bytes", Value: strp("2000000")},
 	}, topic)
 	if err == nil {
 		err = alterErr(ar)
@@ -84,13 +85,23 @@ func franzAdmin(t *testing.T, addr string) {
 		t.Fatalf("incremental alter: %v", err)
 	}
 	wantConfig(t, adm, topic, "retention.ms", "7200000", kmsg.ConfigSourceDynamicTopicConfig)
-	wantConfig(t, adm, topic, "cleanup.policy", "compact", kmsg.ConfigSourceDynamicTopicConfig)
-	ar, err = adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "cleanup.policy"}}, topic)
+	wantConfig(t, adm, topic, "max.message.bytes", "2000000", kmsg.ConfigSourceDynamicTopicConfig)
+	ar, err = adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "max.message.bytes"}}, topic)
 	if err == nil {
 		err = alterErr(ar)
 	}
 	if err != nil {
 		t.Fatalf("incremental delete: %v", err)
+	}
+	wantConfig(t, adm, topic, "max.message.bytes", "1048588", notDynamic)
+	// Compaction is not implemented, so asking for it must fail loudly
+	// rather than be stored and ignored.
+	ar, err = adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "cleanup.policy", Value: strp("compact")}}, topic)
+	if err == nil {
+		err = alterErr(ar)
+	}
+	if !errors.Is(err, kerr.InvalidConfig) || !strings.Contains(err.Error(), "cleanup.policy") {
+		t.Fatalf("cleanup.policy=compact: got %v, want INVALID_CONFIG naming cleanup.policy", err)
 	}
 	wantConfig(t, adm, topic, "cleanup.policy", "delete", notDynamic)
 	// Legacy AlterConfigs replaces the whole dynamic set: retention.ms goes

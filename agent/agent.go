@@ -1,0 +1,340 @@
+// Package agent wires one Strata agent together: the data directory and its
+// meta.json, the object store and the metadata kept in it, one partition log
+// per local replica, the Kafka wire server, the HTTP server (metrics,
+// health, pprof) and the background retention loop. It implements
+// kafka.Backend, the handlers' view of the agent.
+//
+// # Life cycle
+//
+// New opens everything and binds both listeners, so a bad setting, a busy
+// port, a data directory of another cluster or a damaged log stops the start
+// with an error that names it. Run serves until its context ends and then
+// closes the agent. Close stops, in order: the Kafka listener and every
+// connection (waiting for the requests in flight), the HTTP server, the
+// retention loop, and the partition logs (fsync and clean-shutdown mark); it
+// may be called twice.
+//
+// # Concurrency
+//
+// Topic changes (create, delete, add partitions, alter configs) are
+// serialised by adminMu, so each sees the outcome of the one before. The
+// topic map is guarded by mu and holds immutable snapshots; readers take mu
+// only to look up. Lock order: adminMu, then mu, then a partition's lock.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/log"
+	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/tiering/objstore"
+)
+
+// Agent is one running agent. See the package comment for its life cycle.
+type Agent struct {
+	cfg        Config
+	logger     *slog.Logger
+	registry   *prometheus.Registry
+	flush      log.FlushPolicy
+	bucket     objstore.Bucket
+	store      *metadata.Store
+	clusterID  string
+	id         int32
+	advertised hostPort
+	lockFile   *os.File
+
+	adminMu sync.Mutex // serialises topic changes; before mu
+	mu      sync.RWMutex
+	topics  map[string]*topicEntry
+	byID    map[[16]byte]*topicEntry
+
+	signal dataSignal
+	pids   producerIDs
+
+	kafkaLn  net.Listener
+	httpLn   net.Listener
+	kafkaSrv *kafka.Server
+	httpSrv  *http.Server
+	ready    atomic.Bool
+
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New validates cfg, opens the data directory, the store and every local
+// partition log, and binds the listeners. The caller must Close the agent
+// (Run does so when it returns).
+func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Agent, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	a := &Agent{
+		cfg:      cfg,
+		logger:   logger,
+		registry: prometheus.NewRegistry(),
+		topics:   map[string]*topicEntry{},
+		byID:     map[[16]byte]*topicEntry{},
+		stop:     make(chan struct{}),
+	}
+	a.flush, _ = log.ParseFlushPolicy(cfg.LogFlush) // checked by Validate
+	defer func() {
+		if err != nil {
+			a.release()
+		}
+	}()
+	if err := a.openDataDir(); err != nil {
+		return nil, err
+	}
+	if err := a.bind(); err != nil {
+		return nil, err
+	}
+	if err := a.openStore(ctx); err != nil {
+		return nil, err
+	}
+	if err := a.loadTopics(ctx); err != nil {
+		return nil, err
+	}
+	a.pids.store = a.store
+	a.pids.block = cfg.ProducerIDBlock
+	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.registry.MustRegister(newPartitionCollector(a))
+	a.kafkaSrv = kafka.New(cfg.Kafka, a, logger.With("component", "kafka"), kafka.NewMetrics(a.registry))
+	a.httpSrv = a.newHTTPServer()
+	logger.Info("agent started", "agent_id", a.id, "cluster_id", a.clusterID,
+		"kafka_addr", a.kafkaLn.Addr().String(), "advertised", net.JoinHostPort(a.advertised.host, strconv.Itoa(int(a.advertised.port))),
+		"http_addr", a.httpLn.Addr().String(), "store", cfg.storeURL(), "data_dir", cfg.DataDir, "log_flush", cfg.LogFlush,
+		"topics", len(a.topics))
+	return a, nil
+}
+
+// openDataDir creates the data directory and takes an exclusive lock on it,
+// so that two agents never write one log.
+func (a *Agent) openDataDir() error {
+	if err := os.MkdirAll(a.logDir(), 0o755); err != nil {
+		return fmt.Errorf("--data-dir %s: %w", a.cfg.DataDir, err)
+	}
+	path := filepath.Join(a.cfg.DataDir, ".lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("--data-dir %s: %w", a.cfg.DataDir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return fmt.Errorf("--data-dir %s is in use by another agent (lock %s: %v)", a.cfg.DataDir, path, err)
+	}
+	a.lockFile = f
+	return nil
+}
+
+// bind opens both listeners and works out the advertised address.
+func (a *Agent) bind() error {
+	var err error
+	if a.kafkaLn, err = net.Listen("tcp", a.cfg.KafkaAddr); err != nil {
+		return fmt.Errorf("--kafka-addr %s: %w", a.cfg.KafkaAddr, err)
+	}
+	if a.httpLn, err = net.Listen("tcp", a.cfg.HTTPAddr); err != nil {
+		return fmt.Errorf("--http-addr %s: %w", a.cfg.HTTPAddr, err)
+	}
+	if a.cfg.AdvertisedKafkaAddr != "" {
+		a.advertised, _ = splitAdvertised(a.cfg.AdvertisedKafkaAddr) // checked by Validate
+		return nil
+	}
+	port := a.kafkaLn.Addr().(*net.TCPAddr).Port
+	a.advertised = hostPort{host: "localhost", port: int32(port)}
+	return nil
+}
+
+// openStore opens the bucket, joins (or founds) the cluster, checks that the
+// data directory belongs to it and settles the agent id.
+func (a *Agent) openStore(ctx context.Context) error {
+	url := a.cfg.storeURL()
+	b, err := objstore.Open(ctx, url)
+	if err != nil {
+		return fmt.Errorf("--store: %w", err)
+	}
+	scheme, _, _ := strings.Cut(url, "://")
+	a.bucket = objstore.NewMetrics(b, a.registry, scheme)
+	a.store = metadata.New(a.bucket, a.logger.With("component", "metadata"))
+	if a.clusterID, err = a.store.InitCluster(ctx); err != nil {
+		return fmt.Errorf("--store %s: %w", url, err)
+	}
+	m, ok, err := readMeta(a.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	if ok && m.ClusterID != a.clusterID {
+		return fmt.Errorf("--data-dir %s belongs to cluster %s but --store %s holds cluster %s; point both at the same cluster",
+			a.cfg.DataDir, m.ClusterID, url, a.clusterID)
+	}
+	if ok && a.cfg.AgentID >= 0 && m.AgentID != a.cfg.AgentID {
+		return fmt.Errorf("--agent-id %d: --data-dir %s holds the data of agent %d", a.cfg.AgentID, a.cfg.DataDir, m.AgentID)
+	}
+	info := metadata.AgentInfo{KafkaAddr: a.advertisedAddr(), HTTPAddr: a.httpLn.Addr().String(), Rack: a.cfg.Rack}
+	switch {
+	case ok:
+		a.id = m.AgentID
+		if _, err := a.store.Agent(ctx, a.id); errors.Is(err, metadata.ErrUnknownAgent) {
+			err = a.store.ClaimAgent(ctx, a.id, info)
+		}
+		if err != nil && !errors.Is(err, metadata.ErrUnknownAgent) {
+			return fmt.Errorf("--store %s: %w", url, err)
+		}
+		return nil
+	case a.cfg.AgentID >= 0:
+		a.id = a.cfg.AgentID
+		err = a.store.ClaimAgent(ctx, a.id, info)
+	default:
+		a.id, err = a.store.RegisterAgent(ctx, info)
+	}
+	if err != nil {
+		return fmt.Errorf("--store %s: %w", url, err)
+	}
+	return writeMeta(a.cfg.DataDir, meta{AgentID: a.id, ClusterID: a.clusterID})
+}
+
+func (a *Agent) advertisedAddr() string {
+	return net.JoinHostPort(a.advertised.host, strconv.Itoa(int(a.advertised.port)))
+}
+
+// KafkaAddr is the address the Kafka listener is bound to.
+func (a *Agent) KafkaAddr() net.Addr { return a.kafkaLn.Addr() }
+
+// HTTPAddr is the address the HTTP listener is bound to.
+func (a *Agent) HTTPAddr() net.Addr { return a.httpLn.Addr() }
+
+// Run serves Kafka and HTTP and applies retention until ctx ends or a
+// server fails, then closes the agent. It returns nil after a requested
+// stop.
+func (a *Agent) Run(ctx context.Context) error {
+	errc := make(chan error, 2)
+	a.wg.Add(3)
+	go func() {
+		defer a.wg.Done()
+		if err := a.kafkaSrv.Serve(a.kafkaLn); err != nil {
+			errc <- fmt.Errorf("kafka listener: %w", err)
+		}
+	}()
+	go func() {
+		defer a.wg.Done()
+		if err := a.httpSrv.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("http listener: %w", err)
+		}
+	}()
+	go func() {
+		defer a.wg.Done()
+		a.retentionLoop()
+	}()
+	a.ready.Store(true)
+	var runErr error
+	select {
+	case <-ctx.Done():
+		a.logger.Info("agent stopping")
+	case runErr = <-errc:
+		a.logger.Error("agent stopping after a server failed", "err", runErr)
+	}
+	if err := a.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr
+}
+
+// Close stops the agent (package comment, "Life cycle"). It may be called
+// twice; the second call returns the first one's result.
+func (a *Agent) Close() error {
+	a.closeOnce.Do(func() {
+		a.ready.Store(false)
+		close(a.stop)
+		var errs []error
+		if a.kafkaSrv != nil {
+			errs = append(errs, a.kafkaSrv.Close())
+		}
+		if a.httpSrv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
+			if err := a.httpSrv.Shutdown(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+			}
+			cancel()
+		}
+		a.wg.Wait()
+		a.mu.Lock()
+		for name, e := range a.topics {
+			for _, p := range e.parts {
+				if err := p.close(); err != nil {
+					errs = append(errs, fmt.Errorf("close %s-%d: %w", name, p.index, err))
+				}
+			}
+		}
+		a.mu.Unlock()
+		a.release()
+		a.closeErr = errors.Join(errs...)
+		if a.closeErr == nil {
+			a.logger.Info("agent stopped cleanly")
+		}
+	})
+	return a.closeErr
+}
+
+// release closes what New opened before the servers: listeners not yet
+// served, the bucket and the directory lock. Safe on a half-built agent.
+func (a *Agent) release() {
+	for _, ln := range []net.Listener{a.kafkaLn, a.httpLn} {
+		if ln != nil {
+			ln.Close()
+		}
+	}
+	if a.bucket != nil {
+		a.bucket.Close()
+	}
+	if a.lockFile != nil {
+		a.lockFile.Close() // drops the flock
+	}
+}
+
+// retentionLoop applies retention (and drops expired producer state) on
+// every partition each RetentionCheckInterval.
+func (a *Agent) retentionLoop() {
+	t := time.NewTicker(a.cfg.RetentionCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-t.C:
+		}
+		for _, topic := range a.Topics() {
+			for _, kp := range topic.Partitions {
+				p := kp.(*partition)
+				n, err := p.log.ApplyRetention()
+				switch {
+				case errors.Is(err, log.ErrClosed):
+				case err != nil:
+					a.logger.Error("retention", "topic", topic.Name, "partition", p.index, "err", err)
+				case n > 0:
+					a.logger.Info("retention deleted segments", "topic", topic.Name, "partition", p.index, "segments", n)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package agent
+
+import (
+	"context"
+	"strconv"
+	"sync"
+
+	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/metadata"
+)
+
+var _ kafka.Backend = (*Agent)(nil)
+
+func (a *Agent) ClusterID() string        { return a.clusterID }
+func (a *Agent) AgentID() int32           { return a.id }
+func (a *Agent) AutoCreateTopics() bool   { return a.cfg.AutoCreateTopics }
+func (a *Agent) DefaultPartitions() int32 { return a.cfg.NumPartitions }
+func (a *Agent) DataDir() string          { return a.logDir() }
+
+// Brokers is this agent alone until membership (gossip) lands.
+func (a *Agent) Brokers() []kafka.Broker {
+	b := kafka.Broker{ID: a.id, Host: a.advertised.host, Port: a.advertised.port}
+	if a.cfg.Rack != "" {
+		rack := a.cfg.Rack
+		b.Rack = &rack
+	}
+	return []kafka.Broker{b}
+}
+
+// TopicConfigDefaults returns the agent-level topic defaults; callers must
+// not change the map.
+func (a *Agent) TopicConfigDefaults() metadata.Defaults { return a.cfg.TopicDefaults }
+
+// AgentConfigs lists the agent's settings under Kafka's broker config names
+// where Kafka has one, for DescribeConfigs of the BROKER resource.
+func (a *Agent) AgentConfigs() []metadata.ConfigEntry {
+	static := func(name, value string, typ metadata.ConfigType, doc string) metadata.ConfigEntry {
+		return metadata.ConfigEntry{Name: name, Value: value, Source: metadata.SourceDefaultAgent, Type: typ, Doc: doc}
+	}
+	out := []metadata.ConfigEntry{
+		static("broker.id", strconv.Itoa(int(a.id)), metadata.TypeInt, "This agent's id."),
+		static("log.dirs", a.logDir(), metadata.TypeString, "Directory of the partition logs."),
+		static("advertised.listeners", "PLAINTEXT://"+a.advertisedAddr(), metadata.TypeString, "Address clients connect to."),
+		static("auto.create.topics.enable", strconv.FormatBool(a.cfg.AutoCreateTopics), metadata.TypeBoolean, "Create unknown topics on a metadata request."),
+		static("num.partitions", strconv.Itoa(int(a.cfg.NumPartitions)), metadata.TypeInt, "Partitions of topics created without a count."),
+		static("default.replication.factor", strconv.Itoa(int(a.cfg.DefaultReplicationFactor)), metadata.TypeShort, "Replication factor of topics created without one."),
+		static("socket.request.max.bytes", strconv.Itoa(int(a.cfg.Kafka.MaxRequestBytes)), metadata.TypeInt, "Largest request frame accepted."),
+		static("log.flush", a.cfg.LogFlush, metadata.TypeString, "When appends are fsynced: always, interval or never (Strata setting)."),
+	}
+	if a.cfg.Rack != "" {
+		out = append(out, static("broker.rack", a.cfg.Rack, metadata.TypeString, "Rack of this agent."))
+	}
+	for _, f := range topicDefaultFlags {
+		d, _ := metadata.LookupTopicConfig(f.config)
+		e := metadata.ConfigEntry{Name: f.kafkaName, Value: d.Default, Source: metadata.SourceDefault, Type: d.Type, Doc: d.Doc}
+		if v, ok := a.cfg.TopicDefaults[f.config]; ok {
+			e.Value, e.Source = v, metadata.SourceDefaultAgent
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// DataSignal implements kafka.Backend.
+func (a *Agent) DataSignal() <-chan struct{} { return a.signal.wait() }
+
+// dataSignal is a broadcast: wait returns a channel that the next notify
+// closes. The zero value is ready to use.
+type dataSignal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (s *dataSignal) wait() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+func (s *dataSignal) notify() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
+	}
+}
+
+// NewProducerID implements kafka.Backend.
+func (a *Agent) NewProducerID(ctx context.Context) (int64, error) { return a.pids.next(ctx) }
+
+// producerIDs hands out producer ids from blocks reserved in the store, so
+// that ids stay unique across agents and restarts; the unused rest of a
+// block is skipped after a restart.
+type producerIDs struct {
+	store *metadata.Store
+	block int64
+
+	mu         sync.Mutex
+	nextID, end int64
+}
+
+func (p *producerIDs) next(ctx context.Context) (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.nextID >= p.end {
+		first, err := p.store.ReserveProducerIDs(ctx, p.block)
+		if err != nil {
+			return 0, err
+		}
+		p.nextID, p.end = first, first+p.block
+	}
+	id := p.nextID
+	p.nextID++
+	return id, nil
+}

@@ -1,0 +1,229 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/log"
+	"github.com/strata-streaming/strata/agent/metadata"
+)
+
+// Config is everything an agent is started with. Each field is one setting
+// with a flag of the name in its comment; cmd/strata layers STRATA_* variables
+// and a YAML file under the flags (see docs/configuration.md).
+type Config struct {
+	// DataDir (--data-dir) holds meta.json and the partition logs.
+	DataDir string
+	// Store (--store) is the object store URL; empty means
+	// file://<data-dir>/store, the embedded default.
+	Store string
+	// KafkaAddr (--kafka-addr) is where the Kafka listener binds.
+	KafkaAddr string
+	// AdvertisedKafkaAddr (--advertised-kafka-addr) is the host:port clients
+	// are told to connect to; empty means localhost with the listener's port.
+	AdvertisedKafkaAddr string
+	// HTTPAddr (--http-addr) serves /metrics, /healthz, /readyz, /debug/pprof.
+	HTTPAddr string
+	// AgentID (--agent-id) is the agent's int32 id; -1 takes the one in
+	// meta.json, or registers the lowest free id in the store.
+	AgentID int32
+	// Rack (--rack) is reported in Metadata.
+	Rack string
+	// AutoCreateTopics (--auto-create-topics) is auto.create.topics.enable.
+	AutoCreateTopics bool
+	// NumPartitions (--num-partitions) is the partition count of topics
+	// created without one.
+	NumPartitions int32
+	// DefaultReplicationFactor (--default-replication-factor).
+	DefaultReplicationFactor int16
+	// LogFlush (--log-flush) is always, interval or never.
+	LogFlush string
+	// LogFlushInterval (--log-flush-interval) is the fsync period under
+	// --log-flush=interval.
+	LogFlushInterval time.Duration
+	// RetentionCheckInterval (--retention-check-interval) is how often
+	// retention and segment.ms are applied to every partition.
+	RetentionCheckInterval time.Duration
+	// ProducerIDBlock (--producer-id-block) is how many producer ids the
+	// agent reserves in the store at a time.
+	ProducerIDBlock int64
+	// ShutdownTimeout (--shutdown-timeout) bounds the wait for in-flight
+	// requests on SIGTERM.
+	ShutdownTimeout time.Duration
+	// Kafka holds the wire server's limits.
+	Kafka kafka.Config
+	// TopicDefaults are agent-level defaults of topic configs, keyed by the
+	// topic config name (--log-retention-ms sets retention.ms, ...). Only
+	// flags that were set appear here, so DescribeConfigs can tell an agent
+	// default from a built-in one.
+	TopicDefaults metadata.Defaults
+}
+
+// DefaultConfig is the embedded default: ./data, store under it, Kafka on
+// :9092 advertised as localhost:9092, HTTP on :9644.
+func DefaultConfig() Config {
+	return Config{
+		DataDir:                  "data",
+		KafkaAddr:                ":9092",
+		HTTPAddr:                 ":9644",
+		AgentID:                  -1,
+		AutoCreateTopics:         true,
+		NumPartitions:            1,
+		DefaultReplicationFactor: 1,
+		LogFlush:                 "always",
+		LogFlushInterval:         log.DefaultFlushInterval,
+		RetentionCheckInterval:   5 * time.Minute,
+		ProducerIDBlock:          1000,
+		ShutdownTimeout:          30 * time.Second,
+		Kafka:                    kafka.DefaultConfig(),
+		TopicDefaults:            metadata.Defaults{},
+	}
+}
+
+// topicDefaultFlags maps flags to the topic config whose agent default they
+// set, with Kafka's broker setting named in the help.
+var topicDefaultFlags = []struct{ flag, config, kafkaName string }{
+	{"log-retention-ms", metadata.RetentionMs, "log.retention.ms"},
+	{"log-retention-bytes", metadata.RetentionBytes, "log.retention.bytes"},
+	{"log-segment-bytes", metadata.SegmentBytes, "log.segment.bytes"},
+	{"log-segment-ms", metadata.SegmentMs, "log.roll.ms"},
+	{"message-max-bytes", metadata.MaxMessageBytes, "message.max.bytes"},
+	{"compression-type", metadata.CompressionType, "compression.type"},
+	{"min-insync-replicas", metadata.MinInsyncReplicas, "min.insync.replicas"},
+	{"log-message-timestamp-type", metadata.MessageTimestampType, "log.message.timestamp.type"},
+}
+
+// RegisterFlags adds a flag for every setting to fs, with c's values as the
+// defaults. Call ApplyFlags after parsing to copy the topic defaults.
+func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "Directory for meta.json and the partition logs.")
+	fs.StringVar(&c.Store, "store", c.Store, "Object store URL: file:///path or mem://; empty means file://<data-dir>/store.")
+	fs.StringVar(&c.KafkaAddr, "kafka-addr", c.KafkaAddr, "Address the Kafka listener binds to.")
+	fs.StringVar(&c.AdvertisedKafkaAddr, "advertised-kafka-addr", c.AdvertisedKafkaAddr, "host:port clients are told to connect to; empty means localhost with the listener's port.")
+	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "Address of the HTTP server for /metrics, /healthz, /readyz and /debug/pprof.")
+	fs.Int32Var(&c.AgentID, "agent-id", c.AgentID, "Agent id; -1 reuses the id in meta.json or registers the lowest free one.")
+	fs.StringVar(&c.Rack, "rack", c.Rack, "Rack (availability zone) of this agent, reported to clients.")
+	fs.BoolVar(&c.AutoCreateTopics, "auto-create-topics", c.AutoCreateTopics, "Create a topic when a client asks for metadata of one that does not exist (auto.create.topics.enable).")
+	fs.Int32Var(&c.NumPartitions, "num-partitions", c.NumPartitions, "Partition count of topics created without one (num.partitions).")
+	fs.Int16Var(&c.DefaultReplicationFactor, "default-replication-factor", c.DefaultReplicationFactor, "Replication factor of topics created without one.")
+	fs.StringVar(&c.LogFlush, "log-flush", c.LogFlush, "When appends are fsynced before they are acknowledged: always, interval or never.")
+	fs.DurationVar(&c.LogFlushInterval, "log-flush-interval", c.LogFlushInterval, "How often the log is fsynced under --log-flush=interval.")
+	fs.DurationVar(&c.RetentionCheckInterval, "retention-check-interval", c.RetentionCheckInterval, "How often retention is applied to every partition (log.retention.check.interval.ms).")
+	fs.Int64Var(&c.ProducerIDBlock, "producer-id-block", c.ProducerIDBlock, "Producer ids reserved in the store at a time.")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "Longest wait for in-flight requests when the agent is stopped.")
+	fs.Int32Var(&c.Kafka.MaxRequestBytes, "socket-request-max-bytes", c.Kafka.MaxRequestBytes, "Largest Kafka request frame accepted, in bytes (socket.request.max.bytes).")
+	fs.DurationVar(&c.Kafka.IdleTimeout, "connections-max-idle", c.Kafka.IdleTimeout, "Close Kafka connections idle for this long (connections.max.idle.ms).")
+	fs.DurationVar(&c.Kafka.MaxFetchWait, "fetch-max-wait", c.Kafka.MaxFetchWait, "Longest time a Fetch long-polls, whatever the client asks.")
+	for _, f := range topicDefaultFlags {
+		d, _ := metadata.LookupTopicConfig(f.config)
+		fs.String(f.flag, d.Default, fmt.Sprintf("Default %s of topics (%s). %s", f.config, f.kafkaName, d.Doc))
+	}
+}
+
+// ApplyFlags copies the topic-default flags that were set on fs into
+// c.TopicDefaults.
+func (c *Config) ApplyFlags(fs *pflag.FlagSet) {
+	if c.TopicDefaults == nil {
+		c.TopicDefaults = metadata.Defaults{}
+	}
+	for _, f := range topicDefaultFlags {
+		if fl := fs.Lookup(f.flag); fl != nil && fl.Changed {
+			c.TopicDefaults[f.config] = fl.Value.String()
+		}
+	}
+}
+
+// Validate names the first bad setting by its flag.
+func (c Config) Validate() error {
+	if c.DataDir == "" {
+		return errors.New("--data-dir must not be empty")
+	}
+	for _, a := range []struct{ flag, addr string }{{"kafka-addr", c.KafkaAddr}, {"http-addr", c.HTTPAddr}} {
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			return fmt.Errorf("--%s %q: want host:port (%v)", a.flag, a.addr, err)
+		}
+	}
+	if c.AdvertisedKafkaAddr != "" {
+		if _, err := splitAdvertised(c.AdvertisedKafkaAddr); err != nil {
+			return fmt.Errorf("--advertised-kafka-addr %q: %v", c.AdvertisedKafkaAddr, err)
+		}
+	}
+	switch {
+	case c.AgentID < -1:
+		return fmt.Errorf("--agent-id %d: must be -1 (automatic) or a non-negative id", c.AgentID)
+	case c.NumPartitions < 1:
+		return fmt.Errorf("--num-partitions %d: must be at least 1", c.NumPartitions)
+	case c.DefaultReplicationFactor < 1:
+		return fmt.Errorf("--default-replication-factor %d: must be at least 1", c.DefaultReplicationFactor)
+	case c.LogFlushInterval <= 0:
+		return fmt.Errorf("--log-flush-interval %v: must be positive", c.LogFlushInterval)
+	case c.RetentionCheckInterval <= 0:
+		return fmt.Errorf("--retention-check-interval %v: must be positive", c.RetentionCheckInterval)
+	case c.ProducerIDBlock < 1 || c.ProducerIDBlock > 1<<20:
+		return fmt.Errorf("--producer-id-block %d: must be in [1, %d]", c.ProducerIDBlock, 1<<20)
+	case c.ShutdownTimeout <= 0:
+		return fmt.Errorf("--shutdown-timeout %v: must be positive", c.ShutdownTimeout)
+	case c.Kafka.MaxFetchWait <= 0:
+		return fmt.Errorf("--fetch-max-wait %v: must be positive", c.Kafka.MaxFetchWait)
+	}
+	if _, err := log.ParseFlushPolicy(c.LogFlush); err != nil {
+		return fmt.Errorf("--log-flush %q: want always, interval or never", c.LogFlush)
+	}
+	if err := c.Kafka.Validate(); err != nil {
+		return fmt.Errorf("--%w", err)
+	}
+	for _, f := range topicDefaultFlags {
+		v, ok := c.TopicDefaults[f.config]
+		if !ok {
+			continue
+		}
+		d, _ := metadata.LookupTopicConfig(f.config)
+		if err := d.Validate(v); err != nil {
+			return fmt.Errorf("--%s %q: %v", f.flag, v, err)
+		}
+	}
+	if err := c.TopicDefaults.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// storeURL is the effective --store.
+func (c Config) storeURL() string {
+	if c.Store != "" {
+		return c.Store
+	}
+	abs, err := filepath.Abs(filepath.Join(c.DataDir, "store"))
+	if err != nil {
+		abs = filepath.Join(c.DataDir, "store")
+	}
+	return "file://" + abs
+}
+
+// hostPort is an advertised address split for Metadata.
+type hostPort struct {
+	host string
+	port int32
+}
+
+func splitAdvertised(addr string) (hostPort, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return hostPort{}, err
+	}
+	if host == "" {
+		return hostPort{}, errors.New("the host is empty")
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || n == 0 {
+		return hostPort{}, fmt.Errorf("port %q is not in [1, 65535]", port)
+	}
+	return hostPort{host: host, port: int32(n)}, nil
+}

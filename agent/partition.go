@@ -1,0 +1,176 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/log"
+	"github.com/strata-streaming/strata/agent/metadata"
+)
+
+// partition is one local replica: its log plus the state.json it was opened
+// with. On a single agent it is always the leader; the replication issue
+// adds followers. It implements kafka.Partition.
+type partition struct {
+	topic   string
+	index   int32
+	agentID int32
+	log     *log.Log
+	flush   log.FlushPolicy
+	// notify wakes long-polling fetches after the high watermark moves.
+	notify func()
+
+	mu        sync.RWMutex
+	state     metadata.PartitionState
+	minISR    int32
+	deleted   bool
+	appending sync.WaitGroup // appends in flight, waited for by close
+}
+
+var _ kafka.Partition = (*partition)(nil)
+
+func (p *partition) Index() int32 { return p.index }
+
+func (p *partition) Leader() int32 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.state.Leader
+}
+
+func (p *partition) LeaderEpoch() int32 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.state.LeaderEpoch
+}
+
+func (p *partition) Replicas() []int32 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return slices.Clone(p.state.Replicas)
+}
+
+func (p *partition) ISR() []int32 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return slices.Clone(p.state.ISR)
+}
+
+// setMinISR applies a changed min.insync.replicas.
+func (p *partition) setMinISR(n int32) {
+	p.mu.Lock()
+	p.minISR = n
+	p.mu.Unlock()
+}
+
+// Append writes a checked batch. acks=all is refused with
+// NOT_ENOUGH_REPLICAS before anything is written when the ISR is smaller
+// than min.insync.replicas, as in Kafka. Every acks level waits for the
+// append (and its fsync under log.flush=always): on one agent there are no
+// followers to wait for, and answering acks=0/1 earlier would save nothing
+// but the client's wait.
+func (p *partition) Append(ctx context.Context, raw []byte, acks int16) (log.AppendResult, error) {
+	p.mu.RLock()
+	switch {
+	case p.deleted:
+		p.mu.RUnlock()
+		return log.AppendResult{}, kafka.ErrUnknownTopicOrPartition
+	case p.state.Leader != p.agentID:
+		p.mu.RUnlock()
+		return log.AppendResult{}, kafka.ErrNotLeader
+	case acks == -1 && int32(len(p.state.ISR)) < p.minISR:
+		isr, minISR := len(p.state.ISR), p.minISR
+		p.mu.RUnlock()
+		return log.AppendResult{}, fmt.Errorf("%w: ISR has %d replicas, min.insync.replicas is %d", kafka.ErrNotEnoughReplicas, isr, minISR)
+	}
+	epoch := p.state.LeaderEpoch
+	p.appending.Add(1)
+	p.mu.RUnlock()
+	defer p.appending.Done()
+
+	res, err := p.log.Append(raw, epoch)
+	if err != nil {
+		return log.AppendResult{}, err
+	}
+	p.notify()
+	return res, nil
+}
+
+// HighWatermark is what consumers may read. With log.flush=always only
+// fsynced bytes count, so a consumer never sees a record that a crash could
+// take back; the other policies accept that risk for speed, and expose
+// everything appended.
+func (p *partition) HighWatermark() int64 {
+	if p.flush == log.FlushAlways {
+		return p.log.FlushedOffset()
+	}
+	return p.log.LogEndOffset()
+}
+
+func (p *partition) Read(offset int64, maxBytes int, minOne bool) ([]byte, error) {
+	return p.log.Read(offset, maxBytes, p.HighWatermark(), minOne)
+}
+
+func (p *partition) LogStartOffset() int64                    { return p.log.LogStartOffset() }
+func (p *partition) LogEndOffset() int64                      { return p.log.LogEndOffset() }
+func (p *partition) Size() int64                              { return p.log.Size() }
+func (p *partition) FindByTimestamp(ts int64) ([]byte, error) { return p.log.FindByTimestamp(ts) }
+func (p *partition) MaxTimestampBatch() ([]byte, error)       { return p.log.MaxTimestampBatch() }
+func (p *partition) DeleteRecordsBefore(offset int64) error   { return p.log.DeleteRecordsBefore(offset) }
+
+func (p *partition) EndOffsetForEpoch(epoch int32) (int32, int64) {
+	return p.log.EndOffsetForEpoch(epoch)
+}
+
+// close marks the partition deleted (new appends fail), waits for appends
+// in flight, and closes the log (fsync and clean-shutdown mark).
+func (p *partition) close() error {
+	p.mu.Lock()
+	p.deleted = true
+	p.mu.Unlock()
+	p.appending.Wait()
+	return p.log.Close()
+}
+
+// partitionDirName is the directory of a partition under <data-dir>/log.
+func partitionDirName(topic string, index int32) string {
+	return fmt.Sprintf("%s-%d", topic, index)
+}
+
+// partitionMetaFile records which topic id a partition directory belongs to,
+// so that a directory left by a deleted topic is never mistaken for a
+// re-created topic of the same name.
+const partitionMetaFile = "partition.metadata"
+
+type partitionMeta struct {
+	Version int    `json:"version"`
+	TopicID string `json:"topic_id"`
+}
+
+func writePartitionMeta(dir string, id [16]byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(partitionMeta{Version: 1, TopicID: metadata.FormatTopicID(id)})
+	return writeFileAtomic(filepath.Join(dir, partitionMetaFile), append(b, '\n'))
+}
+
+// readPartitionTopicID returns the topic id recorded in dir; ok is false
+// when the file is missing or unreadable.
+func readPartitionTopicID(dir string) (id [16]byte, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dir, partitionMetaFile))
+	if err != nil {
+		return id, false
+	}
+	var m partitionMeta
+	if json.Unmarshal(b, &m) != nil {
+		return id, false
+	}
+	id, err = metadata.ParseTopicID(m.TopicID)
+	return id, err == nil
+}

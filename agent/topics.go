@@ -1,0 +1,376 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/log"
+	"github.com/strata-streaming/strata/agent/metadata"
+)
+
+// topicEntry is a topic this agent serves: its stored metadata, its local
+// partitions, and the immutable snapshot handed to the Kafka handlers. A
+// change builds a new entry; handlers holding the old snapshot keep a
+// consistent view, and partitions are shared between the two.
+type topicEntry struct {
+	meta     metadata.Topic
+	resolved metadata.Resolved
+	parts    []*partition
+	snap     *kafka.Topic
+}
+
+func newTopicEntry(meta metadata.Topic, resolved metadata.Resolved, parts []*partition) *topicEntry {
+	e := &topicEntry{meta: meta, resolved: resolved, parts: parts}
+	rf := int16(0)
+	if len(parts) > 0 {
+		rf = int16(len(parts[0].Replicas()))
+	}
+	e.snap = &kafka.Topic{
+		Name:              meta.Name,
+		ID:                meta.ID,
+		Configs:           maps.Clone(meta.Configs),
+		Resolved:          resolved,
+		PartitionCount:    meta.Partitions,
+		ReplicationFactor: rf,
+	}
+	for _, p := range parts {
+		e.snap.Partitions = append(e.snap.Partitions, p)
+	}
+	return e
+}
+
+// logConfig turns a topic's effective configs into a partition log config.
+func (a *Agent) logConfig(r metadata.Resolved) log.Config {
+	c := log.DefaultConfig()
+	// Kafka accepts segment.bytes down to 14; a segment must hold at least
+	// one batch header, so tiny values are raised to that.
+	c.SegmentBytes = max(r.SegmentBytes, 61)
+	c.SegmentMs = time.Duration(r.SegmentMs) * time.Millisecond
+	c.RetentionBytes = r.RetentionBytes
+	c.RetentionMs = time.Duration(r.RetentionMs) * time.Millisecond
+	if r.RetentionMs < 0 {
+		c.RetentionMs = -1
+	}
+	c.IndexIntervalBytes = int(r.IndexIntervalBytes)
+	c.Flush = a.flush
+	c.FlushInterval = a.cfg.LogFlushInterval
+	return c
+}
+
+func (a *Agent) logDir() string { return filepath.Join(a.cfg.DataDir, "log") }
+
+// openPartition opens (creating if needed) the log of partition index of t.
+func (a *Agent) openPartition(t metadata.Topic, r metadata.Resolved, index int32, st metadata.PartitionState) (*partition, error) {
+	dir := filepath.Join(a.logDir(), partitionDirName(t.Name, index))
+	if err := writePartitionMeta(dir, t.ID); err != nil {
+		return nil, fmt.Errorf("topic %s partition %d: write %s: %w", t.Name, index, partitionMetaFile, err)
+	}
+	l, err := log.Open(dir, a.logConfig(r), log.Options{Logger: a.logger.With("topic", t.Name, "partition", index)})
+	if err != nil {
+		return nil, fmt.Errorf("topic %s partition %d: %w", t.Name, index, err)
+	}
+	return &partition{
+		topic: t.Name, index: index, agentID: a.id, log: l, flush: a.flush,
+		notify: a.signal.notify, state: st, minISR: r.MinInsyncReplicas,
+	}, nil
+}
+
+// loadTopics opens every partition of every stored topic that this agent
+// replicates, then removes partition directories that no topic owns (left
+// by a delete that crashed half-way, or by a topic deleted and re-created).
+func (a *Agent) loadTopics(ctx context.Context) error {
+	topics, err := a.store.Topics(ctx)
+	if err != nil {
+		return fmt.Errorf("read topics from the store: %w", err)
+	}
+	keep := map[string][16]byte{}
+	for _, t := range topics {
+		r, err := metadata.Resolve(t.Configs, a.cfg.TopicDefaults)
+		if err != nil {
+			return fmt.Errorf("topic %s: stored configs: %w", t.Name, err)
+		}
+		var parts []*partition
+		for i := range t.Partitions {
+			st, _, err := a.store.PartitionState(ctx, t.ID, i)
+			if err != nil {
+				return fmt.Errorf("topic %s partition %d: %w", t.Name, i, err)
+			}
+			if !slices.Contains(st.Replicas, a.id) {
+				continue
+			}
+			name := partitionDirName(t.Name, i)
+			if id, ok := readPartitionTopicID(filepath.Join(a.logDir(), name)); ok && id != t.ID {
+				a.removeDir(name, "belongs to an earlier topic of the same name")
+			}
+			p, err := a.openPartition(t, r, i, st)
+			if err != nil {
+				return err
+			}
+			parts = append(parts, p)
+			keep[name] = t.ID
+		}
+		a.putTopic(newTopicEntry(t, r, parts))
+	}
+	entries, err := os.ReadDir(a.logDir())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("list %s: %w", a.logDir(), err)
+	}
+	for _, de := range entries {
+		if _, ok := keep[de.Name()]; !ok && de.IsDir() {
+			a.removeDir(de.Name(), "no stored topic owns it")
+		}
+	}
+	return nil
+}
+
+func (a *Agent) removeDir(name, why string) {
+	dir := filepath.Join(a.logDir(), name)
+	a.logger.Warn("removing partition directory", "dir", dir, "reason", why)
+	if err := os.RemoveAll(dir); err != nil {
+		a.logger.Error("remove partition directory", "dir", dir, "err", err)
+	}
+}
+
+func (a *Agent) putTopic(e *topicEntry) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.topics[e.meta.Name] = e
+	a.byID[e.meta.ID] = e
+}
+
+func (a *Agent) entry(name string) (*topicEntry, bool) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	e, ok := a.topics[name]
+	return e, ok
+}
+
+// Topics, Topic and TopicByID implement kafka.Backend.
+func (a *Agent) Topics() []*kafka.Topic {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	out := make([]*kafka.Topic, 0, len(a.topics))
+	for _, e := range a.topics {
+		out = append(out, e.snap)
+	}
+	slices.SortFunc(out, func(x, y *kafka.Topic) int { return strings.Compare(x.Name, y.Name) })
+	return out
+}
+
+func (a *Agent) Topic(name string) (*kafka.Topic, bool) {
+	e, ok := a.entry(name)
+	if !ok {
+		return nil, false
+	}
+	return e.snap, true
+}
+
+func (a *Agent) TopicByID(id [16]byte) (*kafka.Topic, bool) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	e, ok := a.byID[id]
+	if !ok {
+		return nil, false
+	}
+	return e.snap, true
+}
+
+// collides reports a live topic whose name equals name once '.' and '_'
+// are treated alike: Kafka refuses such pairs because their metric names
+// would clash.
+func (a *Agent) collides(name string) (string, bool) {
+	norm := strings.ReplaceAll(name, ".", "_")
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	for other := range a.topics {
+		if other != name && strings.ReplaceAll(other, ".", "_") == norm {
+			return other, true
+		}
+	}
+	return "", false
+}
+
+// CreateTopic implements kafka.Backend.
+func (a *Agent) CreateTopic(ctx context.Context, name string, partitions int32, rf int16, configs map[string]string, validateOnly bool) (*kafka.Topic, error) {
+	a.adminMu.Lock()
+	defer a.adminMu.Unlock()
+	if err := metadata.ValidateTopicName(name); err != nil {
+		return nil, err
+	}
+	if partitions < 0 {
+		partitions = a.cfg.NumPartitions
+	}
+	if rf < 0 {
+		rf = a.cfg.DefaultReplicationFactor
+	}
+	if partitions == 0 {
+		return nil, fmt.Errorf("%w: topic %q: 0 partitions; must be at least 1", metadata.ErrInvalidPartitions, name)
+	}
+	agents := []int32{a.id}
+	if rf == 0 || int(rf) > len(agents) {
+		return nil, fmt.Errorf("%w: topic %q: replication factor %d; must be 1 to %d (the live agents)", metadata.ErrInvalidReplicationFactor, name, rf, len(agents))
+	}
+	resolved, err := metadata.Resolve(configs, a.cfg.TopicDefaults)
+	if err != nil {
+		return nil, fmt.Errorf("topic %q: %w", name, err)
+	}
+	if _, ok := a.entry(name); ok {
+		return nil, fmt.Errorf("%w: %q", metadata.ErrTopicExists, name)
+	}
+	if other, ok := a.collides(name); ok {
+		return nil, fmt.Errorf("%w: %q collides with existing topic %q ('.' and '_' are treated alike)", metadata.ErrInvalidTopic, name, other)
+	}
+	assignment, err := metadata.AllocateAssignment(partitions, rf, agents, rand.IntN(len(agents)))
+	if err != nil {
+		return nil, err
+	}
+	if validateOnly {
+		return &kafka.Topic{Name: name, Configs: maps.Clone(configs), Resolved: resolved, PartitionCount: partitions, ReplicationFactor: rf}, nil
+	}
+	t, err := a.store.CreateTopic(ctx, name, partitions, assignment, configs)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := a.openPartitions(ctx, t, resolved, 0)
+	if err != nil {
+		return nil, err
+	}
+	e := newTopicEntry(t, resolved, parts)
+	a.putTopic(e)
+	a.logger.Info("topic created", "topic", name, "partitions", partitions, "replication_factor", rf)
+	return e.snap, nil
+}
+
+// openPartitions opens the local partitions of t from index first on.
+func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata.Resolved, first int32) ([]*partition, error) {
+	var parts []*partition
+	for i := first; i < t.Partitions; i++ {
+		st, _, err := a.store.PartitionState(ctx, t.ID, i)
+		if err == nil && slices.Contains(st.Replicas, a.id) {
+			var p *partition
+			if p, err = a.openPartition(t, r, i, st); err == nil {
+				parts = append(parts, p)
+				continue
+			}
+		}
+		if err != nil {
+			for _, p := range parts {
+				p.close()
+			}
+			return nil, fmt.Errorf("topic %s: open partition %d: %w", t.Name, i, err)
+		}
+	}
+	return parts, nil
+}
+
+// DeleteTopic implements kafka.Backend. The store delete comes first: once
+// it returns the topic is gone for every agent, and the local files are
+// removed after (a crash in between leaves directories that the next start
+// removes).
+func (a *Agent) DeleteTopic(ctx context.Context, name string) error {
+	a.adminMu.Lock()
+	defer a.adminMu.Unlock()
+	e, ok := a.entry(name)
+	if !ok {
+		return fmt.Errorf("%w: %q", metadata.ErrUnknownTopic, name)
+	}
+	if err := a.store.DeleteTopic(ctx, name); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	delete(a.topics, name)
+	delete(a.byID, e.meta.ID)
+	a.mu.Unlock()
+	for _, p := range e.parts {
+		if err := p.close(); err != nil {
+			a.logger.Warn("close deleted partition", "topic", name, "partition", p.index, "err", err)
+		}
+		a.removeDir(partitionDirName(name, p.index), "topic deleted")
+	}
+	a.signal.notify() // long polls on the topic answer now
+	a.logger.Info("topic deleted", "topic", name)
+	return nil
+}
+
+// CreatePartitions implements kafka.Backend.
+func (a *Agent) CreatePartitions(ctx context.Context, name string, total int32, validateOnly bool) error {
+	a.adminMu.Lock()
+	defer a.adminMu.Unlock()
+	e, ok := a.entry(name)
+	if !ok {
+		return fmt.Errorf("%w: %q", metadata.ErrUnknownTopic, name)
+	}
+	current := e.meta.Partitions
+	if total <= current {
+		return fmt.Errorf("%w: topic %q has %d partitions; the new count %d must be larger", metadata.ErrInvalidPartitions, name, current, total)
+	}
+	rf := int16(1)
+	if len(e.parts) > 0 {
+		rf = int16(len(e.parts[0].Replicas()))
+	}
+	assignment, err := metadata.AllocateAssignment(total-current, rf, []int32{a.id}, int(current))
+	if err != nil {
+		return err
+	}
+	if validateOnly {
+		return nil
+	}
+	t, err := a.store.AddPartitions(ctx, name, total, assignment)
+	if err != nil {
+		return err
+	}
+	added, err := a.openPartitions(ctx, t, e.resolved, current)
+	if err != nil {
+		return err
+	}
+	a.putTopic(newTopicEntry(t, e.resolved, append(slices.Clone(e.parts), added...)))
+	a.logger.Info("partitions added", "topic", name, "from", current, "to", total)
+	return nil
+}
+
+// AlterTopicConfigs implements kafka.Backend. The store is changed first;
+// the partitions' logs take the new settings after it succeeded.
+func (a *Agent) AlterTopicConfigs(ctx context.Context, name string, fn func(map[string]string) (map[string]string, error), validateOnly bool) error {
+	a.adminMu.Lock()
+	defer a.adminMu.Unlock()
+	e, ok := a.entry(name)
+	if !ok {
+		return fmt.Errorf("%w: %q", metadata.ErrUnknownTopic, name)
+	}
+	next, err := fn(maps.Clone(e.meta.Configs))
+	if err != nil {
+		return err
+	}
+	resolved, err := metadata.Resolve(next, a.cfg.TopicDefaults)
+	if err != nil {
+		return fmt.Errorf("topic %q: %w", name, err)
+	}
+	if validateOnly {
+		return nil
+	}
+	t, err := a.store.UpdateTopic(ctx, name, func(t *metadata.Topic) error {
+		t.Configs = next
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range e.parts {
+		if err := p.log.SetConfig(a.logConfig(resolved)); err != nil {
+			return fmt.Errorf("topic %q partition %d: apply configs: %w", name, p.index, err)
+		}
+		p.setMinISR(resolved.MinInsyncReplicas)
+	}
+	a.putTopic(newTopicEntry(t, resolved, e.parts))
+	a.logger.Info("topic configs altered", "topic", name)
+	return nil
+}
