@@ -44,12 +44,14 @@ import (
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/internal/vfs"
 	"github.com/strata-streaming/strata/tiering/objstore"
 )
 
 // Agent is one running agent. See the package comment for its life cycle.
 type Agent struct {
 	cfg        Config
+	fs         vfs.FS
 	logger     *slog.Logger
 	registry   *prometheus.Registry
 	flush      log.FlushPolicy
@@ -80,18 +82,31 @@ type Agent struct {
 	closeErr  error
 }
 
+// Options are an agent's collaborators; the zero value is production's.
+type Options struct {
+	Logger *slog.Logger // default slog.Default()
+	// FS is the file system under the partition logs and the data
+	// directory's state files; default vfs.Default. Tests inject faults here.
+	FS vfs.FS
+}
+
 // New validates cfg, opens the data directory, the store and every local
 // partition log, and binds the listeners. The caller must Close the agent
 // (Run does so when it returns).
-func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Agent, err error) {
+func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
+	if opts.FS == nil {
+		opts.FS = vfs.Default
+	}
 	a := &Agent{
 		cfg:      cfg,
+		fs:       opts.FS,
 		logger:   logger,
 		registry: prometheus.NewRegistry(),
 		topics:   map[string]*topicEntry{},
@@ -180,7 +195,7 @@ func (a *Agent) openStore(ctx context.Context) error {
 	if a.clusterID, err = a.store.InitCluster(ctx); err != nil {
 		return fmt.Errorf("--store %s: %w", url, err)
 	}
-	m, ok, err := readMeta(a.cfg.DataDir)
+	m, ok, err := readMeta(a.fs, a.cfg.DataDir)
 	if err != nil {
 		return err
 	}
@@ -211,7 +226,7 @@ func (a *Agent) openStore(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--store %s: %w", url, err)
 	}
-	return writeMeta(a.cfg.DataDir, meta{AgentID: a.id, ClusterID: a.clusterID})
+	return writeMeta(a.fs, a.cfg.DataDir, meta{AgentID: a.id, ClusterID: a.clusterID})
 }
 
 func (a *Agent) advertisedAddr() string {

@@ -99,7 +99,7 @@ type producerIDs struct {
 	store *metadata.Store
 	block int64
 
-	mu         sync.Mutex
+	mu          sync.Mutex
 	nextID, end int64
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/strata-streaming/strata/internal/vfs"
 )
 
 // metaFile is <data-dir>/meta.json: which agent and cluster the data
@@ -16,6 +18,10 @@ const metaFile = "meta.json"
 // metaVersion is the format of meta.json (and of the data directory).
 const metaVersion = 1
 
+// maxStateFileBytes bounds what is read of meta.json and partition.metadata:
+// both are a few dozen bytes, and a huge one is damage, not data.
+const maxStateFileBytes = 64 << 10
+
 type meta struct {
 	Version   int    `json:"version"`
 	AgentID   int32  `json:"agent_id"`
@@ -24,9 +30,9 @@ type meta struct {
 
 // readMeta returns the data directory's meta.json; ok is false when there
 // is none (a fresh directory).
-func readMeta(dataDir string) (m meta, ok bool, err error) {
+func readMeta(fs vfs.FS, dataDir string) (m meta, ok bool, err error) {
 	path := filepath.Join(dataDir, metaFile)
-	b, err := os.ReadFile(path)
+	b, err := vfs.ReadFile(fs, path, maxStateFileBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return meta{}, false, nil
 	}
@@ -47,41 +53,11 @@ func readMeta(dataDir string) (m meta, ok bool, err error) {
 
 // writeMeta replaces meta.json atomically: temp file, fsync, rename, fsync
 // of the directory.
-func writeMeta(dataDir string, m meta) error {
+func writeMeta(fs vfs.FS, dataDir string, m meta) error {
 	m.Version = metaVersion
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dataDir, metaFile), append(b, '\n'))
-}
-
-// writeFileAtomic writes path so that a crash leaves either the old or the
-// new contents.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return vfs.WriteFileAtomic(fs, dataDir, filepath.Join(dataDir, metaFile), append(b, '\n'))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/internal/vfs"
 )
 
 // partition is one local replica: its log plus the state.json it was opened
@@ -152,18 +152,18 @@ type partitionMeta struct {
 	TopicID string `json:"topic_id"`
 }
 
-func writePartitionMeta(dir string, id [16]byte) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+func writePartitionMeta(fs vfs.FS, dir string, id [16]byte) error {
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	b, _ := json.Marshal(partitionMeta{Version: 1, TopicID: metadata.FormatTopicID(id)})
-	return writeFileAtomic(filepath.Join(dir, partitionMetaFile), append(b, '\n'))
+	return vfs.WriteFileAtomic(fs, dir, filepath.Join(dir, partitionMetaFile), append(b, '\n'))
 }
 
 // readPartitionTopicID returns the topic id recorded in dir; ok is false
 // when the file is missing or unreadable.
-func readPartitionTopicID(dir string) (id [16]byte, ok bool) {
-	b, err := os.ReadFile(filepath.Join(dir, partitionMetaFile))
+func readPartitionTopicID(fs vfs.FS, dir string) (id [16]byte, ok bool) {
+	b, err := vfs.ReadFile(fs, filepath.Join(dir, partitionMetaFile), maxStateFileBytes)
 	if err != nil {
 		return id, false
 	}

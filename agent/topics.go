@@ -71,10 +71,10 @@ func (a *Agent) logDir() string { return filepath.Join(a.cfg.DataDir, "log") }
 // openPartition opens (creating if needed) the log of partition index of t.
 func (a *Agent) openPartition(t metadata.Topic, r metadata.Resolved, index int32, st metadata.PartitionState) (*partition, error) {
 	dir := filepath.Join(a.logDir(), partitionDirName(t.Name, index))
-	if err := writePartitionMeta(dir, t.ID); err != nil {
+	if err := writePartitionMeta(a.fs, dir, t.ID); err != nil {
 		return nil, fmt.Errorf("topic %s partition %d: write %s: %w", t.Name, index, partitionMetaFile, err)
 	}
-	l, err := log.Open(dir, a.logConfig(r), log.Options{Logger: a.logger.With("topic", t.Name, "partition", index)})
+	l, err := log.Open(dir, a.logConfig(r), log.Options{FS: a.fs, Logger: a.logger.With("topic", t.Name, "partition", index)})
 	if err != nil {
 		return nil, fmt.Errorf("topic %s partition %d: %w", t.Name, index, err)
 	}
@@ -108,7 +108,7 @@ func (a *Agent) loadTopics(ctx context.Context) error {
 				continue
 			}
 			name := partitionDirName(t.Name, i)
-			if id, ok := readPartitionTopicID(filepath.Join(a.logDir(), name)); ok && id != t.ID {
+			if id, ok := readPartitionTopicID(a.fs, filepath.Join(a.logDir(), name)); ok && id != t.ID {
 				a.removeDir(name, "belongs to an earlier topic of the same name")
 			}
 			p, err := a.openPartition(t, r, i, st)

@@ -44,7 +44,7 @@ command line wins over the environment, which wins over the file.`,
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			a, err := agent.New(ctx, cfg, logger)
+			a, err := agent.New(ctx, cfg, agent.Options{Logger: logger})
 			if err != nil {
 				return err
 			}

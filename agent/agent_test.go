@@ -1,0 +1,173 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/internal/vfs"
+)
+
+// TestRestartKeepsTopicsAndRecords: topics (id, partitions, configs), the
+// agent id and every acknowledged record come back after a clean restart.
+func TestRestartKeepsTopicsAndRecords(t *testing.T) {
+	dir := t.TempDir()
+	a := start(t, testConfig(dir), nil)
+	cl := a.client(t)
+	id := createTopic(t, cl, "keep", 2, map[string]string{"retention.ms": "3600000"})
+	var want []string
+	for i := range 5 {
+		v := "v" + string(rune('0'+i))
+		if code, off := produceRaw(t, cl, "keep", 1, v); code != 0 || off != int64(i) {
+			t.Fatalf("produce %d: code %d offset %d", i, code, off)
+		}
+		want = append(want, v)
+	}
+	agentID := a.AgentID()
+	cl.Close()
+	a.stop(t)
+
+	b := start(t, testConfig(dir), nil)
+	if b.AgentID() != agentID {
+		t.Errorf("agent id %d after restart, want %d", b.AgentID(), agentID)
+	}
+	topic, ok := b.Topic("keep")
+	if !ok {
+		t.Fatal("topic gone after restart")
+	}
+	if topic.ID != id || topic.PartitionCount != 2 || topic.Configs["retention.ms"] != "3600000" {
+		t.Errorf("topic after restart: id %x partitions %d configs %v", topic.ID, topic.PartitionCount, topic.Configs)
+	}
+	if got := fetchValues(t, b.client(t), "keep", 1); !slices.Equal(got, want) {
+		t.Errorf("records after restart %q, want %q", got, want)
+	}
+}
+
+// TestDeletedTopicLeavesNoData: deleting a topic removes its directories,
+// and a re-created topic of the same name starts empty.
+func TestDeletedTopicLeavesNoData(t *testing.T) {
+	dir := t.TempDir()
+	a := start(t, testConfig(dir), nil)
+	cl := a.client(t)
+	createTopic(t, cl, "gone", 1, nil)
+	if code, _ := produceRaw(t, cl, "gone", 0, "old"); code != 0 {
+		t.Fatalf("produce: code %d", code)
+	}
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.TopicNames = []string{"gone"} // v0-5
+	dt := kmsg.NewDeleteTopicsRequestTopic()
+	dt.Topic = kmsg.StringPtr("gone") // v6+
+	req.Topics = append(req.Topics, dt)
+	resp, err := req.RequestWith(ctxT(t), cl)
+	if err != nil || len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("delete: %v %+v", err, resp)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "log", "gone-0")); !os.IsNotExist(err) {
+		t.Errorf("partition directory still there after delete: %v", err)
+	}
+	createTopic(t, cl, "gone", 1, nil)
+	if got := fetchValues(t, cl, "gone", 0); len(got) != 0 {
+		t.Errorf("re-created topic holds %q", got)
+	}
+}
+
+// TestFullDiskFailsProduceWithStorageError: a write error (ENOSPC) fails
+// that produce with KAFKA_STORAGE_ERROR; earlier records stay readable,
+// and once space is back the log goes on at the next offset.
+func TestFullDiskFailsProduceWithStorageError(t *testing.T) {
+	fs := vfs.NewFaulty(vfs.Default)
+	a := start(t, testConfig(t.TempDir()), fs)
+	cl := a.client(t)
+	createTopic(t, cl, "full", 1, nil)
+	if code, _ := produceRaw(t, cl, "full", 0, "before"); code != 0 {
+		t.Fatalf("produce before: code %d", code)
+	}
+	fs.FailAfter(vfs.OpWrite, 0, syscall.ENOSPC)
+	fs.SetShortWrites(true)
+	if code, _ := produceRaw(t, cl, "full", 0, "during"); code != kerr.KafkaStorageError.Code {
+		t.Fatalf("produce on a full disk: code %d, want KAFKA_STORAGE_ERROR (%d)", code, kerr.KafkaStorageError.Code)
+	}
+	if got := fetchValues(t, cl, "full", 0); !slices.Equal(got, []string{"before"}) {
+		t.Fatalf("records while the disk is full: %q", got)
+	}
+	fs.Clear()
+	if code, off := produceRaw(t, cl, "full", 0, "after"); code != 0 || off != 1 {
+		t.Fatalf("produce after space is back: code %d offset %d, want 0 at offset 1", code, off)
+	}
+	if got := fetchValues(t, cl, "full", 0); !slices.Equal(got, []string{"before", "after"}) {
+		t.Fatalf("records after the disk recovered: %q", got)
+	}
+}
+
+// TestMinInsyncReplicas: acks=all needs min.insync.replicas in-sync
+// replicas; acks=1 does not.
+func TestMinInsyncReplicas(t *testing.T) {
+	a := start(t, testConfig(t.TempDir()), nil)
+	cl := a.client(t)
+	createTopic(t, cl, "isr", 1, map[string]string{"min.insync.replicas": "2"})
+	if code, _ := produceRaw(t, cl, "isr", 0, "x"); code != kerr.NotEnoughReplicas.Code {
+		t.Errorf("acks=all with ISR 1 < min 2: code %d, want NOT_ENOUGH_REPLICAS", code)
+	}
+	leaderAcks := a.client(t, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	if code, off := produceRaw(t, leaderAcks, "isr", 0, "y"); code != 0 || off != 0 {
+		t.Errorf("acks=1: code %d offset %d", code, off)
+	}
+}
+
+// TestDataDirGuards: a data directory is locked by its agent, and one that
+// belongs to another cluster's store is refused by name.
+func TestDataDirGuards(t *testing.T) {
+	dir := t.TempDir()
+	a := start(t, testConfig(dir), nil)
+	if _, err := New(context.Background(), testConfig(dir), Options{Logger: quiet}); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("second agent on one data dir: %v, want an 'in use' error", err)
+	}
+	a.stop(t)
+
+	other := testConfig(dir)
+	other.Store = "file://" + filepath.Join(t.TempDir(), "other-store")
+	_, err := New(context.Background(), other, Options{Logger: quiet})
+	if err == nil || !strings.Contains(err.Error(), "belongs to cluster") {
+		t.Errorf("data dir of another cluster: %v, want a 'belongs to cluster' error", err)
+	}
+}
+
+// TestConfigValidate: every bad setting is refused with its flag's name.
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"data dir", func(c *Config) { c.DataDir = "" }, "--data-dir"},
+		{"kafka addr", func(c *Config) { c.KafkaAddr = "9092" }, "--kafka-addr"},
+		{"advertised", func(c *Config) { c.AdvertisedKafkaAddr = "host:0" }, "--advertised-kafka-addr"},
+		{"agent id", func(c *Config) { c.AgentID = -2 }, "--agent-id"},
+		{"partitions", func(c *Config) { c.NumPartitions = 0 }, "--num-partitions"},
+		{"flush", func(c *Config) { c.LogFlush = "sometimes" }, "--log-flush"},
+		{"request size", func(c *Config) { c.Kafka.MaxRequestBytes = 10 }, "--socket-request-max-bytes"},
+		{"retention default", func(c *Config) { c.TopicDefaults["retention.ms"] = "soon" }, "--log-retention-ms"},
+		{"compression default", func(c *Config) { c.TopicDefaults["compression.type"] = "brotli" }, "--compression-type"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tc.edit(&c)
+			err := c.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Validate: %v, want an error naming %s", err, tc.want)
+			}
+		})
+	}
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Errorf("default config: %v", err)
+	}
+}
