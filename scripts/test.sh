@@ -28,3 +28,4 @@ fuzz ./agent/log/ FuzzRecovery
 fuzz ./agent/log/batch/ FuzzValidate
 fuzz ./agent/log/batch/ FuzzRecordsSection
 fuzz ./agent/metadata/ FuzzReadObjects
+fuzz ./agent/kafka/ FuzzHandleRequest
