@@ -54,8 +54,9 @@ type Config struct {
 	// ProducerIDBlock (--producer-id-block) is how many producer ids the
 	// agent reserves in the store at a time.
 	ProducerIDBlock int64
-	// ShutdownTimeout (--shutdown-timeout) bounds the wait for in-flight
-	// requests on SIGTERM.
+	// ShutdownTimeout (--shutdown-timeout) bounds the wait for HTTP
+	// requests in flight on SIGTERM. Kafka requests in flight always finish:
+	// an append cut short could leave a client unsure of what was written.
 	ShutdownTimeout time.Duration
 	// Kafka holds the wire server's limits.
 	Kafka kafka.Config
@@ -117,7 +118,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.LogFlushInterval, "log-flush-interval", c.LogFlushInterval, "How often the log is fsynced under --log-flush=interval.")
 	fs.DurationVar(&c.RetentionCheckInterval, "retention-check-interval", c.RetentionCheckInterval, "How often retention is applied to every partition (log.retention.check.interval.ms).")
 	fs.Int64Var(&c.ProducerIDBlock, "producer-id-block", c.ProducerIDBlock, "Producer ids reserved in the store at a time.")
-	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "Longest wait for in-flight requests when the agent is stopped.")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "Longest wait for HTTP requests in flight when the agent stops (Kafka requests in flight always finish first).")
 	fs.Int32Var(&c.Kafka.MaxRequestBytes, "socket-request-max-bytes", c.Kafka.MaxRequestBytes, "Largest Kafka request frame accepted, in bytes (socket.request.max.bytes).")
 	fs.DurationVar(&c.Kafka.IdleTimeout, "connections-max-idle", c.Kafka.IdleTimeout, "Close Kafka connections idle for this long (connections.max.idle.ms).")
 	fs.DurationVar(&c.Kafka.MaxFetchWait, "fetch-max-wait", c.Kafka.MaxFetchWait, "Longest time a Fetch long-polls, whatever the client asks.")

@@ -8,7 +8,9 @@ package kafka
 // read_uncommitted because transactions are not served (LSO = HW). The first
 // batch of the first partition with data is returned whole even when it is
 // larger than the byte limits, so consumers always make progress (KIP-74).
-// Long polls wake on any new data on this agent and re-read.
+// Long polls wake on any new data on this agent and re-read. A partition
+// with nothing to return carries an empty record set, never a null one
+// (librdkafka rejects null as a protocol error; Kafka sends empty).
 
 import (
 	"context"

@@ -10,7 +10,10 @@ package kafka
 // compression.type names a codec other than the batch's. Transactional
 // batches are refused with INVALID_TXN_STATE: transactions are not served.
 // Partitions of one request are appended concurrently, so their fsyncs
-// overlap instead of adding up.
+// overlap instead of adding up. With log.flush=always every acks level is
+// answered after an fsync covering the batch (Kafka answers acks=1 from the
+// page cache); acks=all below min.insync.replicas is NOT_ENOUGH_REPLICAS
+// before anything is written, as in Kafka.
 
 import (
 	"context"

@@ -1,0 +1,129 @@
+package agent
+
+// Benchmarks through the Kafka wire: an in-process agent on loopback, driven
+// by franz-go. Numbers and the command that produced them are in
+// benchmarks/README.md.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/strata-streaming/strata/agent/log/batch"
+)
+
+// benchAgent starts an agent with one single-partition topic.
+func benchAgent(b *testing.B) (*running, *kgo.Client) {
+	b.Helper()
+	a, err := New(context.Background(), testConfig(b.TempDir()), Options{Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{Agent: a, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- a.Run(ctx) }()
+	b.Cleanup(func() { cancel(); <-r.done })
+	cl, err := kgo.NewClient(kgo.SeedBrokers(a.KafkaAddr().String()), kgo.MaxVersions(kversion.V3_0_0()),
+		kgo.ProducerLinger(0), kgo.DefaultProduceTopic("bench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(cl.Close)
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "bench", 1, 1
+	req.Topics = append(req.Topics, rt)
+	if resp, err := req.RequestWith(context.Background(), cl); err != nil || resp.Topics[0].ErrorCode != 0 {
+		b.Fatalf("create topic: %v", err)
+	}
+	return r, cl
+}
+
+// BenchmarkProduceAcksAll: one record of the given size per synchronous
+// idempotent produce, acks=all, log.flush=always; serial and with 16
+// concurrent producers sharing the client (group commit).
+func BenchmarkProduceAcksAll(b *testing.B) {
+	for _, size := range []int{1 << 10, 16 << 10} {
+		for _, parallel := range []bool{false, true} {
+			name := fmt.Sprintf("%dKiB", size>>10)
+			if parallel {
+				name += "/parallel"
+			}
+			b.Run(name, func(b *testing.B) {
+				_, cl := benchAgent(b)
+				value := []byte(strings.Repeat("x", size))
+				ctx := context.Background()
+				b.SetBytes(int64(size))
+				b.ReportAllocs()
+				b.ResetTimer()
+				if !parallel {
+					for range b.N {
+						if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
+							b.Fatal(err)
+						}
+					}
+					return
+				}
+				b.SetParallelism(8)
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkFetch: 1 MiB fetches through the wire from a partition holding
+// 64 MiB of 16 KiB batches (page cache warm), wrapping around at the end.
+func BenchmarkFetch(b *testing.B) {
+	r, cl := benchAgent(b)
+	const batchBytes, total = 16 << 10, 64 << 20
+	p := r.topics["bench"].parts[0]
+	raw, err := batch.Build(batch.DefaultBuildOptions(), []batch.Record{{Value: make([]byte, batchBytes)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range total / batchBytes {
+		if _, err := p.Append(context.Background(), append([]byte(nil), raw...), -1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	end := p.HighWatermark()
+	var offset int64
+	b.SetBytes(1 << 20)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		req := kmsg.NewPtrFetchRequest()
+		req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 0, 1, 1<<20
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic = "bench"
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = offset, 1<<20, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(context.Background(), cl)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fp := resp.Topics[0].Partitions[0]
+		if fp.ErrorCode != 0 || len(fp.RecordBatches) == 0 {
+			b.Fatalf("fetch at %d: code %d, %d bytes", offset, fp.ErrorCode, len(fp.RecordBatches))
+		}
+		next := offset + int64(len(fp.RecordBatches)/len(raw))
+		if next >= end {
+			next = 0
+		}
+		offset = next
+	}
+}
