@@ -2,12 +2,14 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -34,6 +36,12 @@ func TestRestartKeepsTopicsAndRecords(t *testing.T) {
 	agentID := a.AgentID()
 	cl.Close()
 	a.stop(t)
+	for i := range 2 {
+		mark := filepath.Join(dir, "log", fmt.Sprintf("keep-%d", i), "clean-shutdown")
+		if _, err := os.Stat(mark); err != nil {
+			t.Errorf("no clean-shutdown mark after a clean stop: %v", err)
+		}
+	}
 
 	b := start(t, testConfig(dir), nil)
 	if b.AgentID() != agentID {
@@ -169,5 +177,35 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := DefaultConfig().Validate(); err != nil {
 		t.Errorf("default config: %v", err)
+	}
+}
+
+// TestRetentionLoopDeletesOldSegments: the agent's retention loop applies
+// a topic's retention.bytes to its log, so the log start moves forward and
+// the oldest records disappear while the newest stay.
+func TestRetentionLoopDeletesOldSegments(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.RetentionCheckInterval = 10 * time.Millisecond
+	a := start(t, cfg, nil)
+	cl := a.client(t)
+	createTopic(t, cl, "short", 1, map[string]string{"segment.bytes": "200", "retention.bytes": "400"})
+	for i := range 20 {
+		if code, _ := produceRaw(t, cl, "short", 0, fmt.Sprintf("record-%02d", i)); code != 0 {
+			t.Fatalf("produce %d: code %d", i, code)
+		}
+	}
+	p := a.topics["short"].parts[0]
+	deadline := time.Now().Add(20 * time.Second)
+	// Kafka's rule keeps less than retention.bytes plus one segment.
+	for p.LogStartOffset() == 0 || p.Size() > 400+200 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 20s: log start %d, %d bytes in %d segments (retention.bytes=400, segment.bytes=200)",
+				p.LogStartOffset(), p.Size(), p.log.Segments())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	got := fetchValuesFrom(t, cl, "short", 0, p.LogStartOffset())
+	if len(got) == 0 || got[len(got)-1] != "record-19" {
+		t.Errorf("records after retention %q: the newest must stay", got)
 	}
 }

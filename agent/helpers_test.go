@@ -147,8 +147,13 @@ func recordBatch(t *testing.T, value string) []byte {
 // watermark and returns their values.
 func fetchValues(t *testing.T, cl *kgo.Client, topic string, partition int32) []string {
 	t.Helper()
+	return fetchValuesFrom(t, cl, topic, partition, 0)
+}
+
+// fetchValuesFrom is fetchValues from a given offset.
+func fetchValuesFrom(t *testing.T, cl *kgo.Client, topic string, partition int32, offset int64) []string {
+	t.Helper()
 	var out []string
-	offset := int64(0)
 	for range 100 {
 		req := kmsg.NewPtrFetchRequest()
 		req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 0, 1, 1<<20

@@ -92,3 +92,26 @@ func TestAgentSettingsErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentRefusesBadSettings: `strata agent` with a bad value stops
+// before serving, with an error that names the setting.
+func TestAgentRefusesBadSettings(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--log-flush", "sometimes"}, "--log-flush"},
+		{[]string{"--log-retention-ms", "-5"}, "--log-retention-ms"},
+		{[]string{"--kafka-addr", "nowhere"}, "--kafka-addr"},
+		{[]string{"--store", "ftp://x"}, "--store"},
+		{[]string{"--log-format", "xml"}, "--log-format"},
+	} {
+		cmd := newAgentCmd()
+		// Loopback ports first; the case's own flags come later and win.
+		cmd.SetArgs(append([]string{"--data-dir", t.TempDir(), "--kafka-addr=127.0.0.1:0", "--http-addr=127.0.0.1:0"}, tc.args...))
+		err := cmd.Execute()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("strata agent %v: %v, want an error naming %s", tc.args, err, tc.want)
+		}
+	}
+}
