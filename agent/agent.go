@@ -69,6 +69,7 @@ type Agent struct {
 
 	signal dataSignal
 	pids   producerIDs
+	coords coordinators
 
 	kafkaLn  net.Listener
 	httpLn   net.Listener
@@ -293,6 +294,7 @@ func (a *Agent) Close() error {
 			cancel()
 		}
 		a.wg.Wait()
+		a.closeCoordinators()
 		a.mu.Lock()
 		for name, e := range a.topics {
 			for _, p := range e.parts {
@@ -338,6 +340,7 @@ func (a *Agent) retentionLoop() {
 			return
 		case <-t.C:
 		}
+		a.expireOffsets(context.Background())
 		for _, topic := range a.Topics() {
 			for _, kp := range topic.Partitions {
 				p := kp.(*partition)

@@ -58,6 +58,13 @@ type Config struct {
 	// requests in flight on SIGTERM. Kafka requests in flight always finish:
 	// an append cut short could leave a client unsure of what was written.
 	ShutdownTimeout time.Duration
+	// OffsetsTopicPartitions (--offsets-topic-partitions) is the partition
+	// count of __consumer_offsets when it is created
+	// (offsets.topic.num.partitions).
+	OffsetsTopicPartitions int32
+	// OffsetsRetention (--offsets-retention) is how long committed offsets
+	// of a group without members are kept (offsets.retention.minutes).
+	OffsetsRetention time.Duration
 	// Kafka holds the wire server's limits.
 	Kafka kafka.Config
 	// TopicDefaults are agent-level defaults of topic configs, keyed by the
@@ -83,6 +90,8 @@ func DefaultConfig() Config {
 		RetentionCheckInterval:   5 * time.Minute,
 		ProducerIDBlock:          1000,
 		ShutdownTimeout:          30 * time.Second,
+		OffsetsTopicPartitions:   50,
+		OffsetsRetention:         7 * 24 * time.Hour,
 		Kafka:                    kafka.DefaultConfig(),
 		TopicDefaults:            metadata.Defaults{},
 	}
@@ -119,6 +128,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.RetentionCheckInterval, "retention-check-interval", c.RetentionCheckInterval, "How often retention is applied to every partition (log.retention.check.interval.ms).")
 	fs.Int64Var(&c.ProducerIDBlock, "producer-id-block", c.ProducerIDBlock, "Producer ids reserved in the store at a time.")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "Longest wait for HTTP requests in flight when the agent stops (Kafka requests in flight always finish first).")
+	fs.Int32Var(&c.OffsetsTopicPartitions, "offsets-topic-partitions", c.OffsetsTopicPartitions, "Partitions of __consumer_offsets when it is created (offsets.topic.num.partitions).")
+	fs.DurationVar(&c.OffsetsRetention, "offsets-retention", c.OffsetsRetention, "How long committed offsets of a group without members are kept (offsets.retention.minutes).")
 	fs.Int32Var(&c.Kafka.MaxRequestBytes, "socket-request-max-bytes", c.Kafka.MaxRequestBytes, "Largest Kafka request frame accepted, in bytes (socket.request.max.bytes).")
 	fs.DurationVar(&c.Kafka.IdleTimeout, "connections-max-idle", c.Kafka.IdleTimeout, "Close Kafka connections idle for this long (connections.max.idle.ms).")
 	fs.DurationVar(&c.Kafka.MaxFetchWait, "fetch-max-wait", c.Kafka.MaxFetchWait, "Longest time a Fetch long-polls, whatever the client asks.")
@@ -171,6 +182,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--producer-id-block %d: must be in [1, %d]", c.ProducerIDBlock, 1<<20)
 	case c.ShutdownTimeout <= 0:
 		return fmt.Errorf("--shutdown-timeout %v: must be positive", c.ShutdownTimeout)
+	case c.OffsetsTopicPartitions < 1 || c.OffsetsTopicPartitions > 1000:
+		return fmt.Errorf("--offsets-topic-partitions %d: must be in [1, 1000]", c.OffsetsTopicPartitions)
+	case c.OffsetsRetention < time.Minute:
+		return fmt.Errorf("--offsets-retention %v: must be at least 1m", c.OffsetsRetention)
 	case c.Kafka.MaxFetchWait <= 0:
 		return fmt.Errorf("--fetch-max-wait %v: must be positive", c.Kafka.MaxFetchWait)
 	}

@@ -37,6 +37,7 @@ func newTopicEntry(meta metadata.Topic, resolved metadata.Resolved, parts []*par
 	e.snap = &kafka.Topic{
 		Name:              meta.Name,
 		ID:                meta.ID,
+		Internal:          meta.Name == offsetsTopic,
 		Configs:           maps.Clone(meta.Configs),
 		Resolved:          resolved,
 		PartitionCount:    meta.Partitions,
@@ -203,6 +204,9 @@ func (a *Agent) collides(name string) (string, bool) {
 func (a *Agent) CreateTopic(ctx context.Context, name string, partitions int32, rf int16, configs map[string]string, validateOnly bool) (*kafka.Topic, error) {
 	a.adminMu.Lock()
 	defer a.adminMu.Unlock()
+	if name == offsetsTopic {
+		return nil, fmt.Errorf("%w: %q is the group coordinator's internal topic; it is created on first use", metadata.ErrInvalidTopic, name)
+	}
 	if err := metadata.ValidateTopicName(name); err != nil {
 		return nil, err
 	}
@@ -212,29 +216,49 @@ func (a *Agent) CreateTopic(ctx context.Context, name string, partitions int32, 
 	if rf < 0 {
 		rf = a.cfg.DefaultReplicationFactor
 	}
+	if validateOnly {
+		resolved, _, err := a.checkNewTopic(name, partitions, rf, configs)
+		if err != nil {
+			return nil, err
+		}
+		return &kafka.Topic{Name: name, Configs: maps.Clone(configs), Resolved: resolved, PartitionCount: partitions, ReplicationFactor: rf}, nil
+	}
+	return a.createTopicLocked(ctx, name, partitions, rf, configs)
+}
+
+// checkNewTopic validates a topic about to be created and places its
+// replicas. a.adminMu is held.
+func (a *Agent) checkNewTopic(name string, partitions int32, rf int16, configs map[string]string) (metadata.Resolved, [][]int32, error) {
 	if partitions == 0 {
-		return nil, fmt.Errorf("%w: topic %q: 0 partitions; must be at least 1", metadata.ErrInvalidPartitions, name)
+		return metadata.Resolved{}, nil, fmt.Errorf("%w: topic %q: 0 partitions; must be at least 1", metadata.ErrInvalidPartitions, name)
 	}
 	agents := []int32{a.id}
 	if rf == 0 || int(rf) > len(agents) {
-		return nil, fmt.Errorf("%w: topic %q: replication factor %d; must be 1 to %d (the live agents)", metadata.ErrInvalidReplicationFactor, name, rf, len(agents))
+		return metadata.Resolved{}, nil, fmt.Errorf("%w: topic %q: replication factor %d; must be 1 to %d (the live agents)", metadata.ErrInvalidReplicationFactor, name, rf, len(agents))
 	}
 	resolved, err := metadata.Resolve(configs, a.cfg.TopicDefaults)
 	if err != nil {
-		return nil, fmt.Errorf("topic %q: %w", name, err)
+		return metadata.Resolved{}, nil, fmt.Errorf("topic %q: %w", name, err)
 	}
 	if _, ok := a.entry(name); ok {
-		return nil, fmt.Errorf("%w: %q", metadata.ErrTopicExists, name)
+		return metadata.Resolved{}, nil, fmt.Errorf("%w: %q", metadata.ErrTopicExists, name)
 	}
 	if other, ok := a.collides(name); ok {
-		return nil, fmt.Errorf("%w: %q collides with existing topic %q ('.' and '_' are treated alike)", metadata.ErrInvalidTopic, name, other)
+		return metadata.Resolved{}, nil, fmt.Errorf("%w: %q collides with existing topic %q ('.' and '_' are treated alike)", metadata.ErrInvalidTopic, name, other)
 	}
 	assignment, err := metadata.AllocateAssignment(partitions, rf, agents, rand.IntN(len(agents)))
 	if err != nil {
-		return nil, err
+		return metadata.Resolved{}, nil, err
 	}
-	if validateOnly {
-		return &kafka.Topic{Name: name, Configs: maps.Clone(configs), Resolved: resolved, PartitionCount: partitions, ReplicationFactor: rf}, nil
+	return resolved, assignment, nil
+}
+
+// createTopicLocked creates a topic in the store and opens its local
+// partitions. a.adminMu is held.
+func (a *Agent) createTopicLocked(ctx context.Context, name string, partitions int32, rf int16, configs map[string]string) (*kafka.Topic, error) {
+	resolved, assignment, err := a.checkNewTopic(name, partitions, rf, configs)
+	if err != nil {
+		return nil, err
 	}
 	t, err := a.store.CreateTopic(ctx, name, partitions, assignment, configs)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 )
@@ -149,6 +150,15 @@ func (b *adminBackend) TopicConfigDefaults() metadata.Defaults           { retur
 func (b *adminBackend) AgentConfigs() []metadata.ConfigEntry             { return b.agentConfigs }
 func (b *adminBackend) NewProducerID(ctx context.Context) (int64, error) { return 1, nil }
 func (b *adminBackend) DataSignal() <-chan struct{}                      { return make(chan struct{}) }
+
+// Groups are not modelled: every lookup says the coordinator is elsewhere.
+func (b *adminBackend) FindGroupCoordinator(ctx context.Context, g string) (Broker, error) {
+	return Broker{}, ErrCoordinatorNotAvailable
+}
+func (b *adminBackend) GroupCoordinator(ctx context.Context, g string) (*group.Coordinator, error) {
+	return nil, ErrNotCoordinator
+}
+func (b *adminBackend) GroupCoordinators() []*group.Coordinator { return nil }
 
 // adminPartition is a partition replica with fixed offsets and an epoch
 // cache of (epoch, start offset) entries in increasing order.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 )
@@ -39,6 +40,15 @@ type Backend interface {
 	// DataSignal returns a channel closed at the next high-watermark advance
 	// of any partition; long-polling fetches wait on it.
 	DataSignal() <-chan struct{}
+
+	// FindGroupCoordinator returns the agent that coordinates a group,
+	// creating __consumer_offsets on first use.
+	FindGroupCoordinator(ctx context.Context, group string) (Broker, error)
+	// GroupCoordinator returns the coordinator of a group when this agent
+	// is it (ErrNotCoordinator otherwise), loading it on first use.
+	GroupCoordinator(ctx context.Context, group string) (*group.Coordinator, error)
+	// GroupCoordinators returns the coordinators loaded on this agent.
+	GroupCoordinators() []*group.Coordinator
 }
 
 // Broker is one live agent as Metadata reports it.
@@ -91,4 +101,6 @@ var (
 	ErrNotLeader               = errors.New("kafka: not the leader for this partition")
 	ErrNotEnoughReplicas       = errors.New("kafka: not enough in-sync replicas")
 	ErrTopicBeingDeleted       = errors.New("kafka: topic is being deleted")
+	ErrNotCoordinator          = errors.New("kafka: not the coordinator for this group")
+	ErrCoordinatorNotAvailable = errors.New("kafka: coordinator not available")
 )

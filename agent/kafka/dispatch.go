@@ -53,6 +53,7 @@ func init() {
 	register(19, 2, 7, typed(handleCreateTopics))
 	register(20, 1, 6, typed(handleDeleteTopics))
 	registerAdmin()
+	registerGroups()
 }
 
 func supported(key, version int16) bool {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/agent/metadata"
@@ -25,6 +26,22 @@ func errorCode(err error) int16 {
 		return kerr.UnknownTopicOrPartition.Code
 	case errors.Is(err, ErrNotLeader):
 		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, ErrNotCoordinator), errors.Is(err, group.ErrClosed):
+		return kerr.NotCoordinator.Code
+	case errors.Is(err, ErrCoordinatorNotAvailable):
+		return kerr.CoordinatorNotAvailable.Code
+	case errors.Is(err, group.ErrLoading):
+		return kerr.CoordinatorLoadInProgress.Code
+	case errors.Is(err, group.ErrIllegalGeneration):
+		return kerr.IllegalGeneration.Code
+	case errors.Is(err, group.ErrUnknownMember):
+		return kerr.UnknownMemberID.Code
+	case errors.Is(err, group.ErrGroupNotFound):
+		return kerr.GroupIDNotFound.Code
+	case errors.Is(err, group.ErrNotEmpty):
+		return kerr.NonEmptyGroup.Code
+	case errors.Is(err, group.ErrInvalidGroupID):
+		return kerr.InvalidGroupID.Code
 	case errors.Is(err, ErrNotEnoughReplicas):
 		return kerr.NotEnoughReplicas.Code
 	case errors.Is(err, metadata.ErrTopicExists):
@@ -45,8 +62,10 @@ func errorCode(err error) int16 {
 		return kerr.OutOfOrderSequenceNumber.Code
 	case errors.Is(err, log.ErrInvalidProducerEpoch):
 		return kerr.InvalidProducerEpoch.Code
-	case errors.Is(err, log.ErrStorage), errors.Is(err, log.ErrClosed):
+	case errors.Is(err, log.ErrStorage), errors.Is(err, log.ErrClosed), errors.Is(err, log.ErrFailed), errors.Is(err, log.ErrTruncated):
 		return kerr.KafkaStorageError.Code
+	case errors.Is(err, log.ErrBatchTooLarge):
+		return kerr.RecordListTooLarge.Code
 	case errors.Is(err, batch.ErrMagic):
 		return kerr.UnsupportedForMessageFormat.Code
 	case errors.Is(err, batch.ErrUnsupportedCodec):

@@ -13,7 +13,9 @@ package kafka
 // overlap instead of adding up. With log.flush=always every acks level is
 // answered after an fsync covering the batch (Kafka answers acks=1 from the
 // page cache); acks=all below min.insync.replicas is NOT_ENOUGH_REPLICAS
-// before anything is written, as in Kafka.
+// before anything is written, as in Kafka. Internal topics
+// (__consumer_offsets) refuse client produces with INVALID_TOPIC_EXCEPTION,
+// as in Kafka.
 
 import (
 	"context"
@@ -88,6 +90,11 @@ func handleProduce(ctx context.Context, s *Server, r *request, req *kmsg.Produce
 func (s *Server) producePartition(ctx context.Context, t *Topic, p Partition, records []byte, acks int16, rp *kmsg.ProduceResponseTopicPartition) {
 	if p.Leader() != s.backend.AgentID() {
 		rp.ErrorCode = kerr.NotLeaderForPartition.Code
+		return
+	}
+	if t.Internal {
+		rp.ErrorCode = kerr.InvalidTopicException.Code
+		rp.ErrorMessage = strptr("topic " + t.Name + " is internal; clients cannot produce to it")
 		return
 	}
 	raw, err := prepareBatch(t.Resolved, records, time.Now())

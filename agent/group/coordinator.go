@@ -1,0 +1,316 @@
+package group
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/strata-streaming/strata/agent/log/batch"
+)
+
+// Log is the partition of __consumer_offsets a Coordinator keeps its
+// records in. The agent implements it over a partition log.
+type Log interface {
+	// Append writes one batch and returns once it is durable (acks=all).
+	Append(ctx context.Context, raw []byte) error
+	// Read returns whole batches from offset, below the high watermark, at
+	// most about maxBytes (at least one batch).
+	Read(offset int64, maxBytes int) ([]byte, error)
+	LogStartOffset() int64
+	HighWatermark() int64
+}
+
+// Config holds a coordinator's settings, named after Kafka's.
+type Config struct {
+	// OffsetsRetention (offsets.retention.minutes) is how long the offsets
+	// of a group without members are kept after their last commit.
+	OffsetsRetention time.Duration
+	// MaxMetadataBytes (offset.metadata.max.bytes) bounds a commit's
+	// metadata string.
+	MaxMetadataBytes int
+}
+
+// DefaultConfig returns Kafka's defaults.
+func DefaultConfig() Config {
+	return Config{OffsetsRetention: 7 * 24 * time.Hour, MaxMetadataBytes: 4096}
+}
+
+// maxDecompressed bounds one replayed batch once decompressed.
+const maxDecompressed = 64 << 20
+
+// replayChunkBytes is how much of the log one replay read asks for.
+const replayChunkBytes = 1 << 20
+
+// Coordinator serves the groups that hash to one partition of
+// __consumer_offsets. See the package comment for the contract.
+type Coordinator struct {
+	partition int32
+	log       Log
+	cfg       Config
+	logger    *slog.Logger
+	now       func() time.Time
+
+	mu     sync.Mutex
+	groups map[string]*groupState
+	closed bool
+}
+
+// groupState is what the coordinator knows of one group.
+type groupState struct {
+	offsets map[TopicPartition]Offset
+}
+
+func (g *groupState) empty() bool { return len(g.offsets) == 0 }
+
+// Load replays the partition and returns a ready coordinator.
+func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.Logger) (*Coordinator, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	c := &Coordinator{partition: partition, log: l, cfg: cfg, logger: logger, now: time.Now, groups: map[string]*groupState{}}
+	start, end := l.LogStartOffset(), l.HighWatermark()
+	records := 0
+	for offset := start; offset < end; {
+		chunk, err := l.Read(offset, replayChunkBytes)
+		if err != nil {
+			return nil, fmt.Errorf("group: replay partition %d at offset %d: %w", partition, offset, err)
+		}
+		if len(chunk) == 0 {
+			break
+		}
+		next := offset
+		_, err = batch.Split(chunk, func(h batch.Header, raw []byte) error {
+			next = h.LastOffset() + 1
+			_, recs, err := batch.Records(raw, maxDecompressed)
+			if err != nil {
+				return err
+			}
+			for _, r := range recs {
+				d, ok, err := decodeRecord(r)
+				if err != nil {
+					return fmt.Errorf("offset %d: %w", h.BaseOffset+int64(r.OffsetDelta), err)
+				}
+				if ok {
+					c.apply(d)
+					records++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("group: replay partition %d: %w", partition, err)
+		}
+		if next <= offset {
+			return nil, fmt.Errorf("group: replay partition %d made no progress at offset %d", partition, offset)
+		}
+		offset = next
+	}
+	logger.Info("group coordinator loaded", "partition", partition, "records", records, "groups", len(c.groups), "end", end)
+	return c, nil
+}
+
+// apply changes memory for one record (replayed or just written).
+func (c *Coordinator) apply(d decoded) {
+	g := c.groups[d.group]
+	if d.offset == nil {
+		if g != nil {
+			delete(g.offsets, d.tp)
+			if g.empty() {
+				delete(c.groups, d.group)
+			}
+		}
+		return
+	}
+	if g == nil {
+		g = &groupState{offsets: map[TopicPartition]Offset{}}
+		c.groups[d.group] = g
+	}
+	g.offsets[d.tp] = *d.offset
+}
+
+// write appends records and applies them once durable. c.mu is held.
+func (c *Coordinator) writeLocked(ctx context.Context, ds []decoded) error {
+	if c.closed {
+		return ErrClosed
+	}
+	if len(ds) == 0 {
+		return nil
+	}
+	recs := make([]batch.Record, len(ds))
+	for i, d := range ds {
+		recs[i] = offsetRecord(d.group, d.tp, d.offset)
+	}
+	raw, err := buildBatch(recs, c.now())
+	if err != nil {
+		return fmt.Errorf("group: encode records: %w", err)
+	}
+	if err := c.log.Append(ctx, raw); err != nil {
+		return err
+	}
+	for _, d := range ds {
+		c.apply(d)
+	}
+	return nil
+}
+
+// Commit is one OffsetCommit of a group.
+type Commit struct {
+	Group      string
+	MemberID   string
+	Generation int32 // -1 for a commit from outside the group protocol
+	Offsets    map[TopicPartition]Offset
+}
+
+// CommitOffsets stores every offset of r, all or none. Until the group
+// protocol is served, only commits from outside it (generation -1, as
+// consumers that assign partitions themselves send) are accepted.
+func (c *Coordinator) CommitOffsets(ctx context.Context, r Commit) error {
+	if r.Group == "" {
+		return ErrInvalidGroupID
+	}
+	if r.Generation >= 0 {
+		return fmt.Errorf("%w: group %q has no generation %d", ErrIllegalGeneration, r.Group, r.Generation)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	ds := make([]decoded, 0, len(r.Offsets))
+	for _, tp := range sortedPartitions(r.Offsets) {
+		o := r.Offsets[tp]
+		o.CommitTime = now
+		ds = append(ds, decoded{group: r.Group, tp: tp, offset: &o})
+	}
+	return c.writeLocked(ctx, ds)
+}
+
+// FetchOffsets returns the group's committed offsets of tps, or all of them
+// when tps is nil. Partitions without a commit are absent.
+func (c *Coordinator) FetchOffsets(group string, tps []TopicPartition) (map[TopicPartition]Offset, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	g := c.groups[group]
+	if g == nil {
+		return map[TopicPartition]Offset{}, nil
+	}
+	if tps == nil {
+		return maps.Clone(g.offsets), nil
+	}
+	out := make(map[TopicPartition]Offset, len(tps))
+	for _, tp := range tps {
+		if o, ok := g.offsets[tp]; ok {
+			out[tp] = o
+		}
+	}
+	return out, nil
+}
+
+// DeleteOffsets removes the group's offsets of tps (OffsetDelete).
+func (c *Coordinator) DeleteOffsets(ctx context.Context, group string, tps []TopicPartition) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[group]
+	if g == nil {
+		return fmt.Errorf("%w: %q", ErrGroupNotFound, group)
+	}
+	var ds []decoded
+	for _, tp := range tps {
+		if _, ok := g.offsets[tp]; ok {
+			ds = append(ds, decoded{group: group, tp: tp})
+		}
+	}
+	return c.writeLocked(ctx, ds)
+}
+
+// DeleteGroup removes a group without members and all its offsets.
+func (c *Coordinator) DeleteGroup(ctx context.Context, group string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[group]
+	if g == nil {
+		return fmt.Errorf("%w: %q", ErrGroupNotFound, group)
+	}
+	ds := make([]decoded, 0, len(g.offsets))
+	for _, tp := range sortedPartitions(g.offsets) {
+		ds = append(ds, decoded{group: group, tp: tp})
+	}
+	return c.writeLocked(ctx, ds)
+}
+
+// Groups lists the groups this coordinator holds state for, sorted.
+func (c *Coordinator) Groups() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Sorted(maps.Keys(c.groups))
+}
+
+// ExpireOffsets deletes offsets of groups without members whose last
+// commit is older than OffsetsRetention, and returns how many it deleted.
+func (c *Coordinator) ExpireOffsets(ctx context.Context) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cutoff := c.now().Add(-c.cfg.OffsetsRetention)
+	var ds []decoded
+	for _, name := range slices.Sorted(maps.Keys(c.groups)) {
+		g := c.groups[name]
+		for _, tp := range sortedPartitions(g.offsets) {
+			if g.offsets[tp].CommitTime.Before(cutoff) {
+				ds = append(ds, decoded{group: name, tp: tp})
+			}
+		}
+	}
+	return len(ds), c.writeLocked(ctx, ds)
+}
+
+// Close makes every later call fail with ErrClosed. Calls in progress
+// finish first.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+}
+
+// sortedPartitions orders a commit's partitions so records are written in a
+// stable order (tests and replays compare logs).
+func sortedPartitions[V any](m map[TopicPartition]V) []TopicPartition {
+	return slices.SortedFunc(maps.Keys(m), ComparePartitions)
+}
+
+// ComparePartitions orders by topic, then partition.
+func ComparePartitions(a, b TopicPartition) int {
+	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return int(a.Partition) - int(b.Partition)
+}
+
+// Partition returns the index of the __consumer_offsets partition that
+// coordinates group: Java's String.hashCode of the id, made non-negative,
+// modulo the partition count, exactly as Kafka computes it, so the same
+// group lands on the same partition number in both systems.
+func Partition(group string, partitions int32) int32 {
+	var h int32
+	for _, r := range group {
+		// Java hashes UTF-16 code units.
+		if r >= 0x10000 {
+			r -= 0x10000
+			h = 31*h + int32(0xD800+(r>>10))
+			h = 31*h + int32(0xDC00+(r&0x3FF))
+			continue
+		}
+		h = 31*h + int32(r)
+	}
+	if h == -1<<31 {
+		h = 0 // Kafka's Utils.abs maps MIN_VALUE to 0
+	} else if h < 0 {
+		h = -h
+	}
+	return h % partitions
+}

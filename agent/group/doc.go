@@ -1,0 +1,23 @@
+// Package group is the consumer-group coordinator (DESIGN.md §9): committed
+// offsets kept as records in a partition of the internal topic
+// __consumer_offsets, rebuilt from that partition when a coordinator starts.
+//
+// # Records
+//
+// Records use Apache Kafka's own schemas for __consumer_offsets, so Kafka's
+// tools could read the partition:
+//
+//	key   OffsetCommitKey   v1: group, topic, partition
+//	value OffsetCommitValue v3: offset, leader epoch, metadata, commit time (ms)
+//	      (a null value is a tombstone: the offset was deleted)
+//
+// Keys of other versions (group metadata, v2) are skipped on replay.
+//
+// # Concurrency
+//
+// A Coordinator serves one partition of __consumer_offsets. All of its
+// methods are safe for concurrent use; one mutex orders every change, and a
+// change is applied to memory only after its records are durable in the
+// log, so what a client was told survives a restart. Methods never hold
+// the mutex while waiting for anything but that one append.
+package group

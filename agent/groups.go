@@ -1,0 +1,166 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/strata-streaming/strata/agent/group"
+	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/metadata"
+)
+
+// offsetsTopic is the internal topic whose partitions hold committed
+// offsets; partition group.Partition(id, N) coordinates group id.
+const offsetsTopic = "__consumer_offsets"
+
+// offsetsTopicConfigs: committed offsets are kept until a tombstone or
+// expiry removes them, never by age of segment, since Strata has no log
+// compaction to keep the newest value of each key.
+var offsetsTopicConfigs = map[string]string{metadata.RetentionMs: "-1", metadata.SegmentBytes: strconv.Itoa(100 << 20)}
+
+// coordinators holds the loaded group coordinators, one per partition of
+// __consumer_offsets led here. A coordinator is loaded (its partition
+// replayed) by the first request that needs it.
+type coordinators struct {
+	mu     sync.Mutex // guards byPart; held while a partition loads
+	byPart map[int32]*group.Coordinator
+	closed bool
+}
+
+// offsetsLog adapts a partition of __consumer_offsets to group.Log.
+type offsetsLog struct{ p *partition }
+
+func (o offsetsLog) Append(ctx context.Context, raw []byte) error {
+	_, err := o.p.Append(ctx, raw, -1)
+	return err
+}
+func (o offsetsLog) Read(offset int64, maxBytes int) ([]byte, error) {
+	return o.p.Read(offset, maxBytes, true)
+}
+func (o offsetsLog) LogStartOffset() int64 { return o.p.LogStartOffset() }
+func (o offsetsLog) HighWatermark() int64  { return o.p.HighWatermark() }
+
+// ensureOffsetsTopic returns __consumer_offsets, creating it on first use
+// with --offsets-topic-partitions partitions.
+func (a *Agent) ensureOffsetsTopic(ctx context.Context) (*topicEntry, error) {
+	if e, ok := a.entry(offsetsTopic); ok {
+		return e, nil
+	}
+	a.adminMu.Lock()
+	defer a.adminMu.Unlock()
+	if e, ok := a.entry(offsetsTopic); ok {
+		return e, nil
+	}
+	rf := min(a.cfg.DefaultReplicationFactor, 3)
+	if _, err := a.createTopicLocked(ctx, offsetsTopic, a.cfg.OffsetsTopicPartitions, rf, offsetsTopicConfigs); err != nil {
+		return nil, fmt.Errorf("create %s: %w", offsetsTopic, err)
+	}
+	e, _ := a.entry(offsetsTopic)
+	return e, nil
+}
+
+// offsetsPartition returns the partition of __consumer_offsets that
+// coordinates groupID.
+func (a *Agent) offsetsPartition(ctx context.Context, groupID string) (*partition, error) {
+	e, err := a.ensureOffsetsTopic(ctx)
+	if err != nil {
+		return nil, err
+	}
+	index := group.Partition(groupID, e.meta.Partitions)
+	for _, p := range e.parts {
+		if p.index == index {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %s-%d has no replica here", kafka.ErrNotCoordinator, offsetsTopic, index)
+}
+
+// FindGroupCoordinator implements kafka.Backend.
+func (a *Agent) FindGroupCoordinator(ctx context.Context, groupID string) (kafka.Broker, error) {
+	p, err := a.offsetsPartition(ctx, groupID)
+	if err != nil {
+		return kafka.Broker{}, err
+	}
+	leader := p.Leader()
+	for _, b := range a.Brokers() {
+		if b.ID == leader {
+			return b, nil
+		}
+	}
+	return kafka.Broker{}, fmt.Errorf("%w: leader %d of %s-%d is not live", kafka.ErrCoordinatorNotAvailable, leader, offsetsTopic, p.index)
+}
+
+// GroupCoordinator implements kafka.Backend.
+func (a *Agent) GroupCoordinator(ctx context.Context, groupID string) (*group.Coordinator, error) {
+	if groupID == "" {
+		return nil, group.ErrInvalidGroupID
+	}
+	p, err := a.offsetsPartition(ctx, groupID)
+	if err != nil {
+		return nil, err
+	}
+	if p.Leader() != a.id {
+		return nil, fmt.Errorf("%w: %s-%d is led by agent %d", kafka.ErrNotCoordinator, offsetsTopic, p.index, p.Leader())
+	}
+	a.coords.mu.Lock()
+	defer a.coords.mu.Unlock()
+	if a.coords.closed {
+		return nil, group.ErrClosed
+	}
+	if c, ok := a.coords.byPart[p.index]; ok {
+		return c, nil
+	}
+	c, err := group.Load(ctx, p.index, offsetsLog{p}, a.groupConfig(), a.logger.With("component", "group"))
+	if err != nil {
+		return nil, errors.Join(kafka.ErrCoordinatorNotAvailable, err)
+	}
+	if a.coords.byPart == nil {
+		a.coords.byPart = map[int32]*group.Coordinator{}
+	}
+	a.coords.byPart[p.index] = c
+	return c, nil
+}
+
+// GroupCoordinators implements kafka.Backend.
+func (a *Agent) GroupCoordinators() []*group.Coordinator {
+	a.coords.mu.Lock()
+	defer a.coords.mu.Unlock()
+	out := make([]*group.Coordinator, 0, len(a.coords.byPart))
+	for _, c := range a.coords.byPart {
+		out = append(out, c)
+	}
+	return out
+}
+
+func (a *Agent) groupConfig() group.Config {
+	c := group.DefaultConfig()
+	c.OffsetsRetention = a.cfg.OffsetsRetention
+	return c
+}
+
+// closeCoordinators stops every coordinator; later lookups fail.
+func (a *Agent) closeCoordinators() {
+	a.coords.mu.Lock()
+	defer a.coords.mu.Unlock()
+	a.coords.closed = true
+	for _, c := range a.coords.byPart {
+		c.Close()
+	}
+}
+
+// expireOffsets runs offsets.retention on every loaded coordinator.
+func (a *Agent) expireOffsets(ctx context.Context) {
+	for _, c := range a.GroupCoordinators() {
+		n, err := c.ExpireOffsets(ctx)
+		switch {
+		case errors.Is(err, group.ErrClosed):
+		case err != nil:
+			a.logger.Error("expire committed offsets", "err", err)
+		case n > 0:
+			a.logger.Info("expired committed offsets", "offsets", n)
+		}
+	}
+}

@@ -1,0 +1,53 @@
+package kafka
+
+// FindCoordinator (key 10), versions 0-5.
+//
+// Group keys (type 0) are answered with the leader of the partition of
+// __consumer_offsets that the group hashes to, as in Kafka; the topic is
+// created on the first lookup. Transaction keys (type 1) get
+// COORDINATOR_NOT_AVAILABLE with a message, since transactions are not
+// served. Version 6 (share-group keys, KIP-932) is not served.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleFindCoordinator(ctx context.Context, s *Server, r *request, req *kmsg.FindCoordinatorRequest) (*kmsg.FindCoordinatorResponse, error) {
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	keys := req.CoordinatorKeys
+	if r.version < 4 {
+		keys = []string{req.CoordinatorKey}
+	}
+	for _, key := range keys {
+		c := kmsg.NewFindCoordinatorResponseCoordinator()
+		c.Key, c.NodeID, c.Port = key, -1, -1
+		switch req.CoordinatorType {
+		case 0:
+			b, err := s.backend.FindGroupCoordinator(ctx, key)
+			if err != nil {
+				c.ErrorCode, c.ErrorMessage = errorCode(err), errorMessage(err)
+				if c.ErrorCode == kerr.UnknownServerError.Code {
+					c.ErrorCode = kerr.CoordinatorNotAvailable.Code
+				}
+			} else {
+				c.NodeID, c.Host, c.Port = b.ID, b.Host, b.Port
+			}
+		case 1:
+			c.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			c.ErrorMessage = strptr("transactions are not supported by Strata")
+		default:
+			c.ErrorCode = kerr.InvalidRequest.Code
+			c.ErrorMessage = strptr("unknown coordinator type")
+		}
+		resp.Coordinators = append(resp.Coordinators, c)
+	}
+	if r.version < 4 {
+		c := resp.Coordinators[0]
+		resp.ErrorCode, resp.ErrorMessage, resp.NodeID, resp.Host, resp.Port = c.ErrorCode, c.ErrorMessage, c.NodeID, c.Host, c.Port
+		resp.Coordinators = nil
+	}
+	return resp, nil
+}

@@ -1,0 +1,72 @@
+package kafka
+
+// OffsetCommit (key 8), versions 2-9.
+//
+// Until the group protocol is served, a commit must come from outside a
+// generation (GenerationID -1); any other generation is ILLEGAL_GENERATION.
+// A partition of a topic that does not exist is UNKNOWN_TOPIC_OR_PARTITION
+// and metadata longer than offset.metadata.max.bytes (4096) is
+// OFFSET_METADATA_TOO_LARGE; the other partitions of the request are
+// committed together, all or none. RetentionTimeMillis (v2-4) is ignored,
+// as in Kafka 4. Version 10 (topic ids) is not served.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/group"
+)
+
+// maxCommitMetadataBytes is Kafka's offset.metadata.max.bytes default.
+const maxCommitMetadataBytes = 4096
+
+func handleOffsetCommit(ctx context.Context, s *Server, r *request, req *kmsg.OffsetCommitRequest) (*kmsg.OffsetCommitResponse, error) {
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	commit := group.Commit{Group: req.Group, MemberID: req.MemberID, Generation: req.Generation, Offsets: map[group.TopicPartition]group.Offset{}}
+	codes := make([][]int16, len(req.Topics))
+	for i, rt := range req.Topics {
+		t, ok := s.backend.Topic(rt.Topic)
+		codes[i] = make([]int16, len(rt.Partitions))
+		for j, rp := range rt.Partitions {
+			switch {
+			case !ok || t.Internal || rp.Partition < 0 || rp.Partition >= t.PartitionCount:
+				codes[i][j] = kerr.UnknownTopicOrPartition.Code
+			case rp.Metadata != nil && len(*rp.Metadata) > maxCommitMetadataBytes:
+				codes[i][j] = kerr.OffsetMetadataTooLarge.Code
+			default:
+				o := group.Offset{Offset: rp.Offset, LeaderEpoch: rp.LeaderEpoch}
+				if r.version < 6 {
+					o.LeaderEpoch = -1
+				}
+				if rp.Metadata != nil {
+					o.Metadata = *rp.Metadata
+				}
+				commit.Offsets[group.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}] = o
+			}
+		}
+	}
+	var shared int16
+	if len(commit.Offsets) > 0 {
+		c, err := s.backend.GroupCoordinator(ctx, req.Group)
+		if err == nil {
+			err = c.CommitOffsets(ctx, commit)
+		}
+		shared = errorCode(err)
+	}
+	for i, rt := range req.Topics {
+		ct := kmsg.NewOffsetCommitResponseTopic()
+		ct.Topic = rt.Topic
+		for j, rp := range rt.Partitions {
+			cp := kmsg.NewOffsetCommitResponseTopicPartition()
+			cp.Partition, cp.ErrorCode = rp.Partition, codes[i][j]
+			if cp.ErrorCode == 0 {
+				cp.ErrorCode = shared
+			}
+			ct.Partitions = append(ct.Partitions, cp)
+		}
+		resp.Topics = append(resp.Topics, ct)
+	}
+	return resp, nil
+}

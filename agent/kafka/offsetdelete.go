@@ -1,0 +1,48 @@
+package kafka
+
+// OffsetDelete (key 47), version 0.
+//
+// Deletes a group's committed offsets of the named partitions. A group with
+// no state is GROUP_ID_NOT_FOUND; a partition of a topic that does not exist
+// is UNKNOWN_TOPIC_OR_PARTITION. Until the group protocol is served no group
+// has members, so GROUP_SUBSCRIBED_TO_TOPIC is never returned.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/group"
+)
+
+func handleOffsetDelete(ctx context.Context, s *Server, r *request, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error) {
+	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	c, err := s.backend.GroupCoordinator(ctx, req.Group)
+	if err != nil {
+		resp.ErrorCode = errorCode(err)
+		return resp, nil
+	}
+	var tps []group.TopicPartition
+	for _, rt := range req.Topics {
+		t, ok := s.backend.Topic(rt.Topic)
+		dt := kmsg.NewOffsetDeleteResponseTopic()
+		dt.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			dp := kmsg.NewOffsetDeleteResponseTopicPartition()
+			dp.Partition = rp.Partition
+			if !ok || rp.Partition < 0 || rp.Partition >= t.PartitionCount {
+				dp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			} else {
+				tps = append(tps, group.TopicPartition{Topic: rt.Topic, Partition: rp.Partition})
+			}
+			dt.Partitions = append(dt.Partitions, dp)
+		}
+		resp.Topics = append(resp.Topics, dt)
+	}
+	if err := c.DeleteOffsets(ctx, req.Group, tps); err != nil {
+		// The group-level error stands for every partition.
+		resp.ErrorCode = errorCode(err)
+	}
+	return resp, nil
+}

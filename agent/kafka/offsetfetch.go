@@ -1,0 +1,99 @@
+package kafka
+
+// OffsetFetch (key 9), versions 1-9.
+//
+// Versions 8+ ask for several groups at once; each group's answer carries
+// its own error. A null topic list asks for every committed offset of the
+// group. A partition without a commit answers offset -1, as in Kafka.
+// RequireStable (v7+) changes nothing: there are no transactions, so no
+// offset is ever pending. MemberID and MemberEpoch (v9, KIP-848) are not
+// checked yet. Version 10 (topic ids) is not served.
+
+import (
+	"context"
+	"maps"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/group"
+)
+
+func handleOffsetFetch(ctx context.Context, s *Server, r *request, req *kmsg.OffsetFetchRequest) (*kmsg.OffsetFetchResponse, error) {
+	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	if r.version < 8 {
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group = req.Group
+		if req.Topics != nil {
+			rg.Topics = []kmsg.OffsetFetchRequestGroupTopic{}
+			for _, t := range req.Topics {
+				gt := kmsg.NewOffsetFetchRequestGroupTopic()
+				gt.Topic, gt.Partitions = t.Topic, t.Partitions
+				rg.Topics = append(rg.Topics, gt)
+			}
+		}
+		g := s.fetchGroupOffsets(ctx, rg)
+		resp.ErrorCode = g.ErrorCode
+		for _, gt := range g.Topics {
+			t := kmsg.NewOffsetFetchResponseTopic()
+			t.Topic = gt.Topic
+			for _, gp := range gt.Partitions {
+				p := kmsg.NewOffsetFetchResponseTopicPartition()
+				p.Partition, p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode = gp.Partition, gp.Offset, gp.LeaderEpoch, gp.Metadata, gp.ErrorCode
+				t.Partitions = append(t.Partitions, p)
+			}
+			resp.Topics = append(resp.Topics, t)
+		}
+		return resp, nil
+	}
+	for _, rg := range req.Groups {
+		resp.Groups = append(resp.Groups, s.fetchGroupOffsets(ctx, rg))
+	}
+	return resp, nil
+}
+
+// fetchGroupOffsets answers one group of an OffsetFetch.
+func (s *Server) fetchGroupOffsets(ctx context.Context, rg kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
+	g := kmsg.NewOffsetFetchResponseGroup()
+	g.Group = rg.Group
+	c, err := s.backend.GroupCoordinator(ctx, rg.Group)
+	if err != nil {
+		g.ErrorCode = errorCode(err)
+		return g
+	}
+	var want []group.TopicPartition
+	if rg.Topics != nil {
+		want = []group.TopicPartition{}
+		for _, t := range rg.Topics {
+			for _, p := range t.Partitions {
+				want = append(want, group.TopicPartition{Topic: t.Topic, Partition: p})
+			}
+		}
+	}
+	got, err := c.FetchOffsets(rg.Group, want)
+	if err != nil {
+		g.ErrorCode = errorCode(err)
+		return g
+	}
+	if want == nil {
+		want = slices.SortedFunc(maps.Keys(got), group.ComparePartitions)
+	}
+	byTopic := map[string]int{}
+	for _, tp := range want {
+		i, ok := byTopic[tp.Topic]
+		if !ok {
+			i = len(g.Topics)
+			byTopic[tp.Topic] = i
+			t := kmsg.NewOffsetFetchResponseGroupTopic()
+			t.Topic = tp.Topic
+			g.Topics = append(g.Topics, t)
+		}
+		p := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+		p.Partition, p.Offset, p.LeaderEpoch, p.Metadata = tp.Partition, -1, -1, strptr("")
+		if o, ok := got[tp]; ok {
+			p.Offset, p.LeaderEpoch, p.Metadata = o.Offset, o.LeaderEpoch, strptr(o.Metadata)
+		}
+		g.Topics[i].Partitions = append(g.Topics[i].Partitions, p)
+	}
+	return g
+}
