@@ -138,6 +138,7 @@ func (a *Agent) GroupCoordinators() []*group.Coordinator {
 func (a *Agent) groupConfig() group.Config {
 	c := group.DefaultConfig()
 	c.OffsetsRetention = a.cfg.OffsetsRetention
+	c.InitialRebalanceDelay = a.cfg.GroupInitialRebalanceDelay
 	return c
 }
 

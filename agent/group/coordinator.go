@@ -33,11 +33,19 @@ type Config struct {
 	// MaxMetadataBytes (offset.metadata.max.bytes) bounds a commit's
 	// metadata string.
 	MaxMetadataBytes int
+	// MinSessionTimeout and MaxSessionTimeout bound what a member may ask
+	// for (group.min.session.timeout.ms, group.max.session.timeout.ms).
+	MinSessionTimeout, MaxSessionTimeout time.Duration
+	// InitialRebalanceDelay (group.initial.rebalance.delay.ms) holds the
+	// first rebalance of an empty group so that members starting together
+	// join one generation instead of one each.
+	InitialRebalanceDelay time.Duration
 }
 
 // DefaultConfig returns Kafka's defaults.
 func DefaultConfig() Config {
-	return Config{OffsetsRetention: 7 * 24 * time.Hour, MaxMetadataBytes: 4096}
+	return Config{OffsetsRetention: 7 * 24 * time.Hour, MaxMetadataBytes: 4096,
+		MinSessionTimeout: 6 * time.Second, MaxSessionTimeout: 30 * time.Minute, InitialRebalanceDelay: 3 * time.Second}
 }
 
 // maxDecompressed bounds one replayed batch once decompressed.
@@ -60,12 +68,39 @@ type Coordinator struct {
 	closed bool
 }
 
-// groupState is what the coordinator knows of one group.
+// groupState is what the coordinator knows of one group: its committed
+// offsets and, while it has members, its classic-protocol state.
 type groupState struct {
+	name    string
 	offsets map[TopicPartition]Offset
+
+	state                  State
+	protocolType, protocol string
+	generation             int32
+	leader                 string
+	members                map[string]*member
+	pending                map[string]*time.Timer // KIP-394 ids handed out, not yet joined
+	static                 map[string]string      // instance id -> member id
+	rebalance              *time.Timer            // ends the join phase at the latest
+	initialDelay           *time.Timer            // group.initial.rebalance.delay, while running
+	initialDelayEnd        time.Time
 }
 
-func (g *groupState) empty() bool { return len(g.offsets) == 0 }
+// forgettable reports whether nothing of g is worth keeping.
+func (g *groupState) forgettable() bool {
+	return len(g.offsets) == 0 && len(g.members) == 0 && len(g.pending) == 0 && g.state == StateEmpty
+}
+
+// group returns the state of name, creating an empty one.
+func (c *Coordinator) group(name string) *groupState {
+	g := c.groups[name]
+	if g == nil {
+		g = &groupState{name: name, offsets: map[TopicPartition]Offset{}, members: map[string]*member{},
+			pending: map[string]*time.Timer{}, static: map[string]string{}}
+		c.groups[name] = g
+	}
+	return g
+}
 
 // Load replays the partition and returns a ready coordinator.
 func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.Logger) (*Coordinator, error) {
@@ -120,17 +155,13 @@ func (c *Coordinator) apply(d decoded) {
 	if d.offset == nil {
 		if g != nil {
 			delete(g.offsets, d.tp)
-			if g.empty() {
+			if g.forgettable() {
 				delete(c.groups, d.group)
 			}
 		}
 		return
 	}
-	if g == nil {
-		g = &groupState{offsets: map[TopicPartition]Offset{}}
-		c.groups[d.group] = g
-	}
-	g.offsets[d.tp] = *d.offset
+	c.group(d.group).offsets[d.tp] = *d.offset
 }
 
 // write appends records and applies them once durable. c.mu is held.
@@ -155,6 +186,11 @@ func (c *Coordinator) writeLocked(ctx context.Context, ds []decoded) error {
 	for _, d := range ds {
 		c.apply(d)
 	}
+	for _, d := range ds {
+		if g := c.groups[d.group]; g != nil && g.forgettable() {
+			delete(c.groups, d.group)
+		}
+	}
 	return nil
 }
 
@@ -166,18 +202,34 @@ type Commit struct {
 	Offsets    map[TopicPartition]Offset
 }
 
-// CommitOffsets stores every offset of r, all or none. Until the group
-// protocol is served, only commits from outside it (generation -1, as
-// consumers that assign partitions themselves send) are accepted.
+// CommitOffsets stores every offset of r, all or none. A commit from
+// outside the group protocol (generation -1, as consumers that assign
+// partitions themselves send) is accepted while the group has no members;
+// otherwise the member and generation must be current, and a group that is
+// rebalancing answers ErrRebalanceInProgress, as in Kafka.
 func (c *Coordinator) CommitOffsets(ctx context.Context, r Commit) error {
 	if r.Group == "" {
 		return ErrInvalidGroupID
 	}
-	if r.Generation >= 0 {
-		return fmt.Errorf("%w: group %q has no generation %d", ErrIllegalGeneration, r.Group, r.Generation)
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if g := c.groups[r.Group]; g != nil && len(g.members) > 0 {
+		if r.Generation < 0 && r.MemberID == "" {
+			return fmt.Errorf("%w: group %q has members; commit as one of them", ErrUnknownMember, r.Group)
+		}
+		if g.state == StatePreparingRebalance {
+			if _, ok := g.members[r.MemberID]; ok {
+				return ErrRebalanceInProgress
+			}
+		}
+		gm, m, err := c.checkMemberLocked(r.Group, r.MemberID, "", r.Generation)
+		if err != nil {
+			return err
+		}
+		c.touchLocked(gm, m)
+	} else if r.Generation >= 0 {
+		return fmt.Errorf("%w: group %q has no generation %d", ErrIllegalGeneration, r.Group, r.Generation)
+	}
 	now := c.now()
 	ds := make([]decoded, 0, len(r.Offsets))
 	for _, tp := range sortedPartitions(r.Offsets) {
@@ -220,8 +272,12 @@ func (c *Coordinator) DeleteOffsets(ctx context.Context, group string, tps []Top
 	if g == nil {
 		return fmt.Errorf("%w: %q", ErrGroupNotFound, group)
 	}
+	subscribed := g.subscribedTopics()
 	var ds []decoded
 	for _, tp := range tps {
+		if subscribed[tp.Topic] {
+			return fmt.Errorf("%w: %q", ErrSubscribedToTopic, tp.Topic)
+		}
 		if _, ok := g.offsets[tp]; ok {
 			ds = append(ds, decoded{group: group, tp: tp})
 		}
@@ -237,6 +293,9 @@ func (c *Coordinator) DeleteGroup(ctx context.Context, group string) error {
 	if g == nil {
 		return fmt.Errorf("%w: %q", ErrGroupNotFound, group)
 	}
+	if len(g.members) > 0 || g.state != StateEmpty {
+		return fmt.Errorf("%w: %q is %s with %d members", ErrNotEmpty, group, g.state, len(g.members))
+	}
 	ds := make([]decoded, 0, len(g.offsets))
 	for _, tp := range sortedPartitions(g.offsets) {
 		ds = append(ds, decoded{group: group, tp: tp})
@@ -244,7 +303,8 @@ func (c *Coordinator) DeleteGroup(ctx context.Context, group string) error {
 	return c.writeLocked(ctx, ds)
 }
 
-// Groups lists the groups this coordinator holds state for, sorted.
+// Groups lists the groups this coordinator holds state for (offsets or
+// members), sorted.
 func (c *Coordinator) Groups() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -260,6 +320,9 @@ func (c *Coordinator) ExpireOffsets(ctx context.Context) (int, error) {
 	var ds []decoded
 	for _, name := range slices.Sorted(maps.Keys(c.groups)) {
 		g := c.groups[name]
+		if len(g.members) > 0 {
+			continue // offsets of an active group never expire
+		}
 		for _, tp := range sortedPartitions(g.offsets) {
 			if g.offsets[tp].CommitTime.Before(cutoff) {
 				ds = append(ds, decoded{group: name, tp: tp})
@@ -269,12 +332,33 @@ func (c *Coordinator) ExpireOffsets(ctx context.Context) (int, error) {
 	return len(ds), c.writeLocked(ctx, ds)
 }
 
-// Close makes every later call fail with ErrClosed. Calls in progress
-// finish first.
+// Close makes every later call fail with ErrClosed, answers parked
+// JoinGroup and SyncGroup requests with it (clients then look for the
+// coordinator again) and stops every timer. Calls in progress finish
+// first. It may be called twice.
 func (c *Coordinator) Close() {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.closed = true
-	c.mu.Unlock()
+	for _, g := range c.groups {
+		g.stopRebalanceTimers()
+		for _, t := range g.pending {
+			t.Stop()
+		}
+		for _, m := range g.members {
+			if m.expiry != nil {
+				m.expiry.Stop()
+			}
+			if m.join != nil {
+				m.join <- joinAnswer{err: ErrClosed}
+				m.join = nil
+			}
+			if m.sync != nil {
+				m.sync <- syncAnswer{err: ErrClosed}
+				m.sync = nil
+			}
+		}
+	}
 }
 
 // sortedPartitions orders a commit's partitions so records are written in a

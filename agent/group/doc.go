@@ -1,6 +1,8 @@
-// Package group is the consumer-group coordinator (DESIGN.md §9): committed
-// offsets kept as records in a partition of the internal topic
-// __consumer_offsets, rebuilt from that partition when a coordinator starts.
+// Package group is the consumer-group coordinator (DESIGN.md §9): the
+// classic group protocol (classic.go, members.go) and committed offsets
+// kept as records in a partition of the internal topic __consumer_offsets,
+// rebuilt from that partition when a coordinator starts. Membership is kept
+// in memory only; after a restart members rejoin.
 //
 // # Records
 //

@@ -16,6 +16,21 @@ var (
 	ErrInvalidGroupID = errors.New("group: invalid group id")
 	// ErrLoading: the coordinator is still replaying its partition.
 	ErrLoading = errors.New("group: coordinator is loading")
+	// ErrMemberIDRequired: a new member got its id and must join again
+	// with it (KIP-394).
+	ErrMemberIDRequired = errors.New("group: member id required")
+	// ErrRebalanceInProgress: the group is rebalancing; rejoin.
+	ErrRebalanceInProgress = errors.New("group: rebalance in progress")
+	// ErrInconsistentProtocol: the member's protocol type or assignors do
+	// not match the group's.
+	ErrInconsistentProtocol = errors.New("group: inconsistent group protocol")
+	// ErrInvalidSessionTimeout: a session timeout outside the allowed range.
+	ErrInvalidSessionTimeout = errors.New("group: invalid session timeout")
+	// ErrFencedInstanceID: a static member whose instance id now belongs
+	// to a newer member id.
+	ErrFencedInstanceID = errors.New("group: fenced instance id")
+	// ErrSubscribedToTopic: OffsetDelete of a topic a member subscribes to.
+	ErrSubscribedToTopic = errors.New("group: group is subscribed to the topic")
 	// ErrClosed: the coordinator stopped (its partition moved or the agent
 	// stops); the client should look for the coordinator again.
 	ErrClosed = errors.New("group: coordinator closed")

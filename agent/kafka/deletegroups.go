@@ -3,8 +3,7 @@ package kafka
 // DeleteGroups (key 42), versions 0-2.
 //
 // Deletes a group's state and committed offsets. A group with no state is
-// GROUP_ID_NOT_FOUND and one with members NON_EMPTY_GROUP, as in Kafka;
-// until the group protocol is served, no group has members.
+// GROUP_ID_NOT_FOUND and one with members NON_EMPTY_GROUP, as in Kafka.
 
 import (
 	"context"

@@ -40,6 +40,18 @@ func errorCode(err error) int16 {
 		return kerr.GroupIDNotFound.Code
 	case errors.Is(err, group.ErrNotEmpty):
 		return kerr.NonEmptyGroup.Code
+	case errors.Is(err, group.ErrMemberIDRequired):
+		return kerr.MemberIDRequired.Code
+	case errors.Is(err, group.ErrRebalanceInProgress):
+		return kerr.RebalanceInProgress.Code
+	case errors.Is(err, group.ErrInconsistentProtocol):
+		return kerr.InconsistentGroupProtocol.Code
+	case errors.Is(err, group.ErrInvalidSessionTimeout):
+		return kerr.InvalidSessionTimeout.Code
+	case errors.Is(err, group.ErrFencedInstanceID):
+		return kerr.FencedInstanceID.Code
+	case errors.Is(err, group.ErrSubscribedToTopic):
+		return kerr.GroupSubscribedToTopic.Code
 	case errors.Is(err, group.ErrInvalidGroupID):
 		return kerr.InvalidGroupID.Code
 	case errors.Is(err, ErrNotEnoughReplicas):

@@ -2,8 +2,9 @@ package kafka
 
 // OffsetCommit (key 8), versions 2-9.
 //
-// Until the group protocol is served, a commit must come from outside a
-// generation (GenerationID -1); any other generation is ILLEGAL_GENERATION.
+// A member's commit must name its current generation (ILLEGAL_GENERATION,
+// UNKNOWN_MEMBER_ID, or REBALANCE_IN_PROGRESS while the group rebalances);
+// a commit with generation -1 is accepted while the group has no members.
 // A partition of a topic that does not exist is UNKNOWN_TOPIC_OR_PARTITION
 // and metadata longer than offset.metadata.max.bytes (4096) is
 // OFFSET_METADATA_TOO_LARGE; the other partitions of the request are

@@ -4,8 +4,9 @@ package kafka
 //
 // Deletes a group's committed offsets of the named partitions. A group with
 // no state is GROUP_ID_NOT_FOUND; a partition of a topic that does not exist
-// is UNKNOWN_TOPIC_OR_PARTITION. Until the group protocol is served no group
-// has members, so GROUP_SUBSCRIBED_TO_TOPIC is never returned.
+// is UNKNOWN_TOPIC_OR_PARTITION. A topic that a member of the group
+// subscribes to is GROUP_SUBSCRIBED_TO_TOPIC for the whole request (Kafka
+// answers it per partition).
 
 import (
 	"context"

@@ -1,0 +1,34 @@
+package kafka
+
+// ListGroups (key 16), versions 0-5.
+//
+// Lists the groups of every coordinator loaded on this agent. StatesFilter
+// (v4+) and TypesFilter (v5+) are applied; every group is of type
+// "classic" until KIP-848 groups are served.
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleListGroups(ctx context.Context, s *Server, r *request, req *kmsg.ListGroupsRequest) (*kmsg.ListGroupsResponse, error) {
+	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
+	for _, c := range s.backend.GroupCoordinators() {
+		for _, l := range c.List() {
+			state := l.State.String()
+			if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(f string) bool { return strings.EqualFold(f, state) }) {
+				continue
+			}
+			if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(f string) bool { return strings.EqualFold(f, "classic") }) {
+				continue
+			}
+			g := kmsg.NewListGroupsResponseGroup()
+			g.Group, g.ProtocolType, g.GroupState, g.GroupType = l.Group, l.ProtocolType, state, "classic"
+			resp.Groups = append(resp.Groups, g)
+		}
+	}
+	return resp, nil
+}
