@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +24,14 @@ func groupTestConfig(t *testing.T) Config {
 // groupConsumer is a franz-go group member, closed when the test ends.
 func groupConsumer(t *testing.T, a *running, groupID, topic string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
+	cl, _ := stoppableConsumer(t, a, groupID, topic, opts...)
+	return cl
+}
+
+// stoppableConsumer is groupConsumer with a function that stops polling
+// and closes the client early (a static member then does not leave).
+func stoppableConsumer(t *testing.T, a *running, groupID, topic string, opts ...kgo.Opt) (*kgo.Client, func()) {
+	t.Helper()
 	base := []kgo.Opt{
 		kgo.SeedBrokers(a.KafkaAddr().String()), kgo.ConsumerGroup(groupID), kgo.ConsumeTopics(topic),
 		kgo.SessionTimeout(6 * time.Second), kgo.HeartbeatInterval(100 * time.Millisecond),
@@ -31,7 +41,6 @@ func groupConsumer(t *testing.T, a *running, groupID, topic string, opts ...kgo.
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(cl.Close)
 	// Polling drives the group: joins, syncs and rebalances happen as the
 	// client polls.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -42,8 +51,10 @@ func groupConsumer(t *testing.T, a *running, groupID, topic string, opts ...kgo.
 			cl.PollFetches(ctx)
 		}
 	}()
-	t.Cleanup(func() { cancel(); <-done })
-	return cl
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); <-done; cl.Close() }) }
+	t.Cleanup(stop)
+	return cl, stop
 }
 
 // waitAssigned waits until the group is Stable with exactly members
@@ -140,5 +151,72 @@ func TestGroupMembersShareSevenPartitions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// memberPartitions returns the partitions assigned to the member with
+// instanceID, from DescribeGroups.
+func memberPartitions(t *testing.T, adm *kadm.Client, groupID, instanceID string) (string, []int32) {
+	t.Helper()
+	described, err := adm.DescribeGroups(ctxT(t), groupID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range described[groupID].Members {
+		if m.InstanceID != nil && *m.InstanceID == instanceID {
+			assigned, _ := m.Assigned.AsConsumer()
+			var ps []int32
+			for _, tp := range assigned.Topics {
+				ps = append(ps, tp.Partitions...)
+			}
+			slices.Sort(ps)
+			return m.MemberID, ps
+		}
+	}
+	t.Fatalf("no member with instance id %s", instanceID)
+	return "", nil
+}
+
+// TestStaticMemberAndSessionTimeout: a static member that restarts within
+// its session timeout gets its partitions back without a rebalance (the
+// other member is not reassigned); one that does not come back is removed
+// after the session timeout and its partitions go to the survivor.
+func TestStaticMemberAndSessionTimeout(t *testing.T) {
+	a := start(t, groupTestConfig(t), nil)
+	adm := kadm.NewClient(a.client(t))
+	createTopic(t, a.client(t), "seven", 7, nil)
+	var assignedToI0 atomic.Int32
+	groupConsumer(t, a, "static", "seven", kgo.InstanceID("i0"), kgo.Balancers(kgo.RangeBalancer()),
+		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) { assignedToI0.Add(1) }))
+	_, stop1 := stoppableConsumer(t, a, "static", "seven", kgo.InstanceID("i1"), kgo.Balancers(kgo.RangeBalancer()))
+	waitAssigned(t, adm, "static", "seven", 7, 2)
+	oldID, oldParts := memberPartitions(t, adm, "static", "i1")
+	before := assignedToI0.Load()
+
+	stop1() // a static member closes without leaving
+	_, stop2 := stoppableConsumer(t, a, "static", "seven", kgo.InstanceID("i1"), kgo.Balancers(kgo.RangeBalancer()))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		id, parts := memberPartitions(t, adm, "static", "i1")
+		if id != oldID {
+			if !slices.Equal(parts, oldParts) {
+				t.Fatalf("restarted static member got %v, had %v", parts, oldParts)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("restarted static member never replaced its old member id")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitAssigned(t, adm, "static", "seven", 7, 2)
+	if after := assignedToI0.Load(); after != before {
+		t.Errorf("member i0 was reassigned %d times while i1 restarted; a static rejoin must not rebalance", after-before)
+	}
+
+	stop2() // and now i1 stays away: after the 6 s session timeout it is out
+	counts := waitAssigned(t, adm, "static", "seven", 7, 1)
+	if counts[0] != 7 {
+		t.Errorf("survivor owns %d partitions, want 7", counts[0])
 	}
 }
