@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -267,3 +268,40 @@ func (c *collector) check(t *testing.T, partitions, perPartition int) {
 }
 
 func head(s []string) []string { return s[:min(len(s), 5)] }
+
+// TestKcatGroup: kcat -G (librdkafka's balanced consumer, classic protocol)
+// reads a topic completely as a group member and commits what it read, so
+// the group's committed offsets end at the log ends.
+func TestKcatGroup(t *testing.T) {
+	kcat := kcatPath(t)
+	a := testagent.Start(t, testagent.Options{ExtraArgs: groupAgentArgs})
+	const partitions, perPartition = 3, 20
+	adm := newAdmin(t, a.Addr())
+	createTopic(t, adm, "kcat-group", partitions, nil)
+	produceN(t, a.Addr(), "kcat-group", partitions, perPartition)
+	out := runKcat(t, kcat, nil, "-b", a.Addr(), "-G", "kcat-g", "-o", "beginning", "-e", "-q",
+		"-X", "enable.auto.commit=true", "-X", "auto.commit.interval.ms=100", "-f", "%p %s\n", "kcat-group")
+	got := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		got[line] = true
+	}
+	for p := range partitions {
+		for i := range perPartition {
+			if line := fmt.Sprintf("%d p%d-%d", p, p, i); !got[line] {
+				t.Errorf("kcat -G did not print %q", line)
+			}
+		}
+	}
+	committed, err := adm.FetchOffsets(ctxT(t, opTimeout), "kcat-g")
+	if err == nil {
+		err = committed.Error()
+	}
+	if err != nil {
+		t.Fatalf("fetch committed offsets: %v", err)
+	}
+	for p := range int32(partitions) {
+		if o, ok := committed.Lookup("kcat-group", p); !ok || o.At != perPartition {
+			t.Errorf("partition %d: committed %+v, want %d", p, o, perPartition)
+		}
+	}
+}
