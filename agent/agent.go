@@ -117,6 +117,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	a.flush, _ = log.ParseFlushPolicy(cfg.LogFlush) // checked by Validate
 	defer func() {
 		if err != nil {
+			a.closePartitions()
 			a.release()
 		}
 	}()
@@ -211,10 +212,11 @@ func (a *Agent) openStore(ctx context.Context) error {
 	switch {
 	case ok:
 		a.id = m.AgentID
-		if _, err := a.store.Agent(ctx, a.id); errors.Is(err, metadata.ErrUnknownAgent) {
+		_, err := a.store.Agent(ctx, a.id)
+		if errors.Is(err, metadata.ErrUnknownAgent) {
 			err = a.store.ClaimAgent(ctx, a.id, info)
 		}
-		if err != nil && !errors.Is(err, metadata.ErrUnknownAgent) {
+		if err != nil {
 			return fmt.Errorf("--store %s: %w", url, err)
 		}
 		return nil
@@ -267,6 +269,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		a.logger.Info("agent stopping")
+	case <-a.stop: // Close was called elsewhere
 	case runErr = <-errc:
 		a.logger.Error("agent stopping after a server failed", "err", runErr)
 	}
@@ -295,15 +298,7 @@ func (a *Agent) Close() error {
 		}
 		a.wg.Wait()
 		a.closeCoordinators()
-		a.mu.Lock()
-		for name, e := range a.topics {
-			for _, p := range e.parts {
-				if err := p.close(); err != nil {
-					errs = append(errs, fmt.Errorf("close %s-%d: %w", name, p.index, err))
-				}
-			}
-		}
-		a.mu.Unlock()
+		errs = append(errs, a.closePartitions())
 		a.release()
 		a.closeErr = errors.Join(errs...)
 		if a.closeErr == nil {
@@ -311,6 +306,22 @@ func (a *Agent) Close() error {
 		}
 	})
 	return a.closeErr
+}
+
+// closePartitions closes every open partition log (fsync and clean-shutdown
+// mark).
+func (a *Agent) closePartitions() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var errs []error
+	for name, e := range a.topics {
+		for _, p := range e.parts {
+			if err := p.close(); err != nil {
+				errs = append(errs, fmt.Errorf("close %s-%d: %w", name, p.index, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // release closes what New opened before the servers: listeners not yet

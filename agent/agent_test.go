@@ -15,7 +15,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/internal/vfs"
+	"github.com/strata-streaming/strata/tiering/objstore"
 )
 
 // TestRestartKeepsTopicsAndRecords: topics (id, partitions, configs), the
@@ -207,5 +209,37 @@ func TestRetentionLoopDeletesOldSegments(t *testing.T) {
 	got := fetchValuesFrom(t, cl, "short", 0, p.LogStartOffset())
 	if len(got) == 0 || got[len(got)-1] != "record-19" {
 		t.Errorf("records after retention %q: the newest must stay", got)
+	}
+}
+
+// TestUnreadableTopicKeepsItsData: a topic whose topic.json this agent
+// cannot read (here: written by a newer version) is not served, but its
+// partition directories are kept, not taken for a deleted topic's.
+func TestUnreadableTopicKeepsItsData(t *testing.T) {
+	dir := t.TempDir()
+	a := start(t, testConfig(dir), nil)
+	cl := a.client(t)
+	id := createTopic(t, cl, "future", 1, nil)
+	if code, _ := produceRaw(t, cl, "future", 0, "keep me"); code != 0 {
+		t.Fatalf("produce: code %d", code)
+	}
+	cl.Close()
+	a.stop(t)
+
+	store, err := objstore.NewFS(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "topics/" + metadata.FormatTopicID(id) + "/topic.json"
+	if _, err := store.Put(context.Background(), key, []byte(`{"version": 99}`), objstore.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	b := start(t, testConfig(dir), nil)
+	if _, ok := b.Topic("future"); ok {
+		t.Error("a topic of a newer version is served")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "log", "future-0", "00000000000000000000.log")); err != nil {
+		t.Errorf("the unreadable topic's data was removed: %v", err)
 	}
 }

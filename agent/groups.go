@@ -54,7 +54,9 @@ func (a *Agent) ensureOffsetsTopic(ctx context.Context) (*topicEntry, error) {
 	if e, ok := a.entry(offsetsTopic); ok {
 		return e, nil
 	}
-	rf := min(a.cfg.DefaultReplicationFactor, 3)
+	// Never more replicas than live agents: a lookup must not fail with
+	// INVALID_REPLICATION_FACTOR, which clients do not retry.
+	rf := min(a.cfg.DefaultReplicationFactor, 3, int16(len(a.Brokers())))
 	if _, err := a.createTopicLocked(ctx, offsetsTopic, a.cfg.OffsetsTopicPartitions, rf, offsetsTopicConfigs); err != nil {
 		return nil, fmt.Errorf("create %s: %w", offsetsTopic, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -49,17 +50,25 @@ func newTopicEntry(meta metadata.Topic, resolved metadata.Resolved, parts []*par
 	return e
 }
 
+// maxDurationMs is the largest millisecond count a time.Duration holds.
+const maxDurationMs = math.MaxInt64 / int64(time.Millisecond)
+
 // logConfig turns a topic's effective configs into a partition log config.
 func (a *Agent) logConfig(r metadata.Resolved) log.Config {
 	c := log.DefaultConfig()
 	// Kafka accepts segment.bytes down to 14; a segment must hold at least
 	// one batch header, so tiny values are raised to that.
 	c.SegmentBytes = max(r.SegmentBytes, 61)
+	// Kafka accepts millisecond values up to Long.MAX; past ~292 years a
+	// time.Duration overflows, so such values mean "never" here.
 	c.SegmentMs = time.Duration(r.SegmentMs) * time.Millisecond
+	if r.SegmentMs > maxDurationMs {
+		c.SegmentMs = 0 // never roll by age
+	}
 	c.RetentionBytes = r.RetentionBytes
 	c.RetentionMs = time.Duration(r.RetentionMs) * time.Millisecond
-	if r.RetentionMs < 0 {
-		c.RetentionMs = -1
+	if r.RetentionMs < 0 || r.RetentionMs > maxDurationMs {
+		c.RetentionMs = -1 // forever
 	}
 	c.IndexIntervalBytes = int(r.IndexIntervalBytes)
 	c.Flush = a.flush
@@ -114,6 +123,9 @@ func (a *Agent) loadTopics(ctx context.Context) error {
 			}
 			p, err := a.openPartition(t, r, i, st)
 			if err != nil {
+				for _, p := range parts {
+					p.close()
+				}
 				return err
 			}
 			parts = append(parts, p)
@@ -126,9 +138,24 @@ func (a *Agent) loadTopics(ctx context.Context) error {
 		return fmt.Errorf("list %s: %w", a.logDir(), err)
 	}
 	for _, de := range entries {
-		if _, ok := keep[de.Name()]; !ok && de.IsDir() {
-			a.removeDir(de.Name(), "no stored topic owns it")
+		if _, ok := keep[de.Name()]; ok || !de.IsDir() {
+			continue
 		}
+		// Only a directory whose topic id is gone from the store is
+		// garbage: a topic the listing skipped (unreadable, or written by
+		// a newer version) still owns its data.
+		id, ok := readPartitionTopicID(a.fs, filepath.Join(a.logDir(), de.Name()))
+		if !ok {
+			a.logger.Warn("keeping partition directory without a readable topic id", "dir", de.Name())
+			continue
+		}
+		exists, err := a.store.TopicIDExists(ctx, id)
+		if err != nil || exists {
+			a.logger.Error("keeping partition directory of a topic that could not be read", "dir", de.Name(),
+				"topic_id", metadata.FormatTopicID(id), "err", err)
+			continue
+		}
+		a.removeDir(de.Name(), "its topic was deleted")
 	}
 	return nil
 }
@@ -329,6 +356,10 @@ func (a *Agent) DeleteTopic(ctx context.Context, name string) error {
 func (a *Agent) CreatePartitions(ctx context.Context, name string, total int32, validateOnly bool) error {
 	a.adminMu.Lock()
 	defer a.adminMu.Unlock()
+	if name == offsetsTopic {
+		// More partitions would move groups away from their offsets.
+		return fmt.Errorf("%w: %q is internal; its partition count cannot change", metadata.ErrInvalidTopic, name)
+	}
 	e, ok := a.entry(name)
 	if !ok {
 		return fmt.Errorf("%w: %q", metadata.ErrUnknownTopic, name)
@@ -366,6 +397,9 @@ func (a *Agent) CreatePartitions(ctx context.Context, name string, total int32, 
 func (a *Agent) AlterTopicConfigs(ctx context.Context, name string, fn func(map[string]string) (map[string]string, error), validateOnly bool) error {
 	a.adminMu.Lock()
 	defer a.adminMu.Unlock()
+	if name == offsetsTopic {
+		return fmt.Errorf("%w: %q is internal; its configs are the agent's", metadata.ErrInvalidTopic, name)
+	}
 	e, ok := a.entry(name)
 	if !ok {
 		return fmt.Errorf("%w: %q", metadata.ErrUnknownTopic, name)

@@ -201,3 +201,15 @@ func cloneConfigs(configs map[string]string) map[string]string {
 	maps.Copy(out, configs)
 	return out
 }
+
+// TopicIDExists reports whether topics/<id>/topic.json exists, readable or
+// not. The agent asks before deleting a local partition directory that no
+// listed topic owns: Topics skips topics it cannot read (corrupt, or written
+// by a newer version), and their data must not be taken for garbage.
+func (s *Store) TopicIDExists(ctx context.Context, id [16]byte) (bool, error) {
+	_, err := s.bucket.Stat(ctx, topicKey(id))
+	if objstore.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
