@@ -140,7 +140,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	a.kafkaSrv = kafka.New(cfg.Kafka, a, logger.With("component", "kafka"), kafka.NewMetrics(a.registry))
 	a.httpSrv = a.newHTTPServer()
 	logger.Info("agent started", "agent_id", a.id, "cluster_id", a.clusterID,
-		"kafka_addr", a.kafkaLn.Addr().String(), "advertised", net.JoinHostPort(a.advertised.host, strconv.Itoa(int(a.advertised.port))),
+		"kafka_addr", a.kafkaLn.Addr().String(), "advertised", a.advertisedAddr(),
 		"http_addr", a.httpLn.Addr().String(), "store", cfg.storeURL(), "data_dir", cfg.DataDir, "log_flush", cfg.LogFlush,
 		"topics", len(a.topics))
 	return a, nil
@@ -352,17 +352,14 @@ func (a *Agent) retentionLoop() {
 		case <-t.C:
 		}
 		a.expireOffsets(context.Background())
-		for _, topic := range a.Topics() {
-			for _, kp := range topic.Partitions {
-				p := kp.(*partition)
-				n, err := p.log.ApplyRetention()
-				switch {
-				case errors.Is(err, log.ErrClosed):
-				case err != nil:
-					a.logger.Error("retention", "topic", topic.Name, "partition", p.index, "err", err)
-				case n > 0:
-					a.logger.Info("retention deleted segments", "topic", topic.Name, "partition", p.index, "segments", n)
-				}
+		for _, p := range a.localPartitions() {
+			n, err := p.log.ApplyRetention()
+			switch {
+			case errors.Is(err, log.ErrClosed): // deleted meanwhile
+			case err != nil:
+				a.logger.Error("retention", "topic", p.topic, "partition", p.index, "err", err)
+			case n > 0:
+				a.logger.Info("retention deleted segments", "topic", p.topic, "partition", p.index, "segments", n)
 			}
 		}
 	}

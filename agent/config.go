@@ -184,8 +184,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--log-flush-interval %v: must be positive", c.LogFlushInterval)
 	case c.RetentionCheckInterval <= 0:
 		return fmt.Errorf("--retention-check-interval %v: must be positive", c.RetentionCheckInterval)
-	case c.ProducerIDBlock < 1 || c.ProducerIDBlock > 1<<20:
-		return fmt.Errorf("--producer-id-block %d: must be in [1, %d]", c.ProducerIDBlock, 1<<20)
+	case c.ProducerIDBlock < 1 || c.ProducerIDBlock > metadata.DefaultSettings().MaxProducerIDBlock:
+		return fmt.Errorf("--producer-id-block %d: must be in [1, %d]", c.ProducerIDBlock, metadata.DefaultSettings().MaxProducerIDBlock)
 	case c.ShutdownTimeout <= 0:
 		return fmt.Errorf("--shutdown-timeout %v: must be positive", c.ShutdownTimeout)
 	case c.OffsetsTopicPartitions < 1 || c.OffsetsTopicPartitions > 1000:

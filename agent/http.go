@@ -46,12 +46,9 @@ func (a *Agent) statusPage(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "strata agent %d  cluster %s  kafka %s  store %s  log.flush=%s  ready=%v\n\n",
 		a.id, a.clusterID, a.advertisedAddr(), a.cfg.storeURL(), a.cfg.LogFlush, a.ready.Load())
 	fmt.Fprintf(w, "%-40s %9s %6s %14s %14s %14s %14s\n", "partition", "leader", "epoch", "log-start", "high-water", "log-end", "bytes")
-	for _, t := range a.Topics() {
-		for _, kp := range t.Partitions {
-			p := kp.(*partition)
-			fmt.Fprintf(w, "%-40s %9d %6d %14d %14d %14d %14d\n", partitionDirName(t.Name, p.index),
-				p.Leader(), p.LeaderEpoch(), p.LogStartOffset(), p.HighWatermark(), p.LogEndOffset(), p.Size())
-		}
+	for _, p := range a.localPartitions() {
+		fmt.Fprintf(w, "%-40s %9d %6d %14d %14d %14d %14d\n", partitionDirName(p.topic, p.index),
+			p.Leader(), p.LeaderEpoch(), p.LogStartOffset(), p.HighWatermark(), p.LogEndOffset(), p.Size())
 	}
 }
 
@@ -85,23 +82,20 @@ func (c *partitionCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 	under := 0
-	for _, t := range c.a.Topics() {
-		for _, kp := range t.Partitions {
-			p := kp.(*partition)
-			l := []string{t.Name, strconv.Itoa(int(p.index))}
-			gauge := func(d *prometheus.Desc, v int64) {
-				ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), l...)
-			}
-			gauge(c.logEnd, p.LogEndOffset())
-			gauge(c.highWater, p.HighWatermark())
-			gauge(c.logStart, p.LogStartOffset())
-			gauge(c.sizeDesc, p.Size())
-			st := p.log.Stats()
-			ch <- prometheus.MustNewConstMetric(c.appends, prometheus.CounterValue, float64(st.Appends), l...)
-			ch <- prometheus.MustNewConstMetric(c.fsyncs, prometheus.CounterValue, float64(st.Fsyncs), l...)
-			if p.Leader() == c.a.id && len(p.ISR()) < len(p.Replicas()) {
-				under++
-			}
+	for _, p := range c.a.localPartitions() {
+		l := []string{p.topic, strconv.Itoa(int(p.index))}
+		gauge := func(d *prometheus.Desc, v int64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), l...)
+		}
+		gauge(c.logEnd, p.LogEndOffset())
+		gauge(c.highWater, p.HighWatermark())
+		gauge(c.logStart, p.LogStartOffset())
+		gauge(c.sizeDesc, p.Size())
+		st := p.log.Stats()
+		ch <- prometheus.MustNewConstMetric(c.appends, prometheus.CounterValue, float64(st.Appends), l...)
+		ch <- prometheus.MustNewConstMetric(c.fsyncs, prometheus.CounterValue, float64(st.Fsyncs), l...)
+		if p.Leader() == c.a.id && len(p.ISR()) < len(p.Replicas()) {
+			under++
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(c.underReplicated, prometheus.GaugeValue, float64(under))

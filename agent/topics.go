@@ -23,14 +23,13 @@ import (
 // change builds a new entry; handlers holding the old snapshot keep a
 // consistent view, and partitions are shared between the two.
 type topicEntry struct {
-	meta     metadata.Topic
-	resolved metadata.Resolved
-	parts    []*partition
-	snap     *kafka.Topic
+	meta  metadata.Topic
+	parts []*partition
+	snap  *kafka.Topic // also holds the resolved configs
 }
 
 func newTopicEntry(meta metadata.Topic, resolved metadata.Resolved, parts []*partition) *topicEntry {
-	e := &topicEntry{meta: meta, resolved: resolved, parts: parts}
+	e := &topicEntry{meta: meta, parts: parts}
 	rf := int16(0)
 	if len(parts) > 0 {
 		rf = int16(len(parts[0].Replicas()))
@@ -79,8 +78,14 @@ func (a *Agent) logConfig(r metadata.Resolved) log.Config {
 func (a *Agent) logDir() string { return filepath.Join(a.cfg.DataDir, "log") }
 
 // openPartition opens (creating if needed) the log of partition index of t.
+// A directory of the same name left by an earlier topic (another topic id)
+// is removed first, so a re-created topic never inherits old records.
 func (a *Agent) openPartition(t metadata.Topic, r metadata.Resolved, index int32, st metadata.PartitionState) (*partition, error) {
-	dir := filepath.Join(a.logDir(), partitionDirName(t.Name, index))
+	name := partitionDirName(t.Name, index)
+	dir := filepath.Join(a.logDir(), name)
+	if id, ok := readPartitionTopicID(a.fs, dir); ok && id != t.ID {
+		a.removeDir(name, "belongs to an earlier topic of the same name")
+	}
 	if err := writePartitionMeta(a.fs, dir, t.ID); err != nil {
 		return nil, fmt.Errorf("topic %s partition %d: write %s: %w", t.Name, index, partitionMetaFile, err)
 	}
@@ -95,41 +100,25 @@ func (a *Agent) openPartition(t metadata.Topic, r metadata.Resolved, index int32
 }
 
 // loadTopics opens every partition of every stored topic that this agent
-// replicates, then removes partition directories that no topic owns (left
-// by a delete that crashed half-way, or by a topic deleted and re-created).
+// replicates, then removes partition directories whose topic is gone from
+// the store (left by a delete that crashed half-way).
 func (a *Agent) loadTopics(ctx context.Context) error {
 	topics, err := a.store.Topics(ctx)
 	if err != nil {
 		return fmt.Errorf("read topics from the store: %w", err)
 	}
-	keep := map[string][16]byte{}
+	keep := map[string]bool{}
 	for _, t := range topics {
 		r, err := metadata.Resolve(t.Configs, a.cfg.TopicDefaults)
 		if err != nil {
 			return fmt.Errorf("topic %s: stored configs: %w", t.Name, err)
 		}
-		var parts []*partition
-		for i := range t.Partitions {
-			st, _, err := a.store.PartitionState(ctx, t.ID, i)
-			if err != nil {
-				return fmt.Errorf("topic %s partition %d: %w", t.Name, i, err)
-			}
-			if !slices.Contains(st.Replicas, a.id) {
-				continue
-			}
-			name := partitionDirName(t.Name, i)
-			if id, ok := readPartitionTopicID(a.fs, filepath.Join(a.logDir(), name)); ok && id != t.ID {
-				a.removeDir(name, "belongs to an earlier topic of the same name")
-			}
-			p, err := a.openPartition(t, r, i, st)
-			if err != nil {
-				for _, p := range parts {
-					p.close()
-				}
-				return err
-			}
-			parts = append(parts, p)
-			keep[name] = t.ID
+		parts, err := a.openPartitions(ctx, t, r, 0)
+		if err != nil {
+			return err
+		}
+		for _, p := range parts {
+			keep[partitionDirName(t.Name, p.index)] = true
 		}
 		a.putTopic(newTopicEntry(t, r, parts))
 	}
@@ -138,7 +127,7 @@ func (a *Agent) loadTopics(ctx context.Context) error {
 		return fmt.Errorf("list %s: %w", a.logDir(), err)
 	}
 	for _, de := range entries {
-		if _, ok := keep[de.Name()]; ok || !de.IsDir() {
+		if keep[de.Name()] || !de.IsDir() {
 			continue
 		}
 		// Only a directory whose topic id is gone from the store is
@@ -166,6 +155,23 @@ func (a *Agent) removeDir(name, why string) {
 	if err := os.RemoveAll(dir); err != nil {
 		a.logger.Error("remove partition directory", "dir", dir, "err", err)
 	}
+}
+
+// localPartitions returns every open partition, ordered by topic and index.
+func (a *Agent) localPartitions() []*partition {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	var out []*partition
+	for _, e := range a.topics {
+		out = append(out, e.parts...)
+	}
+	slices.SortFunc(out, func(x, y *partition) int {
+		if c := strings.Compare(x.topic, y.topic); c != 0 {
+			return c
+		}
+		return int(x.index - y.index)
+	})
+	return out
 }
 
 func (a *Agent) putTopic(e *topicEntry) {
@@ -301,24 +307,30 @@ func (a *Agent) createTopicLocked(ctx context.Context, name string, partitions i
 	return e.snap, nil
 }
 
-// openPartitions opens the local partitions of t from index first on.
-func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata.Resolved, first int32) ([]*partition, error) {
-	var parts []*partition
-	for i := first; i < t.Partitions; i++ {
-		st, _, err := a.store.PartitionState(ctx, t.ID, i)
-		if err == nil && slices.Contains(st.Replicas, a.id) {
-			var p *partition
-			if p, err = a.openPartition(t, r, i, st); err == nil {
-				parts = append(parts, p)
-				continue
-			}
-		}
+// openPartitions opens the local partitions of t from index first on. On
+// an error it closes what it opened.
+func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata.Resolved, first int32) (parts []*partition, err error) {
+	defer func() {
 		if err != nil {
 			for _, p := range parts {
 				p.close()
 			}
-			return nil, fmt.Errorf("topic %s: open partition %d: %w", t.Name, i, err)
+			parts = nil
 		}
+	}()
+	for i := first; i < t.Partitions; i++ {
+		st, _, err := a.store.PartitionState(ctx, t.ID, i)
+		if err != nil {
+			return parts, fmt.Errorf("topic %s partition %d: %w", t.Name, i, err)
+		}
+		if !slices.Contains(st.Replicas, a.id) {
+			continue
+		}
+		p, err := a.openPartition(t, r, i, st)
+		if err != nil {
+			return parts, err
+		}
+		parts = append(parts, p)
 	}
 	return parts, nil
 }
@@ -352,27 +364,33 @@ func (a *Agent) DeleteTopic(ctx context.Context, name string) error {
 	return nil
 }
 
+// mutableTopic returns a topic that clients may change. __consumer_offsets
+// is not one: more partitions would move groups away from their offsets,
+// and its configs are the agent's. a.adminMu is held.
+func (a *Agent) mutableTopic(name string) (*topicEntry, error) {
+	if name == offsetsTopic {
+		return nil, fmt.Errorf("%w: %q is internal; clients cannot change it", metadata.ErrInvalidTopic, name)
+	}
+	e, ok := a.entry(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", metadata.ErrUnknownTopic, name)
+	}
+	return e, nil
+}
+
 // CreatePartitions implements kafka.Backend.
 func (a *Agent) CreatePartitions(ctx context.Context, name string, total int32, validateOnly bool) error {
 	a.adminMu.Lock()
 	defer a.adminMu.Unlock()
-	if name == offsetsTopic {
-		// More partitions would move groups away from their offsets.
-		return fmt.Errorf("%w: %q is internal; its partition count cannot change", metadata.ErrInvalidTopic, name)
-	}
-	e, ok := a.entry(name)
-	if !ok {
-		return fmt.Errorf("%w: %q", metadata.ErrUnknownTopic, name)
+	e, err := a.mutableTopic(name)
+	if err != nil {
+		return err
 	}
 	current := e.meta.Partitions
 	if total <= current {
 		return fmt.Errorf("%w: topic %q has %d partitions; the new count %d must be larger", metadata.ErrInvalidPartitions, name, current, total)
 	}
-	rf := int16(1)
-	if len(e.parts) > 0 {
-		rf = int16(len(e.parts[0].Replicas()))
-	}
-	assignment, err := metadata.AllocateAssignment(total-current, rf, []int32{a.id}, int(current))
+	assignment, err := metadata.AllocateAssignment(total-current, e.snap.ReplicationFactor, []int32{a.id}, int(current))
 	if err != nil {
 		return err
 	}
@@ -383,11 +401,11 @@ func (a *Agent) CreatePartitions(ctx context.Context, name string, total int32, 
 	if err != nil {
 		return err
 	}
-	added, err := a.openPartitions(ctx, t, e.resolved, current)
+	added, err := a.openPartitions(ctx, t, e.snap.Resolved, current)
 	if err != nil {
 		return err
 	}
-	a.putTopic(newTopicEntry(t, e.resolved, append(slices.Clone(e.parts), added...)))
+	a.putTopic(newTopicEntry(t, e.snap.Resolved, append(slices.Clone(e.parts), added...)))
 	a.logger.Info("partitions added", "topic", name, "from", current, "to", total)
 	return nil
 }
@@ -397,12 +415,9 @@ func (a *Agent) CreatePartitions(ctx context.Context, name string, total int32, 
 func (a *Agent) AlterTopicConfigs(ctx context.Context, name string, fn func(map[string]string) (map[string]string, error), validateOnly bool) error {
 	a.adminMu.Lock()
 	defer a.adminMu.Unlock()
-	if name == offsetsTopic {
-		return fmt.Errorf("%w: %q is internal; its configs are the agent's", metadata.ErrInvalidTopic, name)
-	}
-	e, ok := a.entry(name)
-	if !ok {
-		return fmt.Errorf("%w: %q", metadata.ErrUnknownTopic, name)
+	e, err := a.mutableTopic(name)
+	if err != nil {
+		return err
 	}
 	next, err := fn(maps.Clone(e.meta.Configs))
 	if err != nil {
