@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/internal/vfs"
 	"github.com/strata-streaming/strata/tiering/objstore"
@@ -86,6 +88,28 @@ func TestDeletedTopicLeavesNoData(t *testing.T) {
 	createTopic(t, cl, "gone", 1, nil)
 	if got := fetchValues(t, cl, "gone", 0); len(got) != 0 {
 		t.Errorf("re-created topic holds %q", got)
+	}
+}
+
+// TestRequestRacingDeleteSeesUnknownPartition: a handler that took a
+// partition just before DeleteTopic closed it gets "unknown topic or
+// partition" (what Kafka answers), not a storage error.
+func TestRequestRacingDeleteSeesUnknownPartition(t *testing.T) {
+	a := start(t, testConfig(t.TempDir()), nil)
+	createTopic(t, a.client(t), "racing", 1, nil)
+	kt, _ := a.Topic("racing")
+	p := kt.Partitions[0] // what a request in flight holds
+	if err := a.DeleteTopic(ctxT(t), "racing"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Read(0, 1024, true); !errors.Is(err, kafka.ErrUnknownTopicOrPartition) {
+		t.Errorf("read of a deleted partition: %v, want ErrUnknownTopicOrPartition", err)
+	}
+	if err := p.DeleteRecordsBefore(0); !errors.Is(err, kafka.ErrUnknownTopicOrPartition) {
+		t.Errorf("delete records of a deleted partition: %v", err)
+	}
+	if _, err := p.Append(ctxT(t), recordBatch(t, "late"), -1); !errors.Is(err, kafka.ErrUnknownTopicOrPartition) {
+		t.Errorf("append to a deleted partition: %v", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -113,15 +114,38 @@ func (p *partition) HighWatermark() int64 {
 }
 
 func (p *partition) Read(offset int64, maxBytes int, minOne bool) ([]byte, error) {
-	return p.log.Read(offset, maxBytes, p.HighWatermark(), minOne)
+	b, err := p.log.Read(offset, maxBytes, p.HighWatermark(), minOne)
+	return b, p.closedErr(err)
 }
 
-func (p *partition) LogStartOffset() int64                    { return p.log.LogStartOffset() }
-func (p *partition) LogEndOffset() int64                      { return p.log.LogEndOffset() }
-func (p *partition) Size() int64                              { return p.log.Size() }
-func (p *partition) FindByTimestamp(ts int64) ([]byte, error) { return p.log.FindByTimestamp(ts) }
-func (p *partition) MaxTimestampBatch() ([]byte, error)       { return p.log.MaxTimestampBatch() }
-func (p *partition) DeleteRecordsBefore(offset int64) error   { return p.log.DeleteRecordsBefore(offset) }
+func (p *partition) FindByTimestamp(ts int64) ([]byte, error) {
+	b, err := p.log.FindByTimestamp(ts)
+	return b, p.closedErr(err)
+}
+
+func (p *partition) MaxTimestampBatch() ([]byte, error) {
+	b, err := p.log.MaxTimestampBatch()
+	return b, p.closedErr(err)
+}
+
+func (p *partition) DeleteRecordsBefore(offset int64) error {
+	return p.closedErr(p.log.DeleteRecordsBefore(offset))
+}
+
+// closedErr turns the error of a log closed under a request into what the
+// client should hear: requests that raced a DeleteTopic ask for a partition
+// that no longer exists (the agent's own shutdown closes connections before
+// logs, so no client sees that case).
+func (p *partition) closedErr(err error) error {
+	if errors.Is(err, log.ErrClosed) {
+		return fmt.Errorf("%w: %s-%d was deleted", kafka.ErrUnknownTopicOrPartition, p.topic, p.index)
+	}
+	return err
+}
+
+func (p *partition) LogStartOffset() int64 { return p.log.LogStartOffset() }
+func (p *partition) LogEndOffset() int64   { return p.log.LogEndOffset() }
+func (p *partition) Size() int64           { return p.log.Size() }
 
 func (p *partition) EndOffsetForEpoch(epoch int32) (int32, int64) {
 	return p.log.EndOffsetForEpoch(epoch)

@@ -14,13 +14,10 @@ package kafka
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/strata-streaming/strata/agent/log"
 )
 
 func handleFetch(ctx context.Context, s *Server, r *request, req *kmsg.FetchRequest) (*kmsg.FetchResponse, error) {
@@ -138,8 +135,8 @@ func (s *Server) fetchPartition(t *Topic, p Partition, rp kmsg.FetchRequestTopic
 	}
 	data, err := p.Read(rp.FetchOffset, maxBytes, first)
 	if err != nil {
-		fp.ErrorCode = errorCode(err)
-		if !errors.Is(err, log.ErrOffsetOutOfRange) {
+		// An error the table does not know came from reading the disk.
+		if fp.ErrorCode = errorCode(err); fp.ErrorCode == kerr.UnknownServerError.Code {
 			fp.ErrorCode = kerr.KafkaStorageError.Code
 		}
 		return 0
