@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// groupConfig is an agent whose groups rebalance quickly enough for tests.
+// groupTestConfig is an agent whose groups rebalance quickly enough for tests.
 func groupTestConfig(t *testing.T) Config {
 	cfg := testConfig(t.TempDir())
 	cfg.OffsetsTopicPartitions = 3
@@ -154,6 +154,20 @@ func TestGroupMembersShareSevenPartitions(t *testing.T) {
 	}
 }
 
+// generation is the group's generation as its coordinator holds it.
+func generation(t *testing.T, a *running, groupID string) int32 {
+	t.Helper()
+	c, err := a.GroupCoordinator(ctxT(t), groupID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _, err := c.Describe(groupID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Generation
+}
+
 // memberPartitions returns the partitions assigned to the member with
 // instanceID, from DescribeGroups.
 func memberPartitions(t *testing.T, adm *kadm.Client, groupID, instanceID string) (string, []int32) {
@@ -192,6 +206,7 @@ func TestStaticMemberAndSessionTimeout(t *testing.T) {
 	waitAssigned(t, adm, "static", "seven", 7, 2)
 	oldID, oldParts := memberPartitions(t, adm, "static", "i1")
 	before := assignedToI0.Load()
+	generationBefore := generation(t, a, "static")
 
 	stop1() // a static member closes without leaving
 	_, stop2 := stoppableConsumer(t, a, "static", "seven", kgo.InstanceID("i1"), kgo.Balancers(kgo.RangeBalancer()))
@@ -212,6 +227,11 @@ func TestStaticMemberAndSessionTimeout(t *testing.T) {
 	waitAssigned(t, adm, "static", "seven", 7, 2)
 	if after := assignedToI0.Load(); after != before {
 		t.Errorf("member i0 was reassigned %d times while i1 restarted; a static rejoin must not rebalance", after-before)
+	}
+	// The coordinator's own count: any rebalance would have raised it
+	// before the group could be Stable again.
+	if g := generation(t, a, "static"); g != generationBefore {
+		t.Errorf("generation went from %d to %d across a static rejoin", generationBefore, g)
 	}
 
 	stop2() // and now i1 stays away: after the 6 s session timeout it is out

@@ -102,8 +102,8 @@ func TestCommittedOffsetsSurviveRestart(t *testing.T) {
 	check(adm, map[int32]int64{})
 }
 
-// TestCommitWithGenerationIsRefused: until the group protocol is served, a
-// commit that claims a generation cannot be checked and is refused.
+// TestCommitWithGenerationIsRefused: a commit that names a generation of a
+// group without members (none it could have) is ILLEGAL_GENERATION.
 func TestCommitWithGenerationIsRefused(t *testing.T) {
 	cfg := testConfig(t.TempDir())
 	cfg.OffsetsTopicPartitions = 1

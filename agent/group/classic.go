@@ -123,6 +123,9 @@ func (c *Coordinator) Join(ctx context.Context, r JoinRequest) (JoinResult, erro
 	}
 	c.mu.Lock()
 	ch, res, err := c.joinLocked(r)
+	if g := c.groups[r.Group]; err != nil && g != nil {
+		c.forgetIfUnusedLocked(g) // a refused first join leaves nothing behind
+	}
 	c.mu.Unlock()
 	if ch == nil {
 		return res, err
@@ -176,7 +179,7 @@ func (c *Coordinator) joinLocked(r JoinRequest) (chan joinAnswer, JoinResult, er
 		// Kafka: the leader rejoining, or any member with new metadata,
 		// forces a rebalance; a follower with the same metadata just gets
 		// the current generation again.
-		if changed || (g.state == StateStable && m.id == g.leader) || (g.state == StateCompletingRebalance && changed) {
+		if changed || (g.state == StateStable && m.id == g.leader) {
 			return c.parkJoinLocked(g, m, "member "+m.id+" rejoined with new metadata")
 		}
 		return nil, g.joinResult(m.id), nil
@@ -230,6 +233,7 @@ func (c *Coordinator) joinNewLocked(g *groupState, r JoinRequest) (chan joinAnsw
 			if _, ok := g.pending[id]; ok {
 				delete(g.pending, id)
 				c.tryCompleteJoinLocked(g)
+				c.forgetIfUnusedLocked(g)
 			}
 		})
 		return nil, JoinResult{MemberID: id, Generation: -1}, ErrMemberIDRequired
@@ -349,9 +353,9 @@ func (c *Coordinator) completeJoinLocked(g *groupState) {
 	}
 	g.generation++
 	if len(g.members) == 0 {
-		g.state, g.protocol, g.leader = StateEmpty, "", ""
-		g.protocolType = ""
+		g.state, g.protocol, g.leader, g.protocolType = StateEmpty, "", "", ""
 		c.logger.Info("group empty", "group", g.name, "generation", g.generation)
+		c.forgetIfUnusedLocked(g)
 		return
 	}
 	g.protocol = g.chooseProtocol()
@@ -398,6 +402,7 @@ func (c *Coordinator) memberLeftLocked(g *groupState, id, reason string) {
 			g.stopRebalanceTimers()
 			g.generation++
 			g.state, g.protocol, g.leader, g.protocolType = StateEmpty, "", "", ""
+			c.forgetIfUnusedLocked(g)
 			return
 		}
 		c.prepareRebalanceLocked(g, reason)

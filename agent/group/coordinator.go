@@ -86,9 +86,14 @@ type groupState struct {
 	initialDelayEnd        time.Time
 }
 
-// forgettable reports whether nothing of g is worth keeping.
-func (g *groupState) forgettable() bool {
-	return len(g.offsets) == 0 && len(g.members) == 0 && len(g.pending) == 0 && g.state == StateEmpty
+// forgetIfUnusedLocked drops g once nothing of it is worth keeping: no
+// offsets, no members, no member ids handed out. Kafka calls such a group
+// Dead; it no longer shows in ListGroups.
+func (c *Coordinator) forgetIfUnusedLocked(g *groupState) {
+	if len(g.offsets) == 0 && len(g.members) == 0 && len(g.pending) == 0 && g.state == StateEmpty && c.groups[g.name] == g {
+		g.stopRebalanceTimers()
+		delete(c.groups, g.name)
+	}
 }
 
 // group returns the state of name, creating an empty one.
@@ -155,9 +160,7 @@ func (c *Coordinator) apply(d decoded) {
 	if d.offset == nil {
 		if g != nil {
 			delete(g.offsets, d.tp)
-			if g.forgettable() {
-				delete(c.groups, d.group)
-			}
+			c.forgetIfUnusedLocked(g)
 		}
 		return
 	}
@@ -185,11 +188,6 @@ func (c *Coordinator) writeLocked(ctx context.Context, ds []decoded) error {
 	}
 	for _, d := range ds {
 		c.apply(d)
-	}
-	for _, d := range ds {
-		if g := c.groups[d.group]; g != nil && g.forgettable() {
-			delete(c.groups, d.group)
-		}
 	}
 	return nil
 }

@@ -166,6 +166,7 @@ func (c *Coordinator) Leave(groupID string, leavers []Leaver) ([]error, error) {
 		}
 		c.memberLeftLocked(g, id, "member left")
 	}
+	c.forgetIfUnusedLocked(g)
 	return errs, nil
 }
 
@@ -175,9 +176,11 @@ type GroupMember struct {
 	Metadata, Assignment                       []byte
 }
 
-// Description is a group as DescribeGroups reports it.
+// Description is a group as DescribeGroups reports it, plus its
+// generation (which the protocol does not carry).
 type Description struct {
 	State                  State
+	Generation             int32
 	ProtocolType, Protocol string
 	Members                []GroupMember
 }
@@ -193,7 +196,7 @@ func (c *Coordinator) Describe(groupID string) (Description, bool, error) {
 	if g == nil {
 		return Description{State: StateDead}, false, nil
 	}
-	d := Description{State: g.state, ProtocolType: g.protocolType, Protocol: g.protocol}
+	d := Description{State: g.state, Generation: g.generation, ProtocolType: g.protocolType, Protocol: g.protocol}
 	for _, id := range slices.Sorted(maps.Keys(g.members)) {
 		m := g.members[id]
 		gm := GroupMember{MemberID: id, InstanceID: m.instanceID, ClientID: m.clientID, ClientHost: m.clientHost}
