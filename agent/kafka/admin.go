@@ -53,7 +53,7 @@ func localPartition(t *Topic, index int32) (Partition, bool) {
 // find: one the topic has but this agent holds no replica of is a routing
 // problem the client fixes by refreshing metadata, anything else is unknown.
 func partitionError(t *Topic, index int32) int16 {
-	if t != nil && index >= 0 && index < t.PartitionCount {
+	if hasPartition(t, index) {
 		return kerr.NotLeaderForPartition.Code
 	}
 	return kerr.UnknownTopicOrPartition.Code

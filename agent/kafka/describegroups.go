@@ -51,10 +51,3 @@ func handleDescribeGroups(ctx context.Context, s *Server, r *request, req *kmsg.
 	}
 	return resp, nil
 }
-
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
-}

@@ -15,7 +15,6 @@ package kafka
 import (
 	"context"
 	"errors"
-	"net"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -62,20 +61,4 @@ func handleJoinGroup(ctx context.Context, s *Server, r *request, req *kmsg.JoinG
 		resp.Members = append(resp.Members, rm)
 	}
 	return resp, nil
-}
-
-func derefString(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-// clientHost is the client's address as Kafka reports it: "/ip".
-func clientHost(remote string) string {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		return remote
-	}
-	return "/" + host
 }

@@ -28,11 +28,11 @@ func handleOffsetCommit(ctx context.Context, s *Server, r *request, req *kmsg.Of
 	commit := group.Commit{Group: req.Group, MemberID: req.MemberID, Generation: req.Generation, Offsets: map[group.TopicPartition]group.Offset{}}
 	codes := make([][]int16, len(req.Topics))
 	for i, rt := range req.Topics {
-		t, ok := s.backend.Topic(rt.Topic)
+		t, _ := s.backend.Topic(rt.Topic)
 		codes[i] = make([]int16, len(rt.Partitions))
 		for j, rp := range rt.Partitions {
 			switch {
-			case !ok || t.Internal || rp.Partition < 0 || rp.Partition >= t.PartitionCount:
+			case !hasPartition(t, rp.Partition) || t.Internal:
 				codes[i][j] = kerr.UnknownTopicOrPartition.Code
 			case rp.Metadata != nil && len(*rp.Metadata) > maxCommitMetadataBytes:
 				codes[i][j] = kerr.OffsetMetadataTooLarge.Code

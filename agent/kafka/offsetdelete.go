@@ -26,13 +26,13 @@ func handleOffsetDelete(ctx context.Context, s *Server, r *request, req *kmsg.Of
 	}
 	var tps []group.TopicPartition
 	for _, rt := range req.Topics {
-		t, ok := s.backend.Topic(rt.Topic)
+		t, _ := s.backend.Topic(rt.Topic)
 		dt := kmsg.NewOffsetDeleteResponseTopic()
 		dt.Topic = rt.Topic
 		for _, rp := range rt.Partitions {
 			dp := kmsg.NewOffsetDeleteResponseTopicPartition()
 			dp.Partition = rp.Partition
-			if !ok || rp.Partition < 0 || rp.Partition >= t.PartitionCount {
+			if !hasPartition(t, rp.Partition) {
 				dp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			} else {
 				tps = append(tps, group.TopicPartition{Topic: rt.Topic, Partition: rp.Partition})

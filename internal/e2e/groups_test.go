@@ -131,70 +131,62 @@ func uniqueOffsets(seen map[int32][]int64) int {
 // two members each consume a topic completely, each record once.
 func TestGroupsOtherClients(t *testing.T) {
 	a := testagent.Start(t, testagent.Options{ExtraArgs: groupAgentArgs})
-	const partitions, perPartition = 4, 25
-	total := partitions * perPartition
 	t.Run("sarama", func(t *testing.T) {
-		createTopic(t, newAdmin(t, a.Addr()), "sarama-group", partitions, nil)
-		produceN(t, a.Addr(), "sarama-group", partitions, perPartition)
-		got := newCollector(total)
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		var wg sync.WaitGroup
-		for i := range 2 {
+		consumeAsGroup(t, a.Addr(), "sarama-group", func(ctx context.Context, i int, got *collector) {
 			cfg := saramaConfig()
 			cfg.ClientID = fmt.Sprintf("sarama-member-%d", i)
 			cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
 			cfg.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{sarama.NewBalanceStrategyRange()}
 			g, err := sarama.NewConsumerGroup([]string{a.Addr()}, "sarama-g", cfg)
 			if err != nil {
-				t.Fatal(err)
+				t.Error(err)
+				return
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer g.Close()
-				for ctx.Err() == nil && !got.full() {
-					if err := g.Consume(ctx, []string{"sarama-group"}, saramaHandler{got}); err != nil && !errors.Is(err, sarama.ErrClosedConsumerGroup) && ctx.Err() == nil {
-						t.Errorf("sarama consume: %v", err)
-						return
-					}
+			defer g.Close()
+			for ctx.Err() == nil && !got.full() {
+				if err := g.Consume(ctx, []string{"sarama-group"}, saramaHandler{got}); err != nil && !errors.Is(err, sarama.ErrClosedConsumerGroup) && ctx.Err() == nil {
+					t.Errorf("sarama consume: %v", err)
+					return
 				}
-			}()
-		}
-		got.wait(ctx)
-		cancel()
-		wg.Wait()
-		got.check(t, partitions, perPartition)
+			}
+		})
 	})
 	t.Run("kafka-go", func(t *testing.T) {
-		createTopic(t, newAdmin(t, a.Addr()), "kafkago-group", partitions, nil)
-		produceN(t, a.Addr(), "kafkago-group", partitions, perPartition)
-		got := newCollector(total)
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		var wg sync.WaitGroup
-		for range 2 {
+		consumeAsGroup(t, a.Addr(), "kafkago-group", func(ctx context.Context, _ int, got *collector) {
 			r := kafkago.NewReader(kafkago.ReaderConfig{Brokers: []string{a.Addr()}, GroupID: "kafkago-g", Topic: "kafkago-group",
 				StartOffset: kafkago.FirstOffset, HeartbeatInterval: 200 * time.Millisecond, SessionTimeout: 6 * time.Second,
 				MaxWait: 200 * time.Millisecond})
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer r.Close()
-				for !got.full() {
-					m, err := r.ReadMessage(ctx)
-					if err != nil {
-						return
-					}
-					got.add(int32(m.Partition), string(m.Value))
+			defer r.Close()
+			for !got.full() {
+				m, err := r.ReadMessage(ctx)
+				if err != nil {
+					return
 				}
-			}()
-		}
-		got.wait(ctx)
-		cancel()
-		wg.Wait()
-		got.check(t, partitions, perPartition)
+				got.add(int32(m.Partition), string(m.Value))
+			}
+		})
 	})
+}
+
+// consumeAsGroup fills a 4-partition topic, runs two group members (member
+// consumes into got until it is full or ctx ends) and checks that every
+// record was read once, in order per partition.
+func consumeAsGroup(t *testing.T, addr, topic string, member func(ctx context.Context, i int, got *collector)) {
+	t.Helper()
+	const partitions, perPartition = 4, 25
+	createTopic(t, newAdmin(t, addr), topic, partitions, nil)
+	produceN(t, addr, topic, partitions, perPartition)
+	got := newCollector(partitions * perPartition)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() { member(ctx, i, got) })
+	}
+	got.wait(ctx)
+	cancel()
+	wg.Wait()
+	got.check(t, partitions, perPartition)
 }
 
 type saramaHandler struct{ got *collector }
