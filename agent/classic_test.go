@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // groupTestConfig is an agent whose groups rebalance quickly enough for tests.
@@ -18,6 +21,8 @@ func groupTestConfig(t *testing.T) Config {
 	cfg := testConfig(t.TempDir())
 	cfg.OffsetsTopicPartitions = 3
 	cfg.GroupInitialRebalanceDelay = 100 * time.Millisecond
+	cfg.GroupConsumerHeartbeatInterval = 100 * time.Millisecond
+	cfg.GroupConsumerSessionTimeout = 6 * time.Second
 	return cfg
 }
 
@@ -120,21 +125,29 @@ func assignmentCounts(adm *kadm.Client, groupID, topic string, partitions, membe
 // TestGroupMembersShareSevenPartitions is the consumer-group scenario: a
 // 7-partition topic, consumers joining one by one; after each join every
 // partition has exactly one owner, owners' counts differ by at most one,
-// and with 8 members exactly one owns nothing. Once per assignor.
+// and with 8 members exactly one owns nothing. Once per client-side
+// assignor of the classic protocol, and once per server-side assignor of
+// KIP-848 (franz-go asks for "uniform" with its sticky balancer and for
+// "range" with its range balancer).
 func TestGroupMembersShareSevenPartitions(t *testing.T) {
-	balancers := map[string]kgo.GroupBalancer{
-		"range":              kgo.RangeBalancer(),
-		"roundrobin":         kgo.RoundRobinBalancer(),
-		"cooperative-sticky": kgo.CooperativeStickyBalancer(),
+	runs := []struct {
+		name string
+		opts []kgo.Opt
+	}{
+		{"range", []kgo.Opt{kgo.Balancers(kgo.RangeBalancer())}},
+		{"roundrobin", []kgo.Opt{kgo.Balancers(kgo.RoundRobinBalancer())}},
+		{"cooperative-sticky", []kgo.Opt{kgo.Balancers(kgo.CooperativeStickyBalancer())}},
+		{"kip848-uniform", []kgo.Opt{kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.ServerSideBalancer()}},
+		{"kip848-range", []kgo.Opt{kgo.Balancers(kgo.RangeBalancer()), kgo.ServerSideBalancer()}},
 	}
-	for _, name := range []string{"range", "roundrobin", "cooperative-sticky"} {
-		t.Run(name, func(t *testing.T) {
+	for _, run := range runs {
+		t.Run(run.name, func(t *testing.T) {
 			a := start(t, groupTestConfig(t), nil)
 			adm := kadm.NewClient(a.client(t))
 			createTopic(t, a.client(t), "seven", 7, nil)
-			groupID := "g-" + name
+			groupID := "g-" + run.name
 			for n := 1; n <= 8; n++ {
-				groupConsumer(t, a, groupID, "seven", kgo.Balancers(balancers[name]), kgo.ClientID(fmt.Sprintf("c%d", n-1)))
+				groupConsumer(t, a, groupID, "seven", append(run.opts, kgo.ClientID(fmt.Sprintf("c%d", n-1)))...)
 				counts := waitAssigned(t, adm, groupID, "seven", 7, n)
 				lo, hi := slices.Min(counts), slices.Max(counts)
 				if hi-lo > 1 {
@@ -150,7 +163,32 @@ func TestGroupMembersShareSevenPartitions(t *testing.T) {
 					t.Errorf("%d members: %d own nothing, want %d (counts %v)", n, idle, want, counts)
 				}
 			}
+			if strings.HasPrefix(run.name, "kip848") {
+				// Kafka 3.0's versions (the test client's) lack the API.
+				latest := kadm.NewClient(a.client(t, kgo.MaxVersions(kversion.Stable())))
+				checkConsumerGroupDescribe(t, latest, groupID, strings.TrimPrefix(run.name, "kip848-"), 8)
+			}
 		})
+	}
+}
+
+// checkConsumerGroupDescribe checks a KIP-848 group through
+// ConsumerGroupDescribe: its assignor, and members that are all at the
+// assignment epoch with their target reached.
+func checkConsumerGroupDescribe(t *testing.T, adm *kadm.Client, groupID, assignor string, members int) {
+	t.Helper()
+	described, err := adm.DescribeConsumerGroups(ctxT(t), groupID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := described[groupID]
+	if g.Err != nil || g.State != "Stable" || g.AssignorName != assignor || len(g.Members) != members {
+		t.Fatalf("ConsumerGroupDescribe: err %v, state %s, assignor %s, %d members", g.Err, g.State, g.AssignorName, len(g.Members))
+	}
+	for _, m := range g.Members {
+		if m.MemberEpoch != g.AssignmentEpoch || !reflect.DeepEqual(m.Assignment, m.TargetAssignment) {
+			t.Errorf("member %s: epoch %d (group at %d), assignment %v, target %v", m.MemberID, m.MemberEpoch, g.AssignmentEpoch, m.Assignment, m.TargetAssignment)
+		}
 	}
 }
 

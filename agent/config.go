@@ -69,6 +69,11 @@ type Config struct {
 	// the first rebalance of an empty group so members starting together
 	// join one generation (group.initial.rebalance.delay.ms).
 	GroupInitialRebalanceDelay time.Duration
+	// GroupConsumerSessionTimeout and GroupConsumerHeartbeatInterval
+	// (--group-consumer-session-timeout, --group-consumer-heartbeat-interval)
+	// are KIP-848's group.consumer.session.timeout.ms and
+	// group.consumer.heartbeat.interval.ms.
+	GroupConsumerSessionTimeout, GroupConsumerHeartbeatInterval time.Duration
 	// Kafka holds the wire server's limits.
 	Kafka kafka.Config
 	// TopicDefaults are agent-level defaults of topic configs, keyed by the
@@ -82,23 +87,25 @@ type Config struct {
 // :9092 advertised as localhost:9092, HTTP on :9644.
 func DefaultConfig() Config {
 	return Config{
-		DataDir:                    "data",
-		KafkaAddr:                  ":9092",
-		HTTPAddr:                   ":9644",
-		AgentID:                    -1,
-		AutoCreateTopics:           true,
-		NumPartitions:              1,
-		DefaultReplicationFactor:   1,
-		LogFlush:                   "always",
-		LogFlushInterval:           log.DefaultFlushInterval,
-		RetentionCheckInterval:     5 * time.Minute,
-		ProducerIDBlock:            1000,
-		ShutdownTimeout:            30 * time.Second,
-		OffsetsTopicPartitions:     50,
-		OffsetsRetention:           7 * 24 * time.Hour,
-		GroupInitialRebalanceDelay: 3 * time.Second,
-		Kafka:                      kafka.DefaultConfig(),
-		TopicDefaults:              metadata.Defaults{},
+		DataDir:                        "data",
+		KafkaAddr:                      ":9092",
+		HTTPAddr:                       ":9644",
+		AgentID:                        -1,
+		AutoCreateTopics:               true,
+		NumPartitions:                  1,
+		DefaultReplicationFactor:       1,
+		LogFlush:                       "always",
+		LogFlushInterval:               log.DefaultFlushInterval,
+		RetentionCheckInterval:         5 * time.Minute,
+		ProducerIDBlock:                1000,
+		ShutdownTimeout:                30 * time.Second,
+		OffsetsTopicPartitions:         50,
+		OffsetsRetention:               7 * 24 * time.Hour,
+		GroupInitialRebalanceDelay:     3 * time.Second,
+		GroupConsumerSessionTimeout:    45 * time.Second,
+		GroupConsumerHeartbeatInterval: 5 * time.Second,
+		Kafka:                          kafka.DefaultConfig(),
+		TopicDefaults:                  metadata.Defaults{},
 	}
 }
 
@@ -135,6 +142,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "Longest wait for HTTP requests in flight when the agent stops (Kafka requests in flight always finish first).")
 	fs.Int32Var(&c.OffsetsTopicPartitions, "offsets-topic-partitions", c.OffsetsTopicPartitions, "Partitions of __consumer_offsets when it is created (offsets.topic.num.partitions).")
 	fs.DurationVar(&c.OffsetsRetention, "offsets-retention", c.OffsetsRetention, "How long committed offsets of a group without members are kept (offsets.retention.minutes).")
+	fs.DurationVar(&c.GroupConsumerSessionTimeout, "group-consumer-session-timeout", c.GroupConsumerSessionTimeout, "A KIP-848 group member that sends no heartbeat for this long is removed (group.consumer.session.timeout.ms).")
+	fs.DurationVar(&c.GroupConsumerHeartbeatInterval, "group-consumer-heartbeat-interval", c.GroupConsumerHeartbeatInterval, "How often KIP-848 group members are asked to heartbeat (group.consumer.heartbeat.interval.ms).")
 	fs.DurationVar(&c.GroupInitialRebalanceDelay, "group-initial-rebalance-delay", c.GroupInitialRebalanceDelay, "How long the first rebalance of an empty group waits for more members (group.initial.rebalance.delay.ms).")
 	fs.Int32Var(&c.Kafka.MaxRequestBytes, "socket-request-max-bytes", c.Kafka.MaxRequestBytes, "Largest Kafka request frame accepted, in bytes (socket.request.max.bytes).")
 	fs.DurationVar(&c.Kafka.IdleTimeout, "connections-max-idle", c.Kafka.IdleTimeout, "Close Kafka connections idle for this long (connections.max.idle.ms).")
@@ -194,6 +203,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--offsets-retention %v: must be at least 1m", c.OffsetsRetention)
 	case c.GroupInitialRebalanceDelay < 0:
 		return fmt.Errorf("--group-initial-rebalance-delay %v: must not be negative", c.GroupInitialRebalanceDelay)
+	case c.GroupConsumerHeartbeatInterval < 10*time.Millisecond:
+		return fmt.Errorf("--group-consumer-heartbeat-interval %v: must be at least 10ms", c.GroupConsumerHeartbeatInterval)
+	case c.GroupConsumerSessionTimeout <= c.GroupConsumerHeartbeatInterval:
+		return fmt.Errorf("--group-consumer-session-timeout %v: must be longer than --group-consumer-heartbeat-interval %v", c.GroupConsumerSessionTimeout, c.GroupConsumerHeartbeatInterval)
 	case c.Kafka.MaxFetchWait <= 0:
 		return fmt.Errorf("--fetch-max-wait %v: must be positive", c.Kafka.MaxFetchWait)
 	}

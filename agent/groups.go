@@ -141,7 +141,41 @@ func (a *Agent) groupConfig() group.Config {
 	c := group.DefaultConfig()
 	c.OffsetsRetention = a.cfg.OffsetsRetention
 	c.InitialRebalanceDelay = a.cfg.GroupInitialRebalanceDelay
+	c.ConsumerSessionTimeout = a.cfg.GroupConsumerSessionTimeout
+	c.ConsumerHeartbeatInterval = a.cfg.GroupConsumerHeartbeatInterval
+	c.Topics = groupTopics{a}
 	return c
+}
+
+// groupTopics shows the agent's topics to KIP-848 assignors.
+type groupTopics struct{ a *Agent }
+
+func topicInfo(t *kafka.Topic) group.TopicInfo {
+	return group.TopicInfo{Name: t.Name, ID: t.ID, Partitions: t.PartitionCount, Internal: t.Internal}
+}
+
+func (g groupTopics) Topic(name string) (group.TopicInfo, bool) {
+	t, ok := g.a.Topic(name)
+	if !ok {
+		return group.TopicInfo{}, false
+	}
+	return topicInfo(t), true
+}
+
+func (g groupTopics) TopicByID(id [16]byte) (group.TopicInfo, bool) {
+	t, ok := g.a.TopicByID(id)
+	if !ok {
+		return group.TopicInfo{}, false
+	}
+	return topicInfo(t), true
+}
+
+func (g groupTopics) AllTopics() []group.TopicInfo {
+	var out []group.TopicInfo
+	for _, t := range g.a.Topics() {
+		out = append(out, topicInfo(t))
+	}
+	return out
 }
 
 // closeCoordinators stops every coordinator; later lookups fail.

@@ -145,6 +145,10 @@ func (c *Coordinator) joinLocked(r JoinRequest) (chan joinAnswer, JoinResult, er
 		return nil, JoinResult{}, ErrClosed
 	}
 	g := c.group(r.Group)
+	if g.usesConsumer() {
+		return nil, JoinResult{}, fmt.Errorf("%w: group %q uses the consumer protocol (KIP-848)", ErrInconsistentProtocol, r.Group)
+	}
+	g.cg = nil // an empty KIP-848 group becomes a classic one
 	if len(g.members) > 0 || g.state != StateEmpty {
 		if g.protocolType != "" && r.ProtocolType != g.protocolType {
 			return nil, JoinResult{}, fmt.Errorf("%w: protocol type %q, the group uses %q", ErrInconsistentProtocol, r.ProtocolType, g.protocolType)

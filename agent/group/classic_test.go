@@ -49,7 +49,7 @@ func TestGroupLifeCycle(t *testing.T) {
 	if err != nil || string(sync.Assignment) != "all" {
 		t.Fatalf("sync: %+v, %v", sync, err)
 	}
-	if d, _, _ := c.Describe("g"); d.State != StateStable || d.Generation != 1 {
+	if d, _, _ := c.Describe("g"); d.State != "Stable" || d.Generation != 1 {
 		t.Fatalf("after sync: %s at generation %d, want Stable at 1", d.State, d.Generation)
 	}
 	if err := c.Heartbeat("g", id, "", 0); !errors.Is(err, ErrIllegalGeneration) {

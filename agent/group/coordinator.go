@@ -40,12 +40,19 @@ type Config struct {
 	// first rebalance of an empty group so that members starting together
 	// join one generation instead of one each.
 	InitialRebalanceDelay time.Duration
+	// ConsumerSessionTimeout and ConsumerHeartbeatInterval are KIP-848's
+	// group.consumer.session.timeout.ms and heartbeat.interval.ms.
+	ConsumerSessionTimeout, ConsumerHeartbeatInterval time.Duration
+	// Topics resolves KIP-848 subscriptions; without it such groups get no
+	// partitions.
+	Topics Topics
 }
 
 // DefaultConfig returns Kafka's defaults.
 func DefaultConfig() Config {
 	return Config{OffsetsRetention: 7 * 24 * time.Hour, MaxMetadataBytes: 4096,
-		MinSessionTimeout: 6 * time.Second, MaxSessionTimeout: 30 * time.Minute, InitialRebalanceDelay: 3 * time.Second}
+		MinSessionTimeout: 6 * time.Second, MaxSessionTimeout: 30 * time.Minute, InitialRebalanceDelay: 3 * time.Second,
+		ConsumerSessionTimeout: 45 * time.Second, ConsumerHeartbeatInterval: 5 * time.Second, Topics: noTopics{}}
 }
 
 // maxDecompressed bounds one replayed batch once decompressed.
@@ -62,6 +69,7 @@ type Coordinator struct {
 	cfg       Config
 	logger    *slog.Logger
 	now       func() time.Time
+	topics    Topics
 
 	mu     sync.Mutex
 	groups map[string]*groupState
@@ -84,13 +92,14 @@ type groupState struct {
 	rebalance              *time.Timer            // ends the join phase at the latest
 	initialDelay           *time.Timer            // group.initial.rebalance.delay, while running
 	initialDelayEnd        time.Time
+	cg                     *consumerGroup // KIP-848 state, nil for classic groups
 }
 
 // forgetIfUnusedLocked drops g once nothing of it is worth keeping: no
 // offsets, no members, no member ids handed out. Kafka calls such a group
 // Dead; it no longer shows in ListGroups.
 func (c *Coordinator) forgetIfUnusedLocked(g *groupState) {
-	if len(g.offsets) == 0 && len(g.members) == 0 && len(g.pending) == 0 && g.state == StateEmpty && c.groups[g.name] == g {
+	if len(g.offsets) == 0 && !g.usesClassic() && !g.usesConsumer() && c.groups[g.name] == g {
 		g.stopRebalanceTimers()
 		delete(c.groups, g.name)
 	}
@@ -112,7 +121,10 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 	if logger == nil {
 		logger = slog.Default()
 	}
-	c := &Coordinator{partition: partition, log: l, cfg: cfg, logger: logger, now: time.Now, groups: map[string]*groupState{}}
+	c := &Coordinator{partition: partition, log: l, cfg: cfg, logger: logger, now: time.Now, groups: map[string]*groupState{}, topics: cfg.Topics}
+	if c.topics == nil {
+		c.topics = noTopics{}
+	}
 	start, end := l.LogStartOffset(), l.HighWatermark()
 	records := 0
 	for offset := start; offset < end; {
@@ -211,7 +223,11 @@ func (c *Coordinator) CommitOffsets(ctx context.Context, r Commit) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if g := c.groups[r.Group]; g != nil && len(g.members) > 0 {
+	if g := c.groups[r.Group]; g != nil && g.usesConsumer() {
+		if err := c.checkConsumerCommitLocked(g, r); err != nil {
+			return err
+		}
+	} else if g != nil && len(g.members) > 0 {
 		if r.Generation < 0 && r.MemberID == "" {
 			return fmt.Errorf("%w: group %q has members; commit as one of them", ErrUnknownMember, r.Group)
 		}
@@ -273,7 +289,7 @@ func (c *Coordinator) DeleteOffsets(ctx context.Context, group string, tps []Top
 	subscribed := g.subscribedTopics()
 	var ds []decoded
 	for _, tp := range tps {
-		if subscribed[tp.Topic] {
+		if subscribed(tp.Topic) {
 			return fmt.Errorf("%w: %q", ErrSubscribedToTopic, tp.Topic)
 		}
 		if _, ok := g.offsets[tp]; ok {
@@ -291,8 +307,8 @@ func (c *Coordinator) DeleteGroup(ctx context.Context, group string) error {
 	if g == nil {
 		return fmt.Errorf("%w: %q", ErrGroupNotFound, group)
 	}
-	if len(g.members) > 0 || g.state != StateEmpty {
-		return fmt.Errorf("%w: %q is %s with %d members", ErrNotEmpty, group, g.state, len(g.members))
+	if g.usesClassic() || g.usesConsumer() {
+		return fmt.Errorf("%w: %q is %s", ErrNotEmpty, group, g.stateName())
 	}
 	ds := make([]decoded, 0, len(g.offsets))
 	for _, tp := range sortedPartitions(g.offsets) {
@@ -318,7 +334,7 @@ func (c *Coordinator) ExpireOffsets(ctx context.Context) (int, error) {
 	var ds []decoded
 	for _, name := range slices.Sorted(maps.Keys(c.groups)) {
 		g := c.groups[name]
-		if len(g.members) > 0 {
+		if len(g.members) > 0 || g.usesConsumer() {
 			continue // offsets of an active group never expire
 		}
 		for _, tp := range sortedPartitions(g.offsets) {
@@ -342,6 +358,12 @@ func (c *Coordinator) Close() {
 		g.stopRebalanceTimers()
 		for _, t := range g.pending {
 			t.Stop()
+		}
+		if g.cg != nil {
+			for _, m := range g.cg.members {
+				stopTimer(&m.expiry)
+				stopTimer(&m.revokeBy)
+			}
 		}
 		for _, m := range g.members {
 			if m.expiry != nil {

@@ -1,5 +1,7 @@
 // Package group is the consumer-group coordinator (DESIGN.md §9): the
-// classic group protocol (classic.go, members.go) and committed offsets
+// classic group protocol (classic.go, members.go), KIP-848 groups with
+// server-side assignment (consumer.go, reconcile.go, assign.go) and
+// committed offsets
 // kept as records in a partition of the internal topic __consumer_offsets,
 // rebuilt from that partition when a coordinator starts. Membership is kept
 // in memory only; after a restart members rejoin.

@@ -31,6 +31,21 @@ var (
 	ErrFencedInstanceID = errors.New("group: fenced instance id")
 	// ErrSubscribedToTopic: OffsetDelete of a topic a member subscribes to.
 	ErrSubscribedToTopic = errors.New("group: group is subscribed to the topic")
+	// ErrInvalidRequest: a request that breaks the protocol's rules.
+	ErrInvalidRequest = errors.New("group: invalid request")
+	// ErrFencedMemberEpoch: a KIP-848 member's epoch is not the one the
+	// coordinator holds; it must give up its partitions and rejoin.
+	ErrFencedMemberEpoch = errors.New("group: fenced member epoch")
+	// ErrStaleMemberEpoch: a commit or offset fetch with an old member
+	// epoch; the member learns the new one from its next heartbeat.
+	ErrStaleMemberEpoch = errors.New("group: stale member epoch")
+	// ErrUnreleasedInstanceID: a static member joined while the member
+	// holding its instance id has not left.
+	ErrUnreleasedInstanceID = errors.New("group: unreleased instance id")
+	// ErrUnsupportedAssignor: a server assignor this coordinator lacks.
+	ErrUnsupportedAssignor = errors.New("group: unsupported assignor")
+	// ErrInvalidRegex: a subscription regex that does not compile.
+	ErrInvalidRegex = errors.New("group: invalid regular expression")
 	// ErrClosed: the coordinator stopped (its partition moved or the agent
 	// stops); the client should look for the coordinator again.
 	ErrClosed = errors.New("group: coordinator closed")

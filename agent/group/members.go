@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"time"
 
@@ -177,9 +178,11 @@ type GroupMember struct {
 }
 
 // Description is a group as DescribeGroups reports it, plus its
-// generation (which the protocol does not carry).
+// generation (which the protocol does not carry). A KIP-848 group is shown
+// in the classic consumer-protocol form: its assignor as the protocol, its
+// member epoch as the generation.
 type Description struct {
-	State                  State
+	Type, State            string
 	Generation             int32
 	ProtocolType, Protocol string
 	Members                []GroupMember
@@ -194,9 +197,12 @@ func (c *Coordinator) Describe(groupID string) (Description, bool, error) {
 	}
 	g := c.groups[groupID]
 	if g == nil {
-		return Description{State: StateDead}, false, nil
+		return Description{Type: "classic", State: StateDead.String()}, false, nil
 	}
-	d := Description{State: g.state, Generation: g.generation, ProtocolType: g.protocolType, Protocol: g.protocol}
+	if g.cg != nil && !g.usesClassic() {
+		return c.describeConsumerLocked(g), true, nil
+	}
+	d := Description{Type: "classic", State: g.state.String(), Generation: g.generation, ProtocolType: g.protocolType, Protocol: g.protocol}
 	for _, id := range slices.Sorted(maps.Keys(g.members)) {
 		m := g.members[id]
 		gm := GroupMember{MemberID: id, InstanceID: m.instanceID, ClientID: m.clientID, ClientHost: m.clientHost}
@@ -214,7 +220,8 @@ func (c *Coordinator) Describe(groupID string) (Description, bool, error) {
 // Listed is one group of ListGroups.
 type Listed struct {
 	Group, ProtocolType string
-	State               State
+	Type                string // classic or consumer (KIP-848)
+	State               string
 }
 
 // List returns every group this coordinator knows, sorted by name.
@@ -224,17 +231,37 @@ func (c *Coordinator) List() []Listed {
 	out := make([]Listed, 0, len(c.groups))
 	for _, name := range slices.Sorted(maps.Keys(c.groups)) {
 		g := c.groups[name]
-		out = append(out, Listed{Group: name, ProtocolType: g.protocolType, State: g.state})
+		l := Listed{Group: name, ProtocolType: g.protocolType, Type: "classic", State: g.state.String()}
+		if g.cg != nil && !g.usesClassic() {
+			l.ProtocolType, l.Type, l.State = "consumer", "consumer", g.cg.state()
+		}
+		out = append(out, l)
 	}
 	return out
 }
 
 // subscribedTopics is the union of the consumer-protocol subscriptions of
-// the group's members (for OffsetDelete's GROUP_SUBSCRIBED_TO_TOPIC).
-func (g *groupState) subscribedTopics() map[string]bool {
+// the group's members (for OffsetDelete's GROUP_SUBSCRIBED_TO_TOPIC); a
+// KIP-848 member's regex subscribes it to every topic the regex matches.
+func (g *groupState) subscribedTopics() func(topic string) bool {
 	out := map[string]bool{}
+	var regexes []*regexp.Regexp
+	lookup := func(topic string) bool {
+		return out[topic] || slices.ContainsFunc(regexes, func(re *regexp.Regexp) bool { return re.MatchString(topic) })
+	}
+	if g.usesConsumer() {
+		for _, m := range g.cg.members {
+			for _, t := range m.topics {
+				out[t] = true
+			}
+			if m.re != nil {
+				regexes = append(regexes, m.re)
+			}
+		}
+		return lookup
+	}
 	if g.protocolType != "consumer" {
-		return out
+		return lookup
 	}
 	for _, m := range g.members {
 		var meta kmsg.ConsumerMemberMetadata
@@ -244,7 +271,7 @@ func (g *groupState) subscribedTopics() map[string]bool {
 			}
 		}
 	}
-	return out
+	return lookup
 }
 
 // allSupport reports whether every member supports protocol.

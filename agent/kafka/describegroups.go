@@ -4,7 +4,11 @@ package kafka
 //
 // An unknown group is answered with state Dead and no error, as Kafka does.
 // Member metadata is shown from CompletingRebalance on and assignments once
-// Stable. AuthorizedOperations (v3+) reports every group operation: there
+// Stable. A KIP-848 group is described too, in the classic consumer form
+// (protocol type "consumer", its server assignor as the protocol, member
+// metadata and assignments in the consumer protocol's encoding), so tools
+// that only know DescribeGroups, such as lag reports, show it; Apache Kafka
+// answers GROUP_ID_NOT_FOUND for such groups. AuthorizedOperations (v3+) reports every group operation: there
 // are no ACLs. Version 6 (error messages, KIP-1043) is not served.
 
 import (
@@ -37,7 +41,7 @@ func handleDescribeGroups(ctx context.Context, s *Server, r *request, req *kmsg.
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}
-		g.State, g.ProtocolType, g.Protocol = d.State.String(), d.ProtocolType, d.Protocol
+		g.State, g.ProtocolType, g.Protocol = d.State, d.ProtocolType, d.Protocol
 		for _, m := range d.Members {
 			gm := kmsg.NewDescribeGroupsResponseGroupMember()
 			gm.MemberID, gm.ClientID, gm.ClientHost = m.MemberID, m.ClientID, m.ClientHost

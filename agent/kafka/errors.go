@@ -54,6 +54,18 @@ func errorCode(err error) int16 {
 		return kerr.GroupSubscribedToTopic.Code
 	case errors.Is(err, group.ErrInvalidGroupID):
 		return kerr.InvalidGroupID.Code
+	case errors.Is(err, group.ErrInvalidRequest):
+		return kerr.InvalidRequest.Code
+	case errors.Is(err, group.ErrFencedMemberEpoch):
+		return kerr.FencedMemberEpoch.Code
+	case errors.Is(err, group.ErrStaleMemberEpoch):
+		return kerr.StaleMemberEpoch.Code
+	case errors.Is(err, group.ErrUnreleasedInstanceID):
+		return kerr.UnreleasedInstanceID.Code
+	case errors.Is(err, group.ErrUnsupportedAssignor):
+		return kerr.UnsupportedAssignor.Code
+	case errors.Is(err, group.ErrInvalidRegex):
+		return kerr.InvalidRegularExpression.Code
 	case errors.Is(err, ErrNotEnoughReplicas):
 		return kerr.NotEnoughReplicas.Code
 	case errors.Is(err, metadata.ErrTopicExists):

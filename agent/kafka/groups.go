@@ -3,7 +3,7 @@ package kafka
 // Group APIs: the coordinator lookup, the classic group protocol and
 // committed offsets. Each key lives in its own file, whose header lists the
 // versions served and how Strata differs from Apache Kafka; this file
-// registers them. KIP-848 (ConsumerGroupHeartbeat) is not served yet.
+// registers them.
 
 func registerGroups() {
 	register(8, 2, 9, typed(handleOffsetCommit))
@@ -17,4 +17,6 @@ func registerGroups() {
 	register(16, 0, 5, typed(handleListGroups))
 	register(42, 0, 2, typed(handleDeleteGroups))
 	register(47, 0, 0, typed(handleOffsetDelete))
+	register(68, 0, 1, typed(handleConsumerGroupHeartbeat))
+	register(69, 0, 1, typed(handleConsumerGroupDescribe))
 }

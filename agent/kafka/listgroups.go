@@ -2,9 +2,9 @@ package kafka
 
 // ListGroups (key 16), versions 0-5.
 //
-// Lists the groups of every coordinator loaded on this agent. StatesFilter
-// (v4+) and TypesFilter (v5+) are applied; every group is of type
-// "classic" until KIP-848 groups are served.
+// Lists the groups of every coordinator loaded on this agent, with their
+// type: "classic" or "consumer" (KIP-848). StatesFilter (v4+) and
+// TypesFilter (v5+) are applied, case-insensitively.
 
 import (
 	"context"
@@ -18,15 +18,15 @@ func handleListGroups(ctx context.Context, s *Server, r *request, req *kmsg.List
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	for _, c := range s.backend.GroupCoordinators() {
 		for _, l := range c.List() {
-			state := l.State.String()
+			state := l.State
 			if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(f string) bool { return strings.EqualFold(f, state) }) {
 				continue
 			}
-			if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(f string) bool { return strings.EqualFold(f, "classic") }) {
+			if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(f string) bool { return strings.EqualFold(f, l.Type) }) {
 				continue
 			}
 			g := kmsg.NewListGroupsResponseGroup()
-			g.Group, g.ProtocolType, g.GroupState, g.GroupType = l.Group, l.ProtocolType, state, "classic"
+			g.Group, g.ProtocolType, g.GroupState, g.GroupType = l.Group, l.ProtocolType, state, l.Type
 			resp.Groups = append(resp.Groups, g)
 		}
 	}

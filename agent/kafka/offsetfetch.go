@@ -70,6 +70,10 @@ func (s *Server) fetchGroupOffsets(ctx context.Context, rg kmsg.OffsetFetchReque
 			}
 		}
 	}
+	if err := c.CheckOffsetFetch(rg.Group, derefString(rg.MemberID), rg.MemberEpoch); err != nil {
+		g.ErrorCode = errorCode(err)
+		return g
+	}
 	got, err := c.FetchOffsets(rg.Group, want)
 	if err != nil {
 		g.ErrorCode = errorCode(err)

@@ -1,9 +1,14 @@
 package kafka
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
+
+	"github.com/strata-streaming/strata/agent/group"
 )
 
 func strptr(s string) *string { return &s }
@@ -38,4 +43,10 @@ func nonNil(b []byte) []byte {
 // hasPartition reports whether t (nil for an unknown topic) has partition p.
 func hasPartition(t *Topic, p int32) bool {
 	return t != nil && p >= 0 && p < t.PartitionCount
+}
+
+// sortedIDs returns the topic ids of an assignment in byte order, so
+// responses list topics in a stable order.
+func sortedIDs(a group.Assignment) [][16]byte {
+	return slices.SortedFunc(maps.Keys(a), func(x, y [16]byte) int { return bytes.Compare(x[:], y[:]) })
 }

@@ -19,7 +19,8 @@ import (
 
 // groupAgentArgs make groups rebalance quickly and keep __consumer_offsets
 // small.
-var groupAgentArgs = []string{"--group-initial-rebalance-delay=100ms", "--offsets-topic-partitions=3"}
+var groupAgentArgs = []string{"--group-initial-rebalance-delay=100ms", "--offsets-topic-partitions=3",
+	"--group-consumer-heartbeat-interval=200ms", "--group-consumer-session-timeout=6s"}
 
 // produceN writes n records "p<partition>-<i>" to each partition of topic.
 func produceN(t *testing.T, addr, topic string, partitions int32, n int) {
@@ -39,15 +40,23 @@ func produceN(t *testing.T, addr, topic string, partitions int32, n int) {
 // TestGroupCommitSurvivesSIGKILL: a group consumer commits as it goes; the
 // agent is SIGKILLed and restarted part-way. The consumer resumes from its
 // last committed offsets: no record is skipped, and the only records read
-// twice are those after the last commit before the kill.
+// twice are those after the last commit before the kill. Once with the
+// classic protocol and once with KIP-848, whose members learn of the
+// restart as UNKNOWN_MEMBER_ID and rejoin.
 func TestGroupCommitSurvivesSIGKILL(t *testing.T) {
+	t.Run("classic", func(t *testing.T) { commitSurvivesSIGKILL(t) })
+	t.Run("kip848", func(t *testing.T) { commitSurvivesSIGKILL(t, kgo.ServerSideBalancer()) })
+}
+
+func commitSurvivesSIGKILL(t *testing.T, opts ...kgo.Opt) {
 	a := testagent.Start(t, testagent.Options{ExtraArgs: groupAgentArgs})
 	const partitions, perPartition = 3, 100
 	createTopic(t, newAdmin(t, a.Addr()), "commits", partitions, nil)
 	produceN(t, a.Addr(), "commits", partitions, perPartition)
 
-	cl := newKgo(t, a.Addr(), kgo.ConsumerGroup("resumer"), kgo.ConsumeTopics("commits"), kgo.DisableAutoCommit(),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.SessionTimeout(6*time.Second), kgo.HeartbeatInterval(200*time.Millisecond))
+	cl := newKgo(t, a.Addr(), append([]kgo.Opt{kgo.ConsumerGroup("resumer"), kgo.ConsumeTopics("commits"), kgo.DisableAutoCommit(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.SessionTimeout(6 * time.Second), kgo.HeartbeatInterval(200 * time.Millisecond)},
+		opts...)...)
 	seen := map[int32][]int64{}
 	committed := map[int32]int64{} // next offset per partition after the last successful commit
 	var atKill map[int32]int64     // committed when the agent was killed

@@ -1,0 +1,510 @@
+package group
+
+// KIP-848 consumer groups: members send ConsumerGroupHeartbeat, the
+// coordinator computes a target assignment with a server-side assignor and
+// moves each member towards it (reconcile.go). A group's epoch grows when
+// its members or their subscriptions (or the subscribed topics' partition
+// counts) change; the target is recomputed at once, so the group's
+// assignment epoch always equals its epoch. A member's epoch reaches the
+// assignment epoch once it has given up what the target takes from it.
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// TopicInfo is what server-side assignment needs to know of a topic.
+type TopicInfo struct {
+	Name       string
+	ID         [16]byte
+	Partitions int32
+	Internal   bool
+}
+
+// Topics is the coordinator's view of the cluster's topics.
+type Topics interface {
+	Topic(name string) (TopicInfo, bool)
+	TopicByID(id [16]byte) (TopicInfo, bool)
+	AllTopics() []TopicInfo
+}
+
+// Assignors names the server-side assignors, the default first.
+var Assignors = []string{"uniform", "range"}
+
+// Member epochs with a meaning of their own in a heartbeat.
+const (
+	epochJoin       = 0
+	epochLeave      = -1
+	epochStaticLeft = -2
+)
+
+// ConsumerHeartbeat is one ConsumerGroupHeartbeat. Nil fields were not
+// sent: they keep their previous value.
+type ConsumerHeartbeat struct {
+	Group, MemberID        string
+	MemberEpoch            int32
+	InstanceID, RackID     *string
+	RebalanceTimeout       time.Duration // negative: unchanged
+	SubscribedTopics       []string
+	SubscribedRegex        *string
+	ServerAssignor         *string
+	Owned                  Assignment // nil: unchanged since the last heartbeat
+	ClientID, ClientHost   string
+	RequireClientMemberIDs bool // v1+: the member makes its own id
+}
+
+// ConsumerHeartbeatResult is the answer; Assignment is nil when the member
+// already has it.
+type ConsumerHeartbeatResult struct {
+	MemberID          string
+	MemberEpoch       int32
+	HeartbeatInterval time.Duration
+	Assignment        Assignment
+}
+
+// consumerGroup is a group's KIP-848 state.
+type consumerGroup struct {
+	epoch           int32
+	assignmentEpoch int32
+	assignor        string
+	members         map[string]*cmember
+	static          map[string]string    // instance id -> member id
+	target          map[string]partSet   // member id -> target assignment
+	holders         map[topicPart]string // partition -> member holding it (assigned or revoking)
+	subscribed      string               // the subscribed topics' metadata the target was computed from
+}
+
+// cmember is one member of a KIP-848 group.
+type cmember struct {
+	id, instanceID, rackID, clientID, clientHost string
+	epoch, previousEpoch                         int32
+	state                                        memberState
+	rebalanceTimeout                             time.Duration
+	topics                                       []string // subscribed names, sorted
+	regex                                        string
+	re                                           *regexp.Regexp
+	assignor                                     string
+	assigned, revoking                           partSet
+	expiry, revokeBy                             *time.Timer
+	left                                         bool // a static member that left for now (epoch -2)
+}
+
+func newConsumerGroup() *consumerGroup {
+	return &consumerGroup{members: map[string]*cmember{}, static: map[string]string{},
+		target: map[string]partSet{}, holders: map[topicPart]string{}}
+}
+
+// usesClassic reports whether g is a classic group with members: KIP-848
+// members may not join it.
+func (g *groupState) usesClassic() bool {
+	return len(g.members) > 0 || len(g.pending) > 0 || g.state != StateEmpty
+}
+
+// usesConsumer reports whether g is a KIP-848 group with members.
+func (g *groupState) usesConsumer() bool { return g.cg != nil && len(g.cg.members) > 0 }
+
+// ConsumerHeartbeat handles a ConsumerGroupHeartbeat.
+func (c *Coordinator) ConsumerHeartbeat(r ConsumerHeartbeat) (ConsumerHeartbeatResult, error) {
+	re, err := checkHeartbeat(r)
+	if err != nil {
+		return ConsumerHeartbeatResult{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ConsumerHeartbeatResult{}, ErrClosed
+	}
+	if g := c.groups[r.Group]; g != nil && g.usesClassic() {
+		return ConsumerHeartbeatResult{}, fmt.Errorf("%w: group %q uses the classic protocol", ErrGroupNotFound, r.Group)
+	}
+	if r.MemberEpoch < 0 {
+		return c.consumerLeaveLocked(r)
+	}
+	g := c.group(r.Group)
+	if g.cg == nil {
+		g.cg = newConsumerGroup()
+	}
+	m, subscriptionChanged, err := c.heartbeatMemberLocked(g, r)
+	if err != nil {
+		c.forgetIfUnusedLocked(g)
+		return ConsumerHeartbeatResult{}, err
+	}
+	before := m.assigned.clone()
+	if r.RackID != nil {
+		m.rackID = *r.RackID
+	}
+	if r.RebalanceTimeout >= 0 {
+		m.rebalanceTimeout = r.RebalanceTimeout
+	}
+	m.clientID, m.clientHost = r.ClientID, r.ClientHost
+	if r.SubscribedTopics != nil {
+		topics := slices.Sorted(slices.Values(r.SubscribedTopics))
+		topics = slices.Compact(topics)
+		subscriptionChanged = subscriptionChanged || !slices.Equal(topics, m.topics)
+		m.topics = topics
+	}
+	if r.SubscribedRegex != nil && *r.SubscribedRegex != m.regex {
+		m.regex, m.re, subscriptionChanged = *r.SubscribedRegex, re, true
+	}
+	if r.ServerAssignor != nil && *r.ServerAssignor != m.assignor {
+		m.assignor, subscriptionChanged = *r.ServerAssignor, true
+	}
+	c.maybeReassignLocked(g, subscriptionChanged, "member "+m.id+" joined or changed its subscription")
+	c.reconcileLocked(g, m, r.Owned)
+	c.touchConsumerLocked(g, m)
+
+	res := ConsumerHeartbeatResult{MemberID: m.id, MemberEpoch: m.epoch, HeartbeatInterval: c.cfg.ConsumerHeartbeatInterval}
+	full := r.MemberEpoch == epochJoin || (r.RebalanceTimeout >= 0 && (r.SubscribedTopics != nil || r.SubscribedRegex != nil) && r.Owned != nil)
+	if full || !m.assigned.equal(before) {
+		res.Assignment = m.assigned.assignment()
+	}
+	return res, nil
+}
+
+// checkHeartbeat applies Kafka's request rules and compiles the regex.
+func checkHeartbeat(r ConsumerHeartbeat) (*regexp.Regexp, error) {
+	switch {
+	case r.Group == "":
+		return nil, ErrInvalidGroupID
+	case r.MemberID == "" && (r.RequireClientMemberIDs || r.MemberEpoch > 0 || r.MemberEpoch == epochLeave):
+		return nil, fmt.Errorf("%w: MemberId can't be empty", ErrInvalidRequest)
+	case r.InstanceID != nil && *r.InstanceID == "":
+		return nil, fmt.Errorf("%w: InstanceId can't be empty", ErrInvalidRequest)
+	case r.RackID != nil && *r.RackID == "":
+		return nil, fmt.Errorf("%w: RackId can't be empty", ErrInvalidRequest)
+	case r.MemberEpoch < epochStaticLeft:
+		return nil, fmt.Errorf("%w: MemberEpoch %d is invalid", ErrInvalidRequest, r.MemberEpoch)
+	case r.MemberEpoch == epochStaticLeft && r.InstanceID == nil:
+		return nil, fmt.Errorf("%w: InstanceId can't be null when leaving with epoch -2", ErrInvalidRequest)
+	case r.ServerAssignor != nil && !slices.Contains(Assignors, *r.ServerAssignor):
+		return nil, fmt.Errorf("%w: %q; supported: %s", ErrUnsupportedAssignor, *r.ServerAssignor, strings.Join(Assignors, ", "))
+	}
+	if r.MemberEpoch == epochJoin {
+		switch {
+		case r.RebalanceTimeout < 0:
+			return nil, fmt.Errorf("%w: RebalanceTimeoutMs must be provided in first request", ErrInvalidRequest)
+		case r.Owned == nil || len(r.Owned) > 0:
+			return nil, fmt.Errorf("%w: TopicPartitions must be empty when (re-)joining", ErrInvalidRequest)
+		case r.SubscribedTopics == nil && r.SubscribedRegex == nil:
+			return nil, fmt.Errorf("%w: either SubscribedTopicNames or SubscribedTopicRegex must be set when (re-)joining", ErrInvalidRequest)
+		}
+	}
+	if r.SubscribedRegex == nil || *r.SubscribedRegex == "" {
+		return nil, nil
+	}
+	// Kafka matches the whole topic name.
+	re, err := regexp.Compile("^(?:" + *r.SubscribedRegex + ")$")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidRegex, err)
+	}
+	return re, nil
+}
+
+// heartbeatMemberLocked finds (or, joining, creates) the member of r and
+// checks its epoch and instance id. isNew tells that the group gained a
+// member, which changes the group's subscriptions.
+func (c *Coordinator) heartbeatMemberLocked(g *groupState, r ConsumerHeartbeat) (m *cmember, isNew bool, err error) {
+	cg := g.cg
+	id := r.MemberID
+	if id == "" {
+		id = newMemberID(r.ClientID) // v0: the coordinator names new members
+	}
+	instance := ""
+	if r.InstanceID != nil {
+		instance = *r.InstanceID
+	}
+	if r.MemberEpoch != epochJoin {
+		m = cg.members[id]
+		if m == nil {
+			return nil, false, fmt.Errorf("%w: %q in group %q", ErrUnknownMember, id, g.name)
+		}
+		if instance != "" && cg.static[instance] != id {
+			return nil, false, fmt.Errorf("%w: instance %q is now member %q", ErrFencedInstanceID, instance, cg.static[instance])
+		}
+		if err := checkMemberEpoch(m, r.MemberEpoch, r.Owned); err != nil {
+			return nil, false, err
+		}
+		return m, false, nil
+	}
+	if old, ok := cg.static[instance]; ok && instance != "" && old != id {
+		om := cg.members[old]
+		if !om.left {
+			return nil, false, fmt.Errorf("%w: instance %q is held by member %q", ErrUnreleasedInstanceID, instance, old)
+		}
+		// A static member came back within its session: the new member id
+		// takes over the old one's assignment without a rebalance.
+		c.renameConsumerMemberLocked(g, om, id)
+		om.left, om.epoch, om.previousEpoch = false, epochJoin, epochJoin
+		c.logger.Info("static group member rejoined", "group", g.name, "instance", instance, "member", id, "previous_member", old)
+		return om, false, nil
+	}
+	if m = cg.members[id]; m != nil {
+		// A member that rejoins with epoch 0 (it lost a response, or
+		// restarted its state) keeps what it holds and gets it all again.
+		return m, false, nil
+	}
+	m = &cmember{id: id, instanceID: instance, assignor: "", assigned: partSet{}, revoking: partSet{}, rebalanceTimeout: r.RebalanceTimeout}
+	cg.members[id] = m
+	if instance != "" {
+		cg.static[instance] = id
+	}
+	c.logger.Info("group member joined", "group", g.name, "member", id, "instance", instance, "protocol", "consumer")
+	return m, true, nil
+}
+
+// checkMemberEpoch is Kafka's fencing rule: a member must be at its epoch,
+// or at the one before it while owning no more than it is assigned (the
+// response that raised its epoch may have been lost).
+func checkMemberEpoch(m *cmember, epoch int32, owned Assignment) error {
+	switch {
+	case epoch > m.epoch:
+		return fmt.Errorf("%w: member epoch %d is ahead of the coordinator's %d", ErrFencedMemberEpoch, epoch, m.epoch)
+	case epoch < m.epoch && (epoch != m.previousEpoch || owned == nil || !owned.set().subsetOf(m.assigned)):
+		return fmt.Errorf("%w: member epoch %d is behind the coordinator's %d", ErrFencedMemberEpoch, epoch, m.epoch)
+	}
+	return nil
+}
+
+// renameConsumerMemberLocked moves m (and what it holds) to a new id.
+func (c *Coordinator) renameConsumerMemberLocked(g *groupState, m *cmember, id string) {
+	cg := g.cg
+	old := m.id
+	delete(cg.members, old)
+	m.id = id
+	cg.members[id] = m
+	if t, ok := cg.target[old]; ok {
+		delete(cg.target, old)
+		cg.target[id] = t
+	}
+	for tp, holder := range cg.holders {
+		if holder == old {
+			cg.holders[tp] = id
+		}
+	}
+	if m.instanceID != "" {
+		cg.static[m.instanceID] = id
+	}
+}
+
+// consumerLeaveLocked handles epoch -1 (leave) and -2 (a static member
+// leaving for now: it keeps its partitions until its session times out).
+func (c *Coordinator) consumerLeaveLocked(r ConsumerHeartbeat) (ConsumerHeartbeatResult, error) {
+	g := c.groups[r.Group]
+	if g == nil || g.cg == nil {
+		return ConsumerHeartbeatResult{}, fmt.Errorf("%w: group %q has no member %q", ErrUnknownMember, r.Group, r.MemberID)
+	}
+	id := r.MemberID
+	if r.InstanceID != nil {
+		cur, ok := g.cg.static[*r.InstanceID]
+		switch {
+		case !ok:
+			return ConsumerHeartbeatResult{}, fmt.Errorf("%w: instance %q", ErrUnknownMember, *r.InstanceID)
+		case cur != id:
+			return ConsumerHeartbeatResult{}, fmt.Errorf("%w: instance %q is member %q", ErrFencedInstanceID, *r.InstanceID, cur)
+		}
+	}
+	m := g.cg.members[id]
+	if m == nil {
+		return ConsumerHeartbeatResult{}, fmt.Errorf("%w: %q in group %q", ErrUnknownMember, id, r.Group)
+	}
+	res := ConsumerHeartbeatResult{MemberID: id, MemberEpoch: r.MemberEpoch, HeartbeatInterval: c.cfg.ConsumerHeartbeatInterval}
+	if r.MemberEpoch == epochStaticLeft {
+		m.left = true
+		m.epoch = epochStaticLeft
+		stopTimer(&m.revokeBy)
+		c.logger.Info("static group member left for now", "group", g.name, "member", id, "instance", m.instanceID)
+		return res, nil
+	}
+	c.removeConsumerMemberLocked(g, m, "member left")
+	return res, nil
+}
+
+// removeConsumerMemberLocked drops m, frees what it held and reassigns.
+func (c *Coordinator) removeConsumerMemberLocked(g *groupState, m *cmember, reason string) {
+	cg := g.cg
+	stopTimer(&m.expiry)
+	stopTimer(&m.revokeBy)
+	delete(cg.members, m.id)
+	delete(cg.target, m.id)
+	if m.instanceID != "" && cg.static[m.instanceID] == m.id {
+		delete(cg.static, m.instanceID)
+	}
+	c.setHoldingsLocked(cg, m, partSet{}, partSet{})
+	c.logger.Info("group member removed", "group", g.name, "member", m.id, "reason", reason, "protocol", "consumer")
+	c.maybeReassignLocked(g, true, reason)
+	c.forgetIfUnusedLocked(g)
+}
+
+// touchConsumerLocked restarts m's session timer.
+func (c *Coordinator) touchConsumerLocked(g *groupState, m *cmember) {
+	stopTimer(&m.expiry)
+	m.expiry = time.AfterFunc(c.cfg.ConsumerSessionTimeout, c.timerFunc(g, func() {
+		if g.cg != nil && g.cg.members[m.id] == m {
+			c.removeConsumerMemberLocked(g, m, "session timeout")
+		}
+	}))
+}
+
+func stopTimer(t **time.Timer) {
+	if *t != nil {
+		(*t).Stop()
+		*t = nil
+	}
+}
+
+// subscribedTopicsLocked resolves m's subscription (names and regex) to
+// topics that exist.
+func (c *Coordinator) subscribedTopicsLocked(m *cmember, all []TopicInfo) []TopicInfo {
+	var out []TopicInfo
+	for _, name := range m.topics {
+		if t, ok := c.topics.Topic(name); ok {
+			out = append(out, t)
+		}
+	}
+	if m.re != nil {
+		for _, t := range all {
+			if !t.Internal && m.re.MatchString(t.Name) && !slices.Contains(m.topics, t.Name) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// maybeReassignLocked bumps the group epoch and computes a new target when
+// force is set or the subscribed topics changed (created, deleted, grown).
+func (c *Coordinator) maybeReassignLocked(g *groupState, force bool, reason string) {
+	cg := g.cg
+	var all []TopicInfo
+	if slices.ContainsFunc(slices.Collect(maps.Values(cg.members)), func(m *cmember) bool { return m.re != nil }) {
+		all = c.topics.AllTopics()
+	}
+	subs := map[string][]TopicInfo{}
+	union := map[string]TopicInfo{}
+	for id, m := range cg.members {
+		subs[id] = c.subscribedTopicsLocked(m, all)
+		for _, t := range subs[id] {
+			union[t.Name] = t
+		}
+	}
+	var key strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(union)) {
+		t := union[name]
+		fmt.Fprintf(&key, "%s/%x/%d;", name, t.ID, t.Partitions)
+	}
+	assignor := cg.chooseAssignor()
+	if !force && key.String() == cg.subscribed && assignor == cg.assignor {
+		return
+	}
+	cg.subscribed, cg.assignor = key.String(), assignor
+	cg.epoch++
+	members := make([]assignMember, 0, len(cg.members))
+	for _, id := range slices.Sorted(maps.Keys(cg.members)) {
+		m := cg.members[id]
+		am := assignMember{id: id, instanceID: m.instanceID, topics: map[[16]byte]bool{}, current: cg.target[id]}
+		for _, t := range subs[id] {
+			am.topics[t.ID] = true
+		}
+		members = append(members, am)
+	}
+	topics := slices.SortedFunc(maps.Values(union), func(a, b TopicInfo) int { return strings.Compare(a.Name, b.Name) })
+	cg.target = assign(assignor, members, topics)
+	cg.assignmentEpoch = cg.epoch
+	c.logger.Info("group target assignment", "group", g.name, "epoch", cg.epoch, "assignor", assignor, "members", len(members), "topics", len(topics), "reason", reason)
+}
+
+// chooseAssignor is the assignor most members ask for (ties: the one
+// listed first in Assignors), or the default.
+func (cg *consumerGroup) chooseAssignor() string {
+	votes := map[string]int{}
+	for _, m := range cg.members {
+		if m.assignor != "" {
+			votes[m.assignor]++
+		}
+	}
+	best := Assignors[0]
+	for _, a := range Assignors {
+		if votes[a] > votes[best] {
+			best = a
+		}
+	}
+	return best
+}
+
+// state is the group's state as ConsumerGroupDescribe names it.
+func (cg *consumerGroup) state() string {
+	switch {
+	case len(cg.members) == 0:
+		return "Empty"
+	case cg.epoch > cg.assignmentEpoch:
+		return "Assigning"
+	}
+	for _, m := range cg.members {
+		if m.epoch != cg.assignmentEpoch || m.state != memberStable {
+			return "Reconciling"
+		}
+	}
+	return "Stable"
+}
+
+// noTopics is the Topics of a coordinator that was given none.
+type noTopics struct{}
+
+func (noTopics) Topic(string) (TopicInfo, bool)       { return TopicInfo{}, false }
+func (noTopics) TopicByID([16]byte) (TopicInfo, bool) { return TopicInfo{}, false }
+func (noTopics) AllTopics() []TopicInfo               { return nil }
+
+// checkConsumerCommitLocked applies KIP-848's commit rule: the member must
+// exist and commit with its epoch. A commit with an older epoch is taken
+// when the member still holds every partition it commits (KIP-1251): the
+// heartbeat that raised its epoch may have crossed the commit.
+func (c *Coordinator) checkConsumerCommitLocked(g *groupState, r Commit) error {
+	if r.MemberID == "" && r.Generation < 0 {
+		return fmt.Errorf("%w: group %q has members; commit as one of them", ErrUnknownMember, r.Group)
+	}
+	m := g.cg.members[r.MemberID]
+	if m == nil {
+		return fmt.Errorf("%w: %q in group %q", ErrUnknownMember, r.MemberID, r.Group)
+	}
+	if r.Generation == m.epoch {
+		return nil
+	}
+	if r.Generation < 0 || r.Generation > m.epoch {
+		return fmt.Errorf("%w: commit with epoch %d, the member is at %d", ErrStaleMemberEpoch, r.Generation, m.epoch)
+	}
+	for tp := range r.Offsets {
+		t, ok := c.topics.Topic(tp.Topic)
+		id := topicPart{t.ID, tp.Partition}
+		if !ok || !(m.assigned.has(id) || m.revoking.has(id)) {
+			return fmt.Errorf("%w: commit with epoch %d, the member is at %d and does not hold %s-%d", ErrStaleMemberEpoch, r.Generation, m.epoch, tp.Topic, tp.Partition)
+		}
+	}
+	return nil
+}
+
+// CheckOffsetFetch applies KIP-848's OffsetFetch rule (v9+): a member of a
+// consumer group that names itself must exist and be at its epoch.
+// Requests without a member id (admin tools) always pass.
+func (c *Coordinator) CheckOffsetFetch(group, memberID string, epoch int32) error {
+	if memberID == "" || epoch < 0 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[group]
+	if g == nil || g.cg == nil {
+		return nil
+	}
+	m := g.cg.members[memberID]
+	switch {
+	case m == nil:
+		return fmt.Errorf("%w: %q in group %q", ErrUnknownMember, memberID, group)
+	case m.epoch != epoch:
+		return fmt.Errorf("%w: fetch with epoch %d, the member is at %d", ErrStaleMemberEpoch, epoch, m.epoch)
+	}
+	return nil
+}
