@@ -1,6 +1,6 @@
 package main
 
-// This file holds what the client subcommands (topic, produce, consume) share:
+// This file holds what the client subcommands (topic, produce, consume, group) share:
 // the --bootstrap and --timeout flags, building franz-go clients from them,
 // and turning errors the cluster reports into messages that carry the Kafka
 // error name. The subcommands are plain Kafka clients: nothing here knows it

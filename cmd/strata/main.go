@@ -24,6 +24,6 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newAgentCmd(), newTopicCmd(), newProduceCmd(), newConsumeCmd())
+	root.AddCommand(newAgentCmd(), newTopicCmd(), newProduceCmd(), newConsumeCmd(), newGroupCmd())
 	return root
 }

@@ -14,22 +14,7 @@ import (
 // create / list / describe / delete, produce from stdin, consume.
 func TestCLI(t *testing.T) {
 	a := testagent.Start(t, testagent.Options{})
-	bin := testagent.Build(t)
-	strata := func(t *testing.T, stdin string, wantOK bool, args ...string) string {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-		defer cancel()
-		args = append(args, "--bootstrap", a.Addr())
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Stdin = strings.NewReader(stdin)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		if (err == nil) != wantOK {
-			t.Fatalf("strata %s: err %v (want ok %v)\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, wantOK, stdout.String(), stderr.String())
-		}
-		return stdout.String()
-	}
+	strata := cliRunner(t, a)
 
 	const topic = "cli-topic"
 	out := strata(t, "", true, "topic", "create", topic, "--partitions", "2", "--config", "retention.ms=3600000")
@@ -76,6 +61,27 @@ func TestCLI(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// cliRunner returns a function that runs the strata binary against a, fails
+// the test unless it exits as wantOK says, and returns its stdout.
+func cliRunner(t *testing.T, a *testagent.Agent) func(t *testing.T, stdin string, wantOK bool, args ...string) string {
+	bin := testagent.Build(t)
+	return func(t *testing.T, stdin string, wantOK bool, args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		defer cancel()
+		args = append(args, "--bootstrap", a.Addr())
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Stdin = strings.NewReader(stdin)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if (err == nil) != wantOK {
+			t.Fatalf("strata %s: err %v (want ok %v)\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, wantOK, stdout.String(), stderr.String())
+		}
+		return stdout.String()
+	}
 }
 
 // hasRow reports whether a table has a line whose first column is name and,
