@@ -67,6 +67,14 @@ type Config struct {
 	// of a producer whose last batch timestamp is older than this is
 	// dropped at segment rolls and retention; 0 = never.
 	ProducerIDExpiration time.Duration
+	// Remote (remote.storage.enable): sealed segments are uploaded, and
+	// ApplyRetention deletes only those wholly below the remote end
+	// (SetRemoteEnd), by LocalRetentionMs and LocalRetentionBytes
+	// (local.retention.*); the total retention is then the tiering
+	// layer's to apply, to the bucket and through DeleteRecordsBefore.
+	Remote              bool
+	LocalRetentionMs    time.Duration // negative: forever
+	LocalRetentionBytes int64         // -1: no limit
 }
 
 // Defaults, as Apache Kafka's.
@@ -95,6 +103,8 @@ func DefaultConfig() Config {
 		Flush:                FlushAlways,
 		FlushInterval:        DefaultFlushInterval,
 		ProducerIDExpiration: DefaultProducerIDExpiration,
+		LocalRetentionMs:     DefaultRetentionMs,
+		LocalRetentionBytes:  -1,
 	}
 }
 
@@ -107,6 +117,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: segment.ms %v is negative", ErrInvalidConfig, c.SegmentMs)
 	case c.RetentionBytes < -1:
 		return fmt.Errorf("%w: retention.bytes %d below -1", ErrInvalidConfig, c.RetentionBytes)
+	case c.LocalRetentionBytes < -1:
+		return fmt.Errorf("%w: local.retention.bytes %d below -1", ErrInvalidConfig, c.LocalRetentionBytes)
 	case c.IndexIntervalBytes < 0:
 		return fmt.Errorf("%w: index.interval.bytes %d is negative", ErrInvalidConfig, c.IndexIntervalBytes)
 	case c.Flush < FlushAlways || c.Flush > FlushNever:

@@ -25,6 +25,17 @@ func (c *epochCache) latest() int32 {
 	return c.entries[len(c.entries)-1].epoch
 }
 
+// epochAt returns the epoch of the batch at offset: the last entry
+// starting at or before it.
+func (c *epochCache) epochAt(offset int64) (int32, bool) {
+	for i := len(c.entries) - 1; i >= 0; i-- {
+		if c.entries[i].start <= offset {
+			return c.entries[i].epoch, true
+		}
+	}
+	return -1, false
+}
+
 // assign records that epoch starts at offset start; it reports a change.
 // Epochs at or below the latest are ignored (a leader never goes back).
 func (c *epochCache) assign(epoch int32, start int64) bool {

@@ -55,6 +55,7 @@ type Log struct {
 	epochs    epochCache
 	producers producerState
 	flushed   int64 // offsets below are fsynced
+	remoteEnd int64 // offsets below are in the remote manifest (tier.go)
 	gen       uint64
 	truncs    []truncation // recent truncations, for appends waiting on an fsync
 	failed    error

@@ -31,7 +31,9 @@ func (l *Log) DeleteRecordsBefore(offset int64) error {
 // ApplyRetention deletes segments by retention.ms (every batch in the
 // segment is older than now - retention.ms; a segment without timestamps
 // uses its file's modification time) and then by retention.bytes (oldest
-// first while the rest stays at or above the limit). As Kafka does, this may
+// first while the rest stays at or above the limit). With Config.Remote the
+// limits are local.retention.* and only segments wholly below the remote
+// end are deleted, so a segment's last copy never goes. As Kafka does, this may
 // include the active segment: it is then rolled first, so the log ends up
 // empty with its start at the end. Nothing here knows about replication:
 // callers that must keep unreplicated data (Kafka keeps data above the high
@@ -45,15 +47,22 @@ func (l *Log) ApplyRetention() (deletedSegments int, err error) {
 	}
 	nowMs := l.now().UnixMilli()
 	retMs, retBytes := l.cfg.RetentionMs.Milliseconds(), l.cfg.RetentionBytes
+	byTime := l.cfg.RetentionMs >= 0
+	if l.cfg.Remote {
+		retMs, retBytes = l.cfg.LocalRetentionMs.Milliseconds(), l.cfg.LocalRetentionBytes
+		byTime = l.cfg.LocalRetentionMs >= 0
+	}
 	var total int64
 	for _, s := range l.segs {
 		total += s.size
 	}
 	excess := total - retBytes
-	byTime := l.cfg.RetentionMs >= 0
 	deletable := func(s, _ *segment) bool {
 		if s.size == 0 {
 			return false
+		}
+		if l.cfg.Remote && s.next > l.remoteEnd {
+			return false // not yet in the manifest: the only copy
 		}
 		if byTime {
 			if nowMs-l.newestMs(s) > retMs {

@@ -1,0 +1,162 @@
+package log
+
+// What tiering (DESIGN.md §7) needs of a partition log: the sealed segments
+// to upload, a pinned view of one of them, the remote end that gates local
+// deletion, and a restart at an offset for a partition restored from the
+// bucket. The log knows nothing of buckets; the tiering package drives it.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+
+	"github.com/strata-streaming/strata/internal/vfs"
+)
+
+// SealedSegment describes a segment that takes no more appends.
+type SealedSegment struct {
+	Base, Next   int64 // offsets [Base, Next)
+	Size         int64 // bytes
+	MaxTimestamp int64 // -1 when no batch carries one
+	LeaderEpoch  int32 // the epoch of its last batch, -1 if unknown
+}
+
+// SealedSegments lists the sealed segments that end above from (Next >
+// from), oldest first. The active segment is never listed.
+func (l *Log) SealedSegments(from int64) []SealedSegment {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return nil
+	}
+	var out []SealedSegment
+	for _, s := range l.segs[:len(l.segs)-1] {
+		if s.next <= from || s.size == 0 {
+			continue
+		}
+		epoch := int32(-1)
+		if e, ok := l.epochs.epochAt(s.next - 1); ok {
+			epoch = e
+		}
+		out = append(out, SealedSegment{Base: s.base, Next: s.next, Size: s.size, MaxTimestamp: s.maxTs, LeaderEpoch: epoch})
+	}
+	return out
+}
+
+// SegmentView is a pinned sealed segment: its batches, its two indexes in
+// Kafka's layout (index.go) and the producer snapshot taken when it was
+// sealed (nil if none is on disk). Close releases the pin; until then the
+// bytes stay readable even if retention deletes the segment.
+type SegmentView struct {
+	SealedSegment
+	Log                    io.ReaderAt // Size bytes
+	OffsetIndex, TimeIndex []byte
+	ProducerSnapshot       []byte
+	seg                    *segment
+}
+
+// Close releases the segment.
+func (v *SegmentView) Close() {
+	if v.seg != nil {
+		v.seg.release()
+		v.seg = nil
+	}
+}
+
+// ErrNoSegment: OpenSealed named no sealed segment of the log.
+var ErrNoSegment = errors.New("log: no such sealed segment")
+
+// OpenSealed pins the sealed segment that starts at base.
+func (l *Log) OpenSealed(base int64) (*SegmentView, error) {
+	l.mu.RLock()
+	var seg *segment
+	if !l.closed {
+		for _, s := range l.segs[:len(l.segs)-1] {
+			if s.base == base {
+				seg = s
+				seg.acquire()
+				break
+			}
+		}
+	}
+	var v SegmentView
+	if seg != nil {
+		x := seg.idx
+		x.offsets, x.times = append([]offsetEntry(nil), x.offsets...), append([]timeEntry(nil), x.times...)
+		epoch := int32(-1)
+		if e, ok := l.epochs.epochAt(seg.next - 1); ok {
+			epoch = e
+		}
+		v = SegmentView{SealedSegment: SealedSegment{Base: seg.base, Next: seg.next, Size: seg.size, MaxTimestamp: seg.maxTs, LeaderEpoch: epoch},
+			Log: io.NewSectionReader(seg.file, 0, seg.size), OffsetIndex: encodeOffsets(x.offsets), TimeIndex: encodeTimes(x.times), seg: seg}
+	}
+	l.mu.RUnlock()
+	if seg == nil {
+		return nil, fmt.Errorf("%w: base %d", ErrNoSegment, base)
+	}
+	snap, err := vfs.ReadFile(l.fs, l.snapshotPath(v.Next), 64<<20)
+	switch {
+	case errors.Is(err, iofs.ErrNotExist):
+	case err != nil:
+		v.Close()
+		return nil, storageErr("read producer snapshot", l.snapshotPath(v.Next), err)
+	default:
+		v.ProducerSnapshot = snap
+	}
+	return &v, nil
+}
+
+// SetRemoteEnd records that every offset below end is safely in the remote
+// manifest. With Config.Remote set, retention deletes local segments only
+// below it.
+func (l *Log) SetRemoteEnd(end int64) {
+	l.mu.Lock()
+	l.remoteEnd = max(l.remoteEnd, end)
+	l.mu.Unlock()
+}
+
+// RemoteEnd is the last value SetRemoteEnd recorded (0 before any).
+func (l *Log) RemoteEnd() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.remoteEnd
+}
+
+// RestartAt makes an empty log start at offset: a partition restored from
+// the bucket continues after what the bucket holds. The log must hold no
+// batch; offset must not be below its end.
+func (l *Log) RestartAt(offset int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	leo := l.leoLocked()
+	switch {
+	case offset == leo:
+		return nil
+	case offset < leo || l.lso != leo || len(l.segs) != 1 || l.active().size != 0:
+		return fmt.Errorf("log: restart at %d: the log is not empty (start %d, end %d)", offset, l.lso, leo)
+	}
+	old := l.active()
+	seg, err := openSegment(l.fs, l.dir, offset, true)
+	if err != nil {
+		return err
+	}
+	if err := l.setStartLocked(offset); err != nil {
+		seg.retire()
+		return err
+	}
+	l.segs = []*segment{seg}
+	if err := old.remove(); err != nil {
+		return err
+	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return storageErr("restart", l.dir, err)
+	}
+	l.flushed = offset
+	l.remoteEnd = max(l.remoteEnd, offset)
+	l.logger.Info("log restarted", "offset", offset)
+	return nil
+}
