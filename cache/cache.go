@@ -1,0 +1,127 @@
+// Package cache keeps chunks of remote segment objects in memory
+// (DESIGN.md §7), in a ristretto cache bounded in bytes. Concurrent misses
+// on one key make one load; a load runs detached from the caller that
+// started it (a fetch that stops waiting still warms the cache for the
+// next); Prefetch loads ahead for sequential readers.
+package cache
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/dgraph-io/ristretto/v2"
+	"golang.org/x/sync/singleflight"
+)
+
+// Loader fetches the value of a key that is not cached.
+type Loader func(ctx context.Context) ([]byte, error)
+
+// Options are a cache's optional hooks and limits.
+type Options struct {
+	// ItemBytes is the typical value size, used to size the admission
+	// counters (default 4 MiB).
+	ItemBytes int64
+	// LoadTimeout bounds one load (default 1 minute).
+	LoadTimeout time.Duration
+	// OnHit and OnMiss count lookups (metrics).
+	OnHit, OnMiss func()
+}
+
+// Cache maps keys to immutable byte slices. Safe for concurrent use.
+type Cache struct {
+	rc      *ristretto.Cache[string, []byte]
+	flight  singleflight.Group
+	opts    Options
+	closing chan struct{}
+}
+
+// New returns a cache holding at most about maxBytes of values.
+func New(maxBytes int64, opts Options) (*Cache, error) {
+	if opts.ItemBytes <= 0 {
+		opts.ItemBytes = 4 << 20
+	}
+	if opts.LoadTimeout <= 0 {
+		opts.LoadTimeout = time.Minute
+	}
+	if opts.OnHit == nil {
+		opts.OnHit = func() {}
+	}
+	if opts.OnMiss == nil {
+		opts.OnMiss = func() {}
+	}
+	if maxBytes <= 0 {
+		return nil, fmt.Errorf("cache: size %d must be positive", maxBytes)
+	}
+	items := max(maxBytes/opts.ItemBytes, 1)
+	rc, err := ristretto.NewCache(&ristretto.Config[string, []byte]{
+		NumCounters: max(items*10, 1000), MaxCost: maxBytes, BufferItems: 64,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	return &Cache{rc: rc, opts: opts, closing: make(chan struct{})}, nil
+}
+
+// Get returns the value of key, loading it on a miss. The returned slice
+// is shared: callers must not modify it.
+func (c *Cache) Get(ctx context.Context, key string, load Loader) ([]byte, error) {
+	if v, ok := c.rc.Get(key); ok {
+		c.opts.OnHit()
+		return v, nil
+	}
+	c.opts.OnMiss()
+	ch := c.flight.DoChan(key, func() (any, error) { return c.load(key, load) })
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.([]byte), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// load runs a loader detached from any caller and stores its result.
+func (c *Cache) load(key string, load Loader) ([]byte, error) {
+	if v, ok := c.rc.Get(key); ok {
+		return v, nil // stored while this call waited to start
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.LoadTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-c.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	v, err := load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.rc.Set(key, v, int64(len(v)))
+	c.rc.Wait() // visible to the next Get
+	return v, nil
+}
+
+// Prefetch starts loading key in the background unless it is cached or
+// already loading.
+func (c *Cache) Prefetch(key string, load Loader) {
+	if _, ok := c.rc.Get(key); ok {
+		return
+	}
+	c.flight.DoChan(key, func() (any, error) { return c.load(key, load) })
+}
+
+// Close stops loads in flight and frees the cache.
+func (c *Cache) Close() {
+	select {
+	case <-c.closing:
+		return
+	default:
+	}
+	close(c.closing)
+	c.rc.Close()
+}

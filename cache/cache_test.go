@@ -1,0 +1,96 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestOneLoadForConcurrentMisses: many readers of a missing key share one
+// load; afterwards the key is a hit.
+func TestOneLoadForConcurrentMisses(t *testing.T) {
+	var hits, misses, loads atomic.Int64
+	c, err := New(1<<20, Options{ItemBytes: 1 << 10, OnHit: func() { hits.Add(1) }, OnMiss: func() { misses.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	release := make(chan struct{})
+	load := func(ctx context.Context) ([]byte, error) {
+		loads.Add(1)
+		<-release
+		return []byte("chunk"), nil
+	}
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			v, err := c.Get(context.Background(), "k", load)
+			if err != nil || !bytes.Equal(v, []byte("chunk")) {
+				t.Errorf("Get = %q, %v", v, err)
+			}
+		})
+	}
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	wg.Wait()
+	if loads.Load() != 1 {
+		t.Errorf("%d loads for concurrent misses, want 1", loads.Load())
+	}
+	if _, err := c.Get(context.Background(), "k", load); err != nil || hits.Load() != 1 || loads.Load() != 1 {
+		t.Errorf("second Get: err %v, hits %d, loads %d", err, hits.Load(), loads.Load())
+	}
+}
+
+// TestCallerTimeoutStillWarms: a caller that stops waiting gets its
+// context's error, and the load finishes and fills the cache anyway.
+func TestCallerTimeoutStillWarms(t *testing.T) {
+	c, err := New(1<<20, Options{ItemBytes: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	done := make(chan struct{})
+	slow := func(ctx context.Context) ([]byte, error) {
+		defer close(done)
+		time.Sleep(100 * time.Millisecond)
+		return []byte("late"), nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if _, err := c.Get(ctx, "k", slow); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Get with a short deadline: %v", err)
+	}
+	<-done
+	never := func(context.Context) ([]byte, error) { return nil, errors.New("loaded twice") }
+	deadline := time.Now().Add(time.Second)
+	for {
+		v, err := c.Get(context.Background(), "k", never)
+		if err == nil && string(v) == "late" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("value never cached: %q, %v", v, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestLoadErrorIsNotCached: a failed load is retried by the next Get.
+func TestLoadErrorIsNotCached(t *testing.T) {
+	c, err := New(1<<20, Options{ItemBytes: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	boom := errors.New("503")
+	if _, err := c.Get(context.Background(), "k", func(context.Context) ([]byte, error) { return nil, boom }); !errors.Is(err, boom) {
+		t.Fatalf("got %v", err)
+	}
+	if v, err := c.Get(context.Background(), "k", func(context.Context) ([]byte, error) { return []byte("ok"), nil }); err != nil || string(v) != "ok" {
+		t.Fatalf("retry after an error: %q, %v", v, err)
+	}
+}
