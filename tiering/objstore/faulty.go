@@ -14,6 +14,7 @@ import (
 var ErrInjected = errors.New("objstore: injected fault")
 
 // Op names a Bucket operation, for fault injection and metrics labels.
+// PutReader is OpPut too.
 type Op string
 
 // The Bucket operations.
@@ -212,6 +213,20 @@ func (f *FaultyBucket) Put(ctx context.Context, key string, data []byte, opts Pu
 		return "", err
 	}
 	etag, err := f.inner.Put(ctx, key, data, opts)
+	if err == nil && after != nil {
+		return "", after
+	}
+	return etag, err
+}
+
+// PutReader shares OpPut with Put: a fault armed for puts hits whichever
+// of the two comes next.
+func (f *FaultyBucket) PutReader(ctx context.Context, key string, r io.ReaderAt, size int64, opts PutOptions) (string, error) {
+	after, err := f.enter(ctx, OpPut)
+	if err != nil {
+		return "", err
+	}
+	etag, err := f.inner.PutReader(ctx, key, r, size, opts)
 	if err == nil && after != nil {
 		return "", after
 	}

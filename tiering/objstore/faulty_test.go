@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,5 +114,28 @@ func TestFaultyTruncateRange(t *testing.T) {
 	rc.Close()
 	if string(got) != "23456789" {
 		t.Fatalf("after Clear = %q", got)
+	}
+}
+
+// PutReader is a put: faults armed for OpPut hit it, and it is counted.
+func TestFaultyPutReaderIsAPut(t *testing.T) {
+	ctx := t.Context()
+	f := objstore.NewFaulty(newMem(t))
+	f.FailNext(objstore.OpPut, 1, nil)
+	if _, err := f.PutReader(ctx, "k", strings.NewReader("v"), 1, objstore.PutOptions{}); !errors.Is(err, objstore.ErrInjected) {
+		t.Fatalf("PutReader: %v, want ErrInjected", err)
+	}
+	if _, _, err := f.Get(ctx, "k"); !objstore.IsNotFound(err) {
+		t.Fatalf("a PutReader failed before the call must not write: %v", err)
+	}
+	f.FailNextAfter(objstore.OpPut, 1, nil)
+	if _, err := f.PutReader(ctx, "k", strings.NewReader("v"), 1, objstore.PutOptions{}); !errors.Is(err, objstore.ErrInjected) {
+		t.Fatalf("PutReader: %v, want ErrInjected after the write", err)
+	}
+	if data, _, err := f.Get(ctx, "k"); err != nil || string(data) != "v" {
+		t.Fatalf("the write should have happened: %q %v", data, err)
+	}
+	if got := f.Calls(objstore.OpPut); got != 2 {
+		t.Fatalf("Calls(put) = %d, want 2", got)
 	}
 }

@@ -280,3 +280,29 @@ func TestFSPutDeleteRaceInOneDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A PutReader whose reader fails part way removes its temp file.
+func TestFSPutReaderFailureLeavesNoTempFile(t *testing.T) {
+	dir := t.TempDir()
+	b, err := objstore.NewFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	short := strings.NewReader(strings.Repeat("x", 3<<20))
+	if _, err := b.PutReader(t.Context(), "seg/big.log", short, 4<<20, objstore.PutOptions{}); err == nil {
+		t.Fatal("PutReader from a short reader succeeded")
+	}
+	err = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(d.Name(), objstore.ReservedPrefix+"tmp-") {
+			t.Errorf("temp file left behind: %s", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

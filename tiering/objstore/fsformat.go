@@ -43,9 +43,10 @@ type fsHeader struct {
 // etag is the object's ETag: the version id in hex.
 func (h fsHeader) etag() string { return hex.EncodeToString(h.versionID[:]) }
 
-// newFSHeader builds the header for new content with a fresh version id.
-func newFSHeader(data []byte) (fsHeader, error) {
-	h := fsHeader{length: uint64(len(data)), checksum: sha256.Sum256(data)}
+// newFSHeader builds the header for content of length bytes with the given
+// SHA-256, and a fresh version id.
+func newFSHeader(length int64, checksum [sha256.Size]byte) (fsHeader, error) {
+	h := fsHeader{length: uint64(length), checksum: checksum}
 	if _, err := rand.Read(h.versionID[:]); err != nil {
 		return fsHeader{}, fmt.Errorf("fs: new version id: %w", err)
 	}

@@ -2,12 +2,13 @@ package objstore
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"testing"
 )
 
 func TestFSHeaderRoundTrip(t *testing.T) {
 	data := []byte("payload")
-	h, err := newFSHeader(data)
+	h, err := newFSHeader(int64(len(data)), sha256.Sum256(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestFSHeaderRoundTrip(t *testing.T) {
 // FuzzDecodeFSHeader: any bytes from disk are rejected or decoded, never a
 // panic, and whatever decodes re-encodes to the same bytes.
 func FuzzDecodeFSHeader(f *testing.F) {
-	h, err := newFSHeader([]byte("seed"))
+	h, err := newFSHeader(4, sha256.Sum256([]byte("seed")))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -1,9 +1,12 @@
 package objstore
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,10 +15,21 @@ import (
 )
 
 // Put writes the object durably and atomically; see FSBucket for the
-// protocol. The temp file is written and fsynced before the lock is taken,
-// so the lock is held only for the check, the rename and the directory
-// fsync.
+// protocol.
 func (b *FSBucket) Put(ctx context.Context, key string, data []byte, opts PutOptions) (string, error) {
+	return b.put(ctx, key, bytes.NewReader(data), int64(len(data)), opts)
+}
+
+// PutReader streams the object into the temp file, so its size is bounded
+// by the disk, not by memory; otherwise it is Put.
+func (b *FSBucket) PutReader(ctx context.Context, key string, r io.ReaderAt, size int64, opts PutOptions) (string, error) {
+	return b.put(ctx, key, r, size, opts)
+}
+
+// put is Put and PutReader. The temp file is written and fsynced before the
+// lock is taken, so the lock is held only for the check, the rename and the
+// directory fsync, however large the object.
+func (b *FSBucket) put(ctx context.Context, key string, r io.ReaderAt, size int64, opts PutOptions) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -26,8 +40,7 @@ func (b *FSBucket) Put(ctx context.Context, key string, data []byte, opts PutOpt
 	if err := opts.validate(); err != nil {
 		return "", err
 	}
-	h, err := newFSHeader(data)
-	if err != nil {
+	if err := checkSize(key, size); err != nil {
 		return "", err
 	}
 	dir := filepath.Dir(path)
@@ -43,7 +56,8 @@ func (b *FSBucket) Put(ctx context.Context, key string, data []byte, opts PutOpt
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	if err := writeTemp(tmp, h.encode(), data); err != nil {
+	h, err := writeTemp(ctx, tmp, r, size)
+	if err != nil {
 		return "", fmt.Errorf("fs: write %q: %w", key, err)
 	}
 
@@ -152,18 +166,45 @@ func (b *FSBucket) mkdirDurable(key, dir string) error {
 	return nil
 }
 
-func writeTemp(f *os.File, header, data []byte) error {
-	_, err := f.Write(header)
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
+// fsCopyBufferBytes bounds the buffer writeTemp copies through: large
+// enough that a 1 GiB segment takes about a thousand writes, and no larger
+// than the object, so small metadata objects allocate little.
+const fsCopyBufferBytes = 1 << 20
+
+// writeTemp writes the object file: the content (the first size bytes of r)
+// after room for the header, then the header, whose checksum is only known
+// once the content has been read. It fsyncs and closes f either way. A long
+// copy stops when ctx is done.
+func writeTemp(ctx context.Context, f *os.File, r io.ReaderAt, size int64) (fsHeader, error) {
+	h, err := func() (fsHeader, error) {
+		sum := sha256.New()
+		if size > 0 {
+			if _, err := f.Seek(fsHeaderSize, io.SeekStart); err != nil {
+				return fsHeader{}, err
+			}
+			buf := make([]byte, min(size, fsCopyBufferBytes))
+			src := &ctxReader{ctx: ctx, r: io.NewSectionReader(r, 0, size)}
+			n, err := io.CopyBuffer(io.MultiWriter(f, sum), src, buf)
+			if err != nil {
+				return fsHeader{}, err
+			}
+			if n < size {
+				return fsHeader{}, fmt.Errorf("read %d of %d bytes: %w", n, size, io.ErrUnexpectedEOF)
+			}
+		}
+		h, err := newFSHeader(size, [sha256.Size]byte(sum.Sum(nil)))
+		if err != nil {
+			return fsHeader{}, err
+		}
+		if _, err := f.WriteAt(h.encode(), 0); err != nil {
+			return fsHeader{}, err
+		}
+		return h, f.Sync()
+	}()
 	if closeErr := f.Close(); err == nil {
 		err = closeErr
 	}
-	return err
+	return h, err
 }
 
 // syncDir fsyncs a directory so a rename, create or remove in it is durable.

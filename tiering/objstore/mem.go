@@ -96,6 +96,32 @@ func (m *MemBucket) Put(ctx context.Context, key string, data []byte, opts PutOp
 	if stored == nil {
 		stored = []byte{}
 	}
+	return m.store(key, stored, opts)
+}
+
+// PutReader reads the object into memory, then stores it as Put does.
+func (m *MemBucket) PutReader(ctx context.Context, key string, r io.ReaderAt, size int64, opts PutOptions) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if err := ValidateKey(key); err != nil {
+		return "", err
+	}
+	if err := opts.validate(); err != nil {
+		return "", err
+	}
+	if err := checkSize(key, size); err != nil {
+		return "", err
+	}
+	data, err := readAllAt(r, size)
+	if err != nil {
+		return "", fmt.Errorf("mem: put %q: %w", key, err)
+	}
+	return m.store(key, data, opts)
+}
+
+// store checks opts and stores data, which the bucket now owns.
+func (m *MemBucket) store(key string, stored []byte, opts PutOptions) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {

@@ -41,6 +41,9 @@ var _ Bucket = (*metricsBucket)(nil)
 //
 //	strata_store_requests_total{op,outcome}        calls by result
 //	strata_store_bytes_total{op}                   object bytes moved (get, get_range, put)
+//
+// Put and PutReader share the op "put".
+//
 //	strata_store_request_duration_seconds{op}      call latency
 //
 // For GetRange the duration is time to the open stream and the bytes are
@@ -151,6 +154,18 @@ func (b *metricsBucket) Put(ctx context.Context, key string, data []byte, opts P
 	b.observe(OpPut, start, err)
 	if err == nil {
 		b.m.bytes.WithLabelValues(string(OpPut)).Add(float64(len(data)))
+	}
+	return etag, err
+}
+
+// PutReader is counted as a put: the op label set stays bounded, and a
+// dashboard's upload bytes include segments.
+func (b *metricsBucket) PutReader(ctx context.Context, key string, r io.ReaderAt, size int64, opts PutOptions) (string, error) {
+	start := time.Now()
+	etag, err := b.inner.PutReader(ctx, key, r, size, opts)
+	b.observe(OpPut, start, err)
+	if err == nil {
+		b.m.bytes.WithLabelValues(string(OpPut)).Add(float64(size))
 	}
 	return etag, err
 }

@@ -80,3 +80,26 @@ strata_store_requests_total{backend="s3",op="delete",outcome="ok"} 1
 		t.Fatal(err)
 	}
 }
+
+// PutReader is counted as a put, with its size as the bytes.
+func TestMetricsPutReader(t *testing.T) {
+	ctx := t.Context()
+	reg := prometheus.NewRegistry()
+	b := objstore.NewMetrics(newMem(t), reg, "mem")
+	if _, err := b.PutReader(ctx, "k", strings.NewReader("hello, reader"), 13, objstore.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b.PutReader(ctx, "k", strings.NewReader("x"), 1, objstore.PutOptions{IfAbsent: true})
+	want := `
+# HELP strata_store_requests_total Object store requests, by operation and outcome.
+# TYPE strata_store_requests_total counter
+strata_store_requests_total{backend="mem",op="put",outcome="ok"} 1
+strata_store_requests_total{backend="mem",op="put",outcome="precondition_failed"} 1
+# HELP strata_store_bytes_total Object bytes read from or written to the object store, by operation.
+# TYPE strata_store_bytes_total counter
+strata_store_bytes_total{backend="mem",op="put"} 13
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "strata_store_requests_total", "strata_store_bytes_total"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -28,8 +28,9 @@
 //     CAS: a write that "wins" over an identical copy changes nothing the
 //     caller did not read.
 //
-// Files: mem.go, fs*.go (the fs backend and its on-disk format), open.go
-// (the --store URL), prefix.go, faulty.go, metrics.go (decorators).
+// Files: mem.go, fs*.go (the fs backend and its on-disk format), s3*.go
+// (the S3 backend), open.go (the --store URL), prefix.go, faulty.go,
+// metrics.go (decorators).
 package objstore
 
 import (
@@ -83,6 +84,16 @@ type Bucket interface {
 	// content, never a mix. It returns the new ETag. The data slice is not
 	// retained after Put returns.
 	Put(ctx context.Context, key string, data []byte, opts PutOptions) (etag string, err error)
+	// PutReader is Put for objects too large to hold in memory (log
+	// segments): it stores the first size bytes of r, atomically and under
+	// the same conditions as Put, and returns the new ETag. r is read with
+	// ReadAt, possibly more than once and from several goroutines at once
+	// (a backend re-reads a part it retries), so its first size bytes must
+	// not change until PutReader returns; an *os.File of a sealed segment
+	// is the intended use. If r holds fewer than size bytes, PutReader
+	// fails (wrapping io.ErrUnexpectedEOF) and stores nothing; an error
+	// from r is returned wrapped. size < 0 is an error.
+	PutReader(ctx context.Context, key string, r io.ReaderAt, size int64, opts PutOptions) (etag string, err error)
 	// Delete removes the object. Deleting a missing key is not an error.
 	Delete(ctx context.Context, key string) error
 	// Stat returns the object's attributes without its content.

@@ -1,8 +1,10 @@
 package objstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // errConflictingOptions is returned for PutOptions with both conditions set.
@@ -49,4 +51,40 @@ func clampRange(key string, size, offset, length int64) (start, end int64, err e
 		end = offset + length
 	}
 	return offset, end, nil
+}
+
+// checkSize rejects a negative PutReader size.
+func checkSize(key string, size int64) error {
+	if size < 0 {
+		return fmt.Errorf("objstore: put %q: negative size %d", key, size)
+	}
+	return nil
+}
+
+// readAllAt reads the first size bytes of r into memory, for backends that
+// hold objects in memory. The buffer grows as bytes arrive rather than
+// being allocated from size up front, so a wrong size cannot allocate more
+// than r really holds.
+func readAllAt(r io.ReaderAt, size int64) ([]byte, error) {
+	data, err := io.ReadAll(io.NewSectionReader(r, 0, size))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) < size {
+		return nil, fmt.Errorf("read %d of %d bytes: %w", len(data), size, io.ErrUnexpectedEOF)
+	}
+	return data, nil
+}
+
+// ctxReader ends a long read (a streamed upload) once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

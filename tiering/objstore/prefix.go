@@ -64,6 +64,14 @@ func (p *prefixBucket) Put(ctx context.Context, key string, data []byte, opts Pu
 	return p.inner.Put(ctx, k, data, opts)
 }
 
+func (p *prefixBucket) PutReader(ctx context.Context, key string, r io.ReaderAt, size int64, opts PutOptions) (string, error) {
+	k, err := p.full(key)
+	if err != nil {
+		return "", err
+	}
+	return p.inner.PutReader(ctx, k, r, size, opts)
+}
+
 func (p *prefixBucket) Delete(ctx context.Context, key string) error {
 	k, err := p.full(key)
 	if err != nil {
