@@ -45,6 +45,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/internal/vfs"
+	"github.com/strata-streaming/strata/tiering"
 	"github.com/strata-streaming/strata/tiering/objstore"
 )
 
@@ -57,6 +58,7 @@ type Agent struct {
 	flush      log.FlushPolicy
 	bucket     objstore.Bucket
 	store      *metadata.Store
+	tier       *tiering.Tierer
 	clusterID  string
 	id         int32
 	advertised hostPort
@@ -128,6 +130,9 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		return nil, err
 	}
 	if err := a.openStore(ctx); err != nil {
+		return nil, err
+	}
+	if err := a.openTiering(); err != nil {
 		return nil, err
 	}
 	if err := a.loadTopics(ctx); err != nil {
@@ -247,7 +252,7 @@ func (a *Agent) HTTPAddr() net.Addr { return a.httpLn.Addr() }
 // stop.
 func (a *Agent) Run(ctx context.Context) error {
 	errc := make(chan error, 2)
-	a.wg.Add(3)
+	a.wg.Add(4)
 	go func() {
 		defer a.wg.Done()
 		if err := a.kafkaSrv.Serve(a.kafkaLn); err != nil {
@@ -263,6 +268,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	go func() {
 		defer a.wg.Done()
 		a.retentionLoop()
+	}()
+	go func() {
+		defer a.wg.Done()
+		a.runTiering()
 	}()
 	a.ready.Store(true)
 	var runErr error
@@ -361,6 +370,7 @@ func (a *Agent) retentionLoop() {
 			case n > 0:
 				a.logger.Info("retention deleted segments", "topic", p.topic, "partition", p.index, "segments", n)
 			}
+			a.applyRemoteRetention(context.Background(), p)
 		}
 	}
 }

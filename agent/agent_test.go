@@ -102,10 +102,10 @@ func TestRequestRacingDeleteSeesUnknownPartition(t *testing.T) {
 	if err := a.DeleteTopic(ctxT(t), "racing"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Read(0, 1024, true); !errors.Is(err, kafka.ErrUnknownTopicOrPartition) {
+	if _, err := p.Read(context.Background(), 0, 1024, true); !errors.Is(err, kafka.ErrUnknownTopicOrPartition) {
 		t.Errorf("read of a deleted partition: %v, want ErrUnknownTopicOrPartition", err)
 	}
-	if err := p.DeleteRecordsBefore(0); !errors.Is(err, kafka.ErrUnknownTopicOrPartition) {
+	if err := p.DeleteRecordsBefore(context.Background(), 0); !errors.Is(err, kafka.ErrUnknownTopicOrPartition) {
 		t.Errorf("delete records of a deleted partition: %v", err)
 	}
 	if _, err := p.Append(ctxT(t), recordBatch(t, "late"), -1); !errors.Is(err, kafka.ErrUnknownTopicOrPartition) {

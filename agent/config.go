@@ -13,6 +13,7 @@ import (
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/tiering"
 )
 
 // Config is everything an agent is started with. Each field is one setting
@@ -74,6 +75,9 @@ type Config struct {
 	// are KIP-848's group.consumer.session.timeout.ms and
 	// group.consumer.heartbeat.interval.ms.
 	GroupConsumerSessionTimeout, GroupConsumerHeartbeatInterval time.Duration
+	// Tiering holds the upload, cache and remote-read settings; the
+	// remote-read wait is Kafka.RemoteFetchMaxWait.
+	Tiering tiering.Config
 	// Kafka holds the wire server's limits.
 	Kafka kafka.Config
 	// TopicDefaults are agent-level defaults of topic configs, keyed by the
@@ -105,6 +109,7 @@ func DefaultConfig() Config {
 		GroupConsumerSessionTimeout:    45 * time.Second,
 		GroupConsumerHeartbeatInterval: 5 * time.Second,
 		Kafka:                          kafka.DefaultConfig(),
+		Tiering:                        tiering.DefaultConfig(),
 		TopicDefaults:                  metadata.Defaults{},
 	}
 }
@@ -148,6 +153,13 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&c.Kafka.MaxRequestBytes, "socket-request-max-bytes", c.Kafka.MaxRequestBytes, "Largest Kafka request frame accepted, in bytes (socket.request.max.bytes).")
 	fs.DurationVar(&c.Kafka.IdleTimeout, "connections-max-idle", c.Kafka.IdleTimeout, "Close Kafka connections idle for this long (connections.max.idle.ms).")
 	fs.DurationVar(&c.Kafka.MaxFetchWait, "fetch-max-wait", c.Kafka.MaxFetchWait, "Longest time a Fetch long-polls, whatever the client asks.")
+	fs.DurationVar(&c.Kafka.RemoteFetchMaxWait, "remote-fetch-max-wait", c.Kafka.RemoteFetchMaxWait, "Least time a Fetch waits for reads from the store before it answers without them (remote.fetch.max.wait.ms).")
+	fs.DurationVar(&c.Tiering.Interval, "tiering-interval", c.Tiering.Interval, "How often sealed segments are looked for and uploaded.")
+	fs.IntVar(&c.Tiering.Concurrency, "tiering-upload-concurrency", c.Tiering.Concurrency, "Partitions uploading to the store at once.")
+	fs.Int64Var(&c.Tiering.UploadRate, "tiering-upload-rate", c.Tiering.UploadRate, "Upload bandwidth limit in bytes per second; 0 means none.")
+	fs.Int64Var(&c.Tiering.ChunkBytes, "remote-chunk-bytes", c.Tiering.ChunkBytes, "Size of the ranged GETs of remote reads, and the unit of the cache.")
+	fs.Int64Var(&c.Tiering.CacheBytes, "remote-cache-bytes", c.Tiering.CacheBytes, "Memory for cached chunks of remote segments.")
+	fs.DurationVar(&c.Tiering.OrphanGrace, "orphan-grace", c.Tiering.OrphanGrace, "Objects in the store that no manifest names are deleted once this old.")
 	for _, f := range topicDefaultFlags {
 		d, _ := metadata.LookupTopicConfig(f.config)
 		fs.String(f.flag, d.Default, fmt.Sprintf("Default %s of topics (%s). %s", f.config, f.kafkaName, d.Doc))
@@ -207,6 +219,20 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--group-consumer-heartbeat-interval %v: must be at least 10ms", c.GroupConsumerHeartbeatInterval)
 	case c.GroupConsumerSessionTimeout <= c.GroupConsumerHeartbeatInterval:
 		return fmt.Errorf("--group-consumer-session-timeout %v: must be longer than --group-consumer-heartbeat-interval %v", c.GroupConsumerSessionTimeout, c.GroupConsumerHeartbeatInterval)
+	case c.Tiering.Interval <= 0:
+		return fmt.Errorf("--tiering-interval %v: must be positive", c.Tiering.Interval)
+	case c.Tiering.Concurrency < 1:
+		return fmt.Errorf("--tiering-upload-concurrency %d: must be at least 1", c.Tiering.Concurrency)
+	case c.Tiering.UploadRate < 0:
+		return fmt.Errorf("--tiering-upload-rate %d: must not be negative", c.Tiering.UploadRate)
+	case c.Tiering.ChunkBytes < 4<<10 || c.Tiering.ChunkBytes > 256<<20:
+		return fmt.Errorf("--remote-chunk-bytes %d: must be in [4096, 268435456]", c.Tiering.ChunkBytes)
+	case c.Tiering.CacheBytes < c.Tiering.ChunkBytes:
+		return fmt.Errorf("--remote-cache-bytes %d: must hold at least one chunk (--remote-chunk-bytes %d)", c.Tiering.CacheBytes, c.Tiering.ChunkBytes)
+	case c.Tiering.OrphanGrace < time.Minute:
+		return fmt.Errorf("--orphan-grace %v: must be at least 1m (an upload in progress looks like an orphan)", c.Tiering.OrphanGrace)
+	case c.Kafka.RemoteFetchMaxWait <= 0:
+		return fmt.Errorf("--remote-fetch-max-wait %v: must be positive", c.Kafka.RemoteFetchMaxWait)
 	case c.Kafka.MaxFetchWait <= 0:
 		return fmt.Errorf("--fetch-max-wait %v: must be positive", c.Kafka.MaxFetchWait)
 	}

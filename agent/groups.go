@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/kafka"
@@ -38,7 +39,10 @@ func (o offsetsLog) Append(ctx context.Context, raw []byte) error {
 	return err
 }
 func (o offsetsLog) Read(offset int64, maxBytes int) ([]byte, error) {
-	return o.p.Read(offset, maxBytes, true)
+	// Replay may read from the bucket (a partition restored on a new disk).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return o.p.Read(ctx, offset, maxBytes, true)
 }
 func (o offsetsLog) LogStartOffset() int64 { return o.p.LogStartOffset() }
 func (o offsetsLog) HighWatermark() int64  { return o.p.HighWatermark() }

@@ -13,6 +13,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/internal/vfs"
+	"github.com/strata-streaming/strata/tiering"
 )
 
 // partition is one local replica: its log plus the state.json it was opened
@@ -20,10 +21,14 @@ import (
 // adds followers. It implements kafka.Partition.
 type partition struct {
 	topic   string
+	topicID [16]byte
 	index   int32
 	agentID int32
 	log     *log.Log
-	flush   log.FlushPolicy
+	// remote is the partition's tiering state, nil when
+	// remote.storage.enable is off. Reads below the local log go to it.
+	remote *tiering.Partition
+	flush  log.FlushPolicy
 	// notify wakes long-polling fetches after the high watermark moves.
 	notify func()
 
@@ -113,12 +118,29 @@ func (p *partition) HighWatermark() int64 {
 	return p.log.LogEndOffset()
 }
 
-func (p *partition) Read(offset int64, maxBytes int, minOne bool) ([]byte, error) {
+// Read returns batches from offset: from the local log, or from the bucket
+// below the local log start. A remote read waits for the store at most
+// until ctx ends.
+func (p *partition) Read(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error) {
+	if p.remote != nil && offset < p.log.LogStartOffset() && offset < p.remote.Next() {
+		b, err := p.remote.Read(ctx, offset, maxBytes, minOne)
+		if errors.Is(err, tiering.ErrNotInBucket) {
+			err = fmt.Errorf("%w: %v", log.ErrOffsetOutOfRange, err)
+		}
+		return b, err
+	}
 	b, err := p.log.Read(offset, maxBytes, p.HighWatermark(), minOne)
 	return b, p.closedErr(err)
 }
 
-func (p *partition) FindByTimestamp(ts int64) ([]byte, error) {
+// FindByTimestamp searches the bucket first: its records are the older.
+func (p *partition) FindByTimestamp(ctx context.Context, ts int64) ([]byte, error) {
+	if p.remote != nil && !p.remote.Empty() {
+		b, err := p.remote.FindByTime(ctx, ts)
+		if err != nil || b != nil {
+			return b, err
+		}
+	}
 	b, err := p.log.FindByTimestamp(ts)
 	return b, p.closedErr(err)
 }
@@ -128,7 +150,10 @@ func (p *partition) MaxTimestampBatch() ([]byte, error) {
 	return b, p.closedErr(err)
 }
 
-func (p *partition) DeleteRecordsBefore(offset int64) error {
+func (p *partition) DeleteRecordsBefore(ctx context.Context, offset int64) error {
+	if p.remote != nil {
+		return p.closedErr(p.remote.DeleteRecords(ctx, offset))
+	}
 	return p.closedErr(p.log.DeleteRecordsBefore(offset))
 }
 
@@ -143,9 +168,30 @@ func (p *partition) closedErr(err error) error {
 	return err
 }
 
-func (p *partition) LogStartOffset() int64 { return p.log.LogStartOffset() }
-func (p *partition) LogEndOffset() int64   { return p.log.LogEndOffset() }
-func (p *partition) Size() int64           { return p.log.Size() }
+// LogStartOffset is the first offset readable anywhere: in the bucket
+// when it holds the oldest records, else locally.
+func (p *partition) LogStartOffset() int64 {
+	local := p.log.LogStartOffset()
+	if p.remote != nil && !p.remote.Empty() {
+		return min(p.remote.Start(), local)
+	}
+	return local
+}
+
+// LocalLogStartOffset is the first offset on this agent's disk (ListOffsets
+// -4, KIP-1005).
+func (p *partition) LocalLogStartOffset() int64 { return p.log.LogStartOffset() }
+
+// HighestTieredOffset is the last offset in the bucket, -1 if none
+// (ListOffsets -5, KIP-1005).
+func (p *partition) HighestTieredOffset() int64 {
+	if p.remote == nil || p.remote.Empty() {
+		return -1
+	}
+	return p.remote.Next() - 1
+}
+func (p *partition) LogEndOffset() int64 { return p.log.LogEndOffset() }
+func (p *partition) Size() int64         { return p.log.Size() }
 
 func (p *partition) EndOffsetForEpoch(epoch int32) (int32, int64) {
 	return p.log.EndOffsetForEpoch(epoch)
@@ -158,8 +204,17 @@ func (p *partition) close() error {
 	p.deleted = true
 	p.mu.Unlock()
 	p.appending.Wait()
+	if p.remote != nil {
+		p.remote.Close()
+	}
 	return p.log.Close()
 }
+
+// The tiering.Source methods.
+func (p *partition) Topic() string     { return p.topic }
+func (p *partition) TopicID() [16]byte { return p.topicID }
+func (p *partition) Log() tiering.Log  { return tierLog{p.log} }
+func (p *partition) Leading() bool     { return p.Leader() == p.agentID }
 
 // partitionDirName is the directory of a partition under <data-dir>/log.
 func partitionDirName(topic string, index int32) string {

@@ -69,6 +69,12 @@ func (a *Agent) logConfig(r metadata.Resolved) log.Config {
 	if r.RetentionMs < 0 || r.RetentionMs > maxDurationMs {
 		c.RetentionMs = -1 // forever
 	}
+	c.Remote = r.RemoteStorage
+	c.LocalRetentionBytes = r.LocalRetentionBytes
+	c.LocalRetentionMs = time.Duration(r.LocalRetentionMs) * time.Millisecond
+	if r.LocalRetentionMs < 0 || r.LocalRetentionMs > maxDurationMs {
+		c.LocalRetentionMs = -1 // forever
+	}
 	c.IndexIntervalBytes = int(r.IndexIntervalBytes)
 	c.Flush = a.flush
 	c.FlushInterval = a.cfg.LogFlushInterval
@@ -94,7 +100,7 @@ func (a *Agent) openPartition(t metadata.Topic, r metadata.Resolved, index int32
 		return nil, fmt.Errorf("topic %s partition %d: %w", t.Name, index, err)
 	}
 	return &partition{
-		topic: t.Name, index: index, agentID: a.id, log: l, flush: a.flush,
+		topic: t.Name, topicID: t.ID, index: index, agentID: a.id, log: l, flush: a.flush,
 		notify: a.signal.notify, state: st, minISR: r.MinInsyncReplicas,
 	}, nil
 }
@@ -331,6 +337,11 @@ func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata
 			return parts, err
 		}
 		parts = append(parts, p)
+		if r.RemoteStorage {
+			if err := a.startTiering(ctx, p); err != nil {
+				return parts, err
+			}
+		}
 	}
 	return parts, nil
 }
@@ -427,6 +438,10 @@ func (a *Agent) AlterTopicConfigs(ctx context.Context, name string, fn func(map[
 	if err != nil {
 		return fmt.Errorf("topic %q: %w", name, err)
 	}
+	if e.snap.Resolved.RemoteStorage && !resolved.RemoteStorage {
+		// The bucket may hold records the local log no longer has.
+		return fmt.Errorf("%w: topic %q: %s cannot be turned off once on; delete and re-create the topic instead", metadata.ErrInvalidConfig, name, metadata.RemoteStorageEnable)
+	}
 	if validateOnly {
 		return nil
 	}
@@ -442,6 +457,11 @@ func (a *Agent) AlterTopicConfigs(ctx context.Context, name string, fn func(map[
 			return fmt.Errorf("topic %q partition %d: apply configs: %w", name, p.index, err)
 		}
 		p.setMinISR(resolved.MinInsyncReplicas)
+		if resolved.RemoteStorage && p.remote == nil {
+			if err := a.startTiering(ctx, p); err != nil {
+				return err
+			}
+		}
 	}
 	a.putTopic(newTopicEntry(t, resolved, e.parts))
 	a.logger.Info("topic configs altered", "topic", name)

@@ -183,7 +183,7 @@ func (p *adminPartition) ISR() []int32       { return []int32{p.leader} }
 func (p *adminPartition) Append(ctx context.Context, raw []byte, acks int16) (log.AppendResult, error) {
 	return log.AppendResult{}, fmt.Errorf("adminPartition: Append not modelled")
 }
-func (p *adminPartition) Read(offset int64, maxBytes int, minOne bool) ([]byte, error) {
+func (p *adminPartition) Read(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error) {
 	return nil, nil
 }
 func (p *adminPartition) HighWatermark() int64 { p.mu.Lock(); defer p.mu.Unlock(); return p.hw }
@@ -192,10 +192,14 @@ func (p *adminPartition) LogStartOffset() int64 {
 	defer p.mu.Unlock()
 	return p.lso
 }
-func (p *adminPartition) LogEndOffset() int64                      { return p.leo }
-func (p *adminPartition) Size() int64                              { return p.size }
-func (p *adminPartition) FindByTimestamp(ts int64) ([]byte, error) { return nil, nil }
-func (p *adminPartition) MaxTimestampBatch() ([]byte, error)       { return nil, nil }
+func (p *adminPartition) LogEndOffset() int64 { return p.leo }
+func (p *adminPartition) Size() int64         { return p.size }
+func (p *adminPartition) FindByTimestamp(ctx context.Context, ts int64) ([]byte, error) {
+	return nil, nil
+}
+func (p *adminPartition) LocalLogStartOffset() int64         { return p.LogStartOffset() }
+func (p *adminPartition) HighestTieredOffset() int64         { return -1 }
+func (p *adminPartition) MaxTimestampBatch() ([]byte, error) { return nil, nil }
 
 func (p *adminPartition) EndOffsetForEpoch(epoch int32) (int32, int64) {
 	for i := len(p.epochs) - 1; i >= 0; i-- {
@@ -209,7 +213,7 @@ func (p *adminPartition) EndOffsetForEpoch(epoch int32) (int32, int64) {
 	return -1, -1
 }
 
-func (p *adminPartition) DeleteRecordsBefore(offset int64) error {
+func (p *adminPartition) DeleteRecordsBefore(ctx context.Context, offset int64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.deleteErr != nil {

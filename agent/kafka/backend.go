@@ -84,15 +84,21 @@ type Partition interface {
 	// the batch. It returns when acks are satisfied.
 	Append(ctx context.Context, raw []byte, acks int16) (log.AppendResult, error)
 	// Read returns whole batches from offset, never past the high watermark.
-	Read(offset int64, maxBytes int, minOne bool) ([]byte, error)
+	// Below the local log it reads from the bucket, waiting at most until
+	// ctx ends.
+	Read(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error)
 	HighWatermark() int64
 	LogStartOffset() int64
+	// LocalLogStartOffset is the first offset on local disk (KIP-1005).
+	LocalLogStartOffset() int64
+	// HighestTieredOffset is the last offset in the bucket, -1 if none.
+	HighestTieredOffset() int64
 	LogEndOffset() int64
 	Size() int64
-	FindByTimestamp(ts int64) ([]byte, error)
+	FindByTimestamp(ctx context.Context, ts int64) ([]byte, error)
 	MaxTimestampBatch() ([]byte, error)
 	EndOffsetForEpoch(epoch int32) (int32, int64)
-	DeleteRecordsBefore(offset int64) error
+	DeleteRecordsBefore(ctx context.Context, offset int64) error
 }
 
 // Errors the agent returns that map to specific Kafka codes.

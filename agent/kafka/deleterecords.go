@@ -34,7 +34,7 @@ func handleDeleteRecords(ctx context.Context, s *Server, r *request, req *kmsg.D
 			} else if p, local := localPartition(t, rp.Partition); !local {
 				dp.ErrorCode = partitionError(t, rp.Partition)
 			} else {
-				dp.LowWatermark, dp.ErrorCode = s.deleteRecords(p, rp.Offset)
+				dp.LowWatermark, dp.ErrorCode = s.deleteRecords(ctx, p, rp.Offset)
 			}
 			dt.Partitions = append(dt.Partitions, dp)
 		}
@@ -44,7 +44,7 @@ func handleDeleteRecords(ctx context.Context, s *Server, r *request, req *kmsg.D
 }
 
 // deleteRecords returns the new low watermark and the error code.
-func (s *Server) deleteRecords(p Partition, offset int64) (int64, int16) {
+func (s *Server) deleteRecords(ctx context.Context, p Partition, offset int64) (int64, int16) {
 	if p.Leader() != s.backend.AgentID() {
 		return -1, kerr.NotLeaderForPartition.Code
 	}
@@ -55,7 +55,7 @@ func (s *Server) deleteRecords(p Partition, offset int64) (int64, int16) {
 	if offset < 0 || offset > hw {
 		return -1, kerr.OffsetOutOfRange.Code
 	}
-	if err := p.DeleteRecordsBefore(offset); err != nil {
+	if err := p.DeleteRecordsBefore(ctx, offset); err != nil {
 		return -1, errorCode(err)
 	}
 	return p.LogStartOffset(), 0

@@ -11,9 +11,14 @@ package kafka
 // Long polls wake on any new data on this agent and re-read. A partition
 // with nothing to return carries an empty record set, never a null one
 // (librdkafka rejects null as a protocol error; Kafka sends empty).
+// Offsets below the local log are read from the store; such a read waits
+// at most until MaxWaitMs or Config.RemoteFetchMaxWait, whichever is later,
+// then the partition answers empty while the read goes on and warms the
+// cache (Kafka's remote.fetch.max.wait.ms).
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -33,7 +38,7 @@ func handleFetch(ctx context.Context, s *Server, r *request, req *kmsg.FetchRequ
 	deadline := time.Now().Add(wait)
 	for {
 		signal := s.backend.DataSignal() // taken before reading, so no append is missed
-		total := s.fetchOnce(r, req, resp)
+		total := s.fetchOnce(ctx, deadline, r, req, resp)
 		if total >= int(req.MinBytes) || total > 0 && req.MinBytes <= 1 || hasError(resp) {
 			return resp, nil
 		}
@@ -47,7 +52,7 @@ func handleFetch(ctx context.Context, s *Server, r *request, req *kmsg.FetchRequ
 			timer.Stop()
 		case <-timer.C:
 			timer.Stop()
-			s.fetchOnce(r, req, resp)
+			s.fetchOnce(ctx, time.Now(), r, req, resp)
 			return resp, nil
 		case <-ctx.Done():
 			timer.Stop()
@@ -68,7 +73,12 @@ func hasError(resp *kmsg.FetchResponse) bool {
 }
 
 // fetchOnce fills resp from the current logs and returns the record bytes.
-func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchResponse) int {
+// Reads from the bucket wait at most until deadline, or RemoteFetchMaxWait
+// if that is later; a partition whose remote read is not done by then
+// answers with no records (the read goes on and warms the cache).
+func (s *Server) fetchOnce(ctx context.Context, deadline time.Time, r *request, req *kmsg.FetchRequest, resp *kmsg.FetchResponse) int {
+	ctx, cancel := context.WithDeadline(ctx, maxTime(deadline, time.Now().Add(s.cfg.RemoteFetchMaxWait)))
+	defer cancel()
 	resp.Topics = resp.Topics[:0]
 	maxTotal := int(req.MaxBytes)
 	if maxTotal <= 0 {
@@ -99,7 +109,7 @@ func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchR
 				fp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
 				p := t.Partitions[rp.Partition]
-				n := s.fetchPartition(t, p, rp, maxTotal-total, total == 0, &fp)
+				n := s.fetchPartition(ctx, t, p, rp, maxTotal-total, total == 0, &fp)
 				total += n
 			}
 			ft.Partitions = append(ft.Partitions, fp)
@@ -109,7 +119,7 @@ func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchR
 	return total
 }
 
-func (s *Server) fetchPartition(t *Topic, p Partition, rp kmsg.FetchRequestTopicPartition, budget int, first bool, fp *kmsg.FetchResponseTopicPartition) int {
+func (s *Server) fetchPartition(ctx context.Context, t *Topic, p Partition, rp kmsg.FetchRequestTopicPartition, budget int, first bool, fp *kmsg.FetchResponseTopicPartition) int {
 	if p.Leader() != s.backend.AgentID() {
 		fp.ErrorCode = kerr.NotLeaderForPartition.Code
 		return 0
@@ -133,7 +143,10 @@ func (s *Server) fetchPartition(t *Topic, p Partition, rp kmsg.FetchRequestTopic
 	if maxBytes <= 0 && !first {
 		return 0
 	}
-	data, err := p.Read(rp.FetchOffset, maxBytes, first)
+	data, err := p.Read(ctx, rp.FetchOffset, maxBytes, first)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return 0 // the store is slow: nothing this time, the cache warms meanwhile
+	}
 	if err != nil {
 		// An error the table does not know came from reading the disk.
 		if fp.ErrorCode = errorCode(err); fp.ErrorCode == kerr.UnknownServerError.Code {
@@ -146,4 +159,11 @@ func (s *Server) fetchPartition(t *Topic, p Partition, rp kmsg.FetchRequestTopic
 	}
 	s.metrics.out(t.Name, len(data))
 	return len(data)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

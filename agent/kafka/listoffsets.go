@@ -4,8 +4,9 @@ package kafka
 //
 // Special timestamps: -1 latest (the high watermark), -2 earliest, -3 the
 // record with the largest timestamp (v7+), -4 earliest local offset (v8+,
-// equal to earliest until tiering moves data), -5 latest tiered offset (v9+,
-// -1 while nothing is tiered). read_committed is the same as
+// KIP-1005: the first offset on the leader's disk), -5 latest tiered offset
+// (v9+, -1 while nothing is tiered). A timestamp older than the local log
+// is looked up in the bucket's manifest and segment. read_committed is the same as
 // read_uncommitted: transactions are not served.
 
 import (
@@ -30,7 +31,7 @@ func handleListOffsets(ctx context.Context, s *Server, r *request, req *kmsg.Lis
 			if !ok || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions) {
 				lp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			} else {
-				s.listOffset(t.Partitions[rp.Partition], rp, &lp)
+				s.listOffset(ctx, t.Partitions[rp.Partition], rp, &lp)
 			}
 			lt.Partitions = append(lt.Partitions, lp)
 		}
@@ -39,7 +40,7 @@ func handleListOffsets(ctx context.Context, s *Server, r *request, req *kmsg.Lis
 	return resp, nil
 }
 
-func (s *Server) listOffset(p Partition, rp kmsg.ListOffsetsRequestTopicPartition, lp *kmsg.ListOffsetsResponseTopicPartition) {
+func (s *Server) listOffset(ctx context.Context, p Partition, rp kmsg.ListOffsetsRequestTopicPartition, lp *kmsg.ListOffsetsResponseTopicPartition) {
 	if p.Leader() != s.backend.AgentID() {
 		lp.ErrorCode = kerr.NotLeaderForPartition.Code
 		return
@@ -60,12 +61,16 @@ func (s *Server) listOffset(p Partition, rp kmsg.ListOffsetsRequestTopicPartitio
 		return
 	case -2, -4:
 		lp.Offset = p.LogStartOffset()
+		if rp.Timestamp == -4 {
+			lp.Offset = p.LocalLogStartOffset()
+		}
 		lp.LeaderEpoch, _ = p.EndOffsetForEpoch(-1)
 		if lp.LeaderEpoch < 0 {
 			lp.LeaderEpoch = p.LeaderEpoch()
 		}
 		return
 	case -5:
+		lp.Offset = p.HighestTieredOffset()
 		return
 	case -3:
 		raw, err := p.MaxTimestampBatch()
@@ -87,7 +92,7 @@ func (s *Server) listOffset(p Partition, rp kmsg.ListOffsetsRequestTopicPartitio
 		lp.ErrorCode = kerr.InvalidRequest.Code
 		return
 	}
-	raw, err := p.FindByTimestamp(rp.Timestamp)
+	raw, err := p.FindByTimestamp(ctx, rp.Timestamp)
 	if err != nil {
 		lp.ErrorCode = errorCode(err)
 		return

@@ -32,11 +32,14 @@ type Config struct {
 	IdleTimeout time.Duration
 	// MaxFetchWait caps a fetch's MaxWaitMs.
 	MaxFetchWait time.Duration
+	// RemoteFetchMaxWait is the least time a Fetch gives reads from the
+	// bucket (Kafka's remote.fetch.max.wait.ms), whatever its MaxWaitMs.
+	RemoteFetchMaxWait time.Duration
 }
 
 // DefaultConfig returns Kafka's defaults.
 func DefaultConfig() Config {
-	return Config{MaxRequestBytes: 100 << 20, IdleTimeout: 10 * time.Minute, MaxFetchWait: 30 * time.Second}
+	return Config{MaxRequestBytes: 100 << 20, IdleTimeout: 10 * time.Minute, MaxFetchWait: 30 * time.Second, RemoteFetchMaxWait: 500 * time.Millisecond}
 }
 
 // Validate names the first bad field.

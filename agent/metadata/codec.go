@@ -32,10 +32,14 @@ func agentKey(id int32) string { return agentsPrefix + strconv.FormatInt(int64(i
 func nameKey(name string) string {
 	return topicNamesPrefix + name + jsonSuffix
 }
-func topicPrefix(id [16]byte) string { return topicsPrefix + FormatTopicID(id) + "/" }
-func topicKey(id [16]byte) string    { return topicPrefix(id) + "topic.json" }
-func stateKey(id [16]byte, p int32) string {
-	return topicPrefix(id) + strconv.FormatInt(int64(p), 10) + "/state.json"
+func topicPrefix(id [16]byte) string       { return topicsPrefix + FormatTopicID(id) + "/" }
+func topicKey(id [16]byte) string          { return topicPrefix(id) + "topic.json" }
+func stateKey(id [16]byte, p int32) string { return PartitionPrefix(id, p) + "state.json" }
+
+// PartitionPrefix is the store prefix of a partition's objects,
+// topics/<id>/<p>/: its state, and the manifest and segments tiering keeps.
+func PartitionPrefix(id [16]byte, p int32) string {
+	return topicPrefix(id) + strconv.FormatInt(int64(p), 10) + "/"
 }
 
 // FormatTopicID writes a topic id as it appears in store keys: 32 lowercase

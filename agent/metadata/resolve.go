@@ -51,6 +51,7 @@ type Resolved struct {
 	TimestampBeforeMaxMs int64
 	TimestampAfterMaxMs  int64
 	MinInsyncReplicas    int32
+	RemoteStorage        bool
 	RetentionBytes       int64 // -1: no limit
 	RetentionMs          int64 // -1: forever
 	// LocalRetentionBytes and LocalRetentionMs are effective values: -2 is
@@ -109,6 +110,7 @@ func Resolve(topicConfigs map[string]string, defaults Defaults) (Resolved, error
 		TimestampBeforeMaxMs: long(MessageTimestampBeforeMaxMs),
 		TimestampAfterMaxMs:  long(MessageTimestampAfterMaxMs),
 		MinInsyncReplicas:    int32(long(MinInsyncReplicas)),
+		RemoteStorage:        strings.EqualFold(value(RemoteStorageEnable), "true"),
 		RetentionBytes:       long(RetentionBytes),
 		RetentionMs:          long(RetentionMs),
 		LocalRetentionBytes:  long(LocalRetentionBytes),

@@ -54,6 +54,7 @@ const (
 	MessageTimestampBeforeMaxMs = "message.timestamp.before.max.ms"
 	MessageTimestampType        = "message.timestamp.type"
 	MinInsyncReplicas           = "min.insync.replicas"
+	RemoteStorageEnable         = "remote.storage.enable"
 	RetentionBytes              = "retention.bytes"
 	RetentionMs                 = "retention.ms"
 	SegmentBytes                = "segment.bytes"
@@ -85,6 +86,10 @@ var topicConfigDefs = []ConfigDef{
 		Doc: "Whether record timestamps are the producer's (CreateTime) or the leader's clock at append (LogAppendTime)."},
 	{Name: MinInsyncReplicas, Type: TypeInt, Default: "1", validate: intRange(1, math.MaxInt32),
 		Doc: "Fewest in-sync replicas for which a produce with acks=all succeeds."},
+	// Kafka's default is false (tiering is opt-in there); Strata tiers
+	// every topic unless told not to, with the local fs store too.
+	{Name: RemoteStorageEnable, Type: TypeBoolean, Default: "true", validate: oneOf("true", "false"),
+		Doc: "Whether sealed segments are uploaded to the store, so that local disk holds only local.retention.* of the log."},
 	// Kafka accepts any long and treats every negative value as unlimited;
 	// Strata accepts only -1 for unlimited so that a typo is caught.
 	{Name: RetentionBytes, Type: TypeLong, Default: "-1", validate: intRange(-1, math.MaxInt64),

@@ -85,7 +85,7 @@ func TestValidateTopicConfigs(t *testing.T) {
 func TestResolve(t *testing.T) {
 	defaults := Resolved{
 		CleanupPolicy: "delete", CompressionType: "producer", MaxMessageBytes: 1048588, TimestampType: "CreateTime",
-		TimestampBeforeMaxMs: math.MaxInt64, TimestampAfterMaxMs: 3600000, MinInsyncReplicas: 1,
+		TimestampBeforeMaxMs: math.MaxInt64, TimestampAfterMaxMs: 3600000, MinInsyncReplicas: 1, RemoteStorage: true,
 		RetentionBytes: -1, RetentionMs: 604800000, LocalRetentionBytes: -1, LocalRetentionMs: 604800000,
 		SegmentBytes: 1073741824, SegmentMs: 604800000, IndexIntervalBytes: 4096,
 	}

@@ -1,0 +1,85 @@
+package agent
+
+// Tiering wiring (DESIGN.md §7): one tiering.Tierer per agent uploads the
+// sealed segments of every partition with remote.storage.enable and serves
+// reads below the local logs; retention applies to the bucket too, and an
+// orphan janitor runs with it.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/strata-streaming/strata/agent/log"
+	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/tiering"
+)
+
+// openTiering makes the agent's Tierer; it runs once the agent runs.
+func (a *Agent) openTiering() error {
+	t, err := tiering.New(a.bucket, a.cfg.Tiering, tiering.NewMetrics(a.registry), a.logger.With("component", "tiering"))
+	if err != nil {
+		return err
+	}
+	a.tier = t
+	a.registry.MustRegister(t.Collector())
+	return nil
+}
+
+// startTiering opens p's manifest; with an empty local log and a bucket
+// that holds the partition, the log continues after the bucket's end.
+func (a *Agent) startTiering(ctx context.Context, p *partition) error {
+	r, err := a.tier.Open(ctx, p, metadata.PartitionPrefix(p.topicID, p.index))
+	if err != nil {
+		return fmt.Errorf("topic %s partition %d: %w", p.topic, p.index, err)
+	}
+	p.remote = r
+	return nil
+}
+
+// runTiering uploads until the agent stops.
+func (a *Agent) runTiering() {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-a.stop
+		cancel()
+	}()
+	a.tier.Run(ctx)
+}
+
+// applyRemoteRetention applies retention.* to the bucket's part of p and
+// deletes orphan objects older than --orphan-grace.
+func (a *Agent) applyRemoteRetention(ctx context.Context, p *partition) {
+	e, ok := a.entry(p.topic)
+	if !ok || p.remote == nil {
+		return
+	}
+	r := e.snap.Resolved
+	n, err := p.remote.ApplyRetention(ctx, time.Now(), r.RetentionMs, r.RetentionBytes)
+	switch {
+	case errors.Is(err, log.ErrClosed):
+		return
+	case err != nil:
+		a.logger.Error("remote retention", "topic", p.topic, "partition", p.index, "err", err)
+	case n > 0:
+		a.logger.Info("remote retention deleted segments", "topic", p.topic, "partition", p.index, "segments", n)
+	}
+	if p.Leading() {
+		if _, err := p.remote.CleanOrphans(ctx, time.Now()); err != nil {
+			a.logger.Warn("orphan cleanup", "topic", p.topic, "partition", p.index, "err", err)
+		}
+	}
+}
+
+// tieringStatus serves GET /v1/tiering: every tiered partition's local and
+// bucket bytes, offsets and upload lag, as JSON (strata tiering status).
+func (a *Agent) tieringStatus(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(struct {
+		AgentID    int32            `json:"agent_id"`
+		Partitions []tiering.Status `json:"partitions"`
+	}{a.id, a.tier.Statuses()})
+}

@@ -1,0 +1,149 @@
+package tiering
+
+// Remote retention and cleanup: retention.ms and retention.bytes apply to
+// the whole partition (bucket and local disk); the oldest uploaded
+// segments past either limit leave the manifest first, then their objects
+// are deleted. DeleteRecords does the same at an offset. The orphan
+// janitor deletes objects no manifest names once they are older than a
+// grace period (an upload cut short by a crash, a delete that failed).
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/strata-streaming/strata/tiering/objstore"
+)
+
+// ApplyRetention drops uploaded segments past retention.ms (every record
+// older than now - retentionMs; negative: forever) or past retention.bytes
+// (the partition's bytes, bucket and local together, above the limit; -1:
+// none). It returns how many segments it dropped.
+func (p *Partition) ApplyRetention(ctx context.Context, now time.Time, retentionMs, retentionBytes int64) (int, error) {
+	if !p.src.Leading() {
+		return 0, nil
+	}
+	h := p.head()
+	if h.Empty() {
+		return 0, nil
+	}
+	entries, err := p.manifest.All(ctx, &h)
+	if err != nil {
+		return 0, err
+	}
+	total := h.Bytes() + p.localOnlyBytes(h.Next())
+	start := h.StartOffset
+	for _, e := range entries {
+		expired := retentionMs >= 0 && now.UnixMilli()-e.MaxTimestamp > retentionMs
+		oversize := retentionBytes >= 0 && total-e.Size >= retentionBytes
+		if !expired && !oversize {
+			break
+		}
+		total -= e.Size
+		start = e.Next
+	}
+	if start <= h.StartOffset {
+		return 0, nil
+	}
+	before := len(entries)
+	h, err = p.truncate(ctx, start)
+	if err != nil {
+		return 0, err
+	}
+	if l := p.src.Log(); start > l.LogStartOffset() {
+		if err := l.DeleteRecordsBefore(min(start, l.LogEndOffset())); err != nil {
+			return 0, err
+		}
+	}
+	after, _ := p.manifest.All(ctx, &h)
+	p.t.logger.Info("remote retention", "partition", p.name(), "start", start, "segments", before-len(after))
+	return before - len(after), nil
+}
+
+// localOnlyBytes is the local data not in the bucket: the log's bytes minus
+// its sealed segments that end at or below next.
+func (p *Partition) localOnlyBytes(next int64) int64 {
+	l := p.src.Log()
+	n := l.Size()
+	for _, s := range l.SealedSegments(0) {
+		if s.Next <= next {
+			n -= s.Size
+		}
+	}
+	return max(n, 0)
+}
+
+// DeleteRecords raises the partition's start to offset in the bucket and
+// locally (DeleteRecords). The caller checks offset <= high watermark.
+func (p *Partition) DeleteRecords(ctx context.Context, offset int64) error {
+	if h := p.head(); offset > h.StartOffset && !h.Empty() {
+		if _, err := p.truncate(ctx, min(offset, h.Next())); err != nil {
+			return err
+		}
+	}
+	return p.src.Log().DeleteRecordsBefore(offset)
+}
+
+// CleanOrphans deletes the partition's segment and page objects that its
+// manifest does not name and that are older than the grace period. It
+// returns how many it deleted.
+func (p *Partition) CleanOrphans(ctx context.Context, now time.Time) (int, error) {
+	h, _, err := p.manifest.Load(ctx)
+	if err != nil {
+		return 0, err
+	}
+	entries, err := p.manifest.All(ctx, &h)
+	if err != nil {
+		return 0, err
+	}
+	known := map[string]bool{}
+	for _, e := range entries {
+		known[e.Object] = true
+	}
+	for _, ref := range h.Pages {
+		known[ref.Key] = true
+		// Entries of a page partly below the start stay referenced until
+		// the whole page goes.
+		page, err := p.manifest.Page(ctx, ref)
+		if err != nil {
+			return 0, err
+		}
+		for _, e := range page {
+			known[e.Object] = true
+		}
+	}
+	var orphans []string
+	for _, dir := range []string{"segments/", "manifest/pages/"} {
+		err := p.t.bucket.List(ctx, p.prefix+dir, func(key string, attrs objstore.Attributes) error {
+			rel := strings.TrimPrefix(key, p.prefix)
+			object := rel
+			if dir == "segments/" {
+				object = rel[:len(rel)-len(suffixOf(rel))]
+			}
+			if !known[object] && now.Sub(attrs.LastModified) > p.t.cfg.OrphanGrace {
+				orphans = append(orphans, key)
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	for _, k := range orphans {
+		if err := p.t.bucket.Delete(ctx, k); err != nil {
+			return 0, err
+		}
+		p.t.logger.Info("orphan object deleted", "partition", p.name(), "key", k)
+	}
+	return len(orphans), nil
+}
+
+// suffixOf returns the object suffix (".log", ...) of a segment key.
+func suffixOf(key string) string {
+	for _, s := range []string{suffixLog, suffixIndex, suffixTimeIndex, suffixSnapshot} {
+		if strings.HasSuffix(key, s) {
+			return s
+		}
+	}
+	return ""
+}

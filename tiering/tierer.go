@@ -1,0 +1,315 @@
+package tiering
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/strata-streaming/strata/cache"
+	"github.com/strata-streaming/strata/tiering/objstore"
+)
+
+// Config holds the agent-wide tiering settings.
+type Config struct {
+	// Interval is how often the uploader looks for sealed segments.
+	Interval time.Duration
+	// Concurrency bounds the partitions uploading at once.
+	Concurrency int
+	// UploadRate bounds upload bandwidth in bytes per second; 0: no limit.
+	UploadRate int64
+	// PageSize is the number of entries of a manifest page.
+	PageSize int
+	// ChunkBytes is the unit of remote reads and of the cache.
+	ChunkBytes int64
+	// CacheBytes bounds the remote-read cache.
+	CacheBytes int64
+	// OrphanGrace: objects no manifest names are deleted once older.
+	OrphanGrace time.Duration
+	// RetryMax caps the backoff after failed uploads.
+	RetryMax time.Duration
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{Interval: time.Second, Concurrency: 4, PageSize: DefaultPageSize, ChunkBytes: 4 << 20,
+		CacheBytes: 256 << 20, OrphanGrace: time.Hour, RetryMax: 30 * time.Second}
+}
+
+// Source is what tiering needs of a local partition replica.
+type Source interface {
+	Topic() string
+	TopicID() [16]byte
+	Index() int32
+	Log() Log
+	LeaderEpoch() int32
+	HighWatermark() int64
+	// Leading reports whether this replica leads the partition: only the
+	// leader uploads and applies remote retention.
+	Leading() bool
+}
+
+// Tierer uploads and reads back the tiered partitions of one agent.
+type Tierer struct {
+	bucket  objstore.Bucket
+	cfg     Config
+	logger  *slog.Logger
+	metrics *Metrics
+	chunks  *cache.Cache
+
+	mu    sync.Mutex
+	parts map[*Partition]struct{}
+
+	paceMu   sync.Mutex
+	paceNext time.Time
+}
+
+// New returns a Tierer over bucket.
+func New(bucket objstore.Bucket, cfg Config, metrics *Metrics, logger *slog.Logger) (*Tierer, error) {
+	if cfg.ChunkBytes <= 0 || cfg.CacheBytes < cfg.ChunkBytes || cfg.Interval <= 0 || cfg.Concurrency < 1 {
+		return nil, fmt.Errorf("tiering: invalid config %+v", cfg)
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if metrics == nil {
+		metrics = NewMetrics(nil)
+	}
+	c, err := newChunkCache(cfg.CacheBytes, metrics)
+	if err != nil {
+		return nil, err
+	}
+	return &Tierer{bucket: bucket, cfg: cfg, logger: logger, metrics: metrics, chunks: c, parts: map[*Partition]struct{}{}}, nil
+}
+
+// Partition is one tiered partition: its manifest and the head last read
+// or written.
+type Partition struct {
+	t        *Tierer
+	src      Source
+	prefix   string
+	manifest *Manifest
+
+	mu           sync.Mutex
+	h            Head
+	pendingSince time.Time
+	failures     int
+	retryAt      time.Time
+	lastErr      error
+}
+
+func (p *Partition) name() string { return fmt.Sprintf("%s-%d", p.src.Topic(), p.src.Index()) }
+
+// Open starts tiering src, whose objects live under prefix. It reads the
+// manifest and, when the local log is empty but the bucket holds the
+// partition (a new disk), makes the log continue where the bucket ends:
+// the records below are read from the bucket.
+func (t *Tierer) Open(ctx context.Context, src Source, prefix string) (*Partition, error) {
+	p := &Partition{t: t, src: src, prefix: prefix, manifest: NewManifest(t.bucket, prefix, t.cfg.PageSize)}
+	h, _, err := p.manifest.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l := src.Log()
+	if next := h.Next(); !h.Empty() && l.LogEndOffset() < next {
+		if l.LogStartOffset() != l.LogEndOffset() {
+			return nil, fmt.Errorf("tiering: %s: the local log ends at %d, below the bucket's %d, but is not empty; refusing to guess", p.name(), l.LogEndOffset(), next)
+		}
+		if err := l.RestartAt(next); err != nil {
+			return nil, err
+		}
+		t.logger.Info("partition restored from the bucket", "partition", p.name(), "start", h.StartOffset, "next", next)
+	}
+	l.SetRemoteEnd(h.Next())
+	p.h = h
+	t.mu.Lock()
+	t.parts[p] = struct{}{}
+	t.mu.Unlock()
+	return p, nil
+}
+
+// Close stops tiering p (the partition closed or moved).
+func (t *Tierer) Close(p *Partition) {
+	t.mu.Lock()
+	delete(t.parts, p)
+	t.mu.Unlock()
+}
+
+func (t *Tierer) partitions() []*Partition {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]*Partition, 0, len(t.parts))
+	for p := range t.parts {
+		out = append(out, p)
+	}
+	return out
+}
+
+func (p *Partition) head() Head {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.h
+}
+
+func (p *Partition) setHead(h Head) {
+	p.mu.Lock()
+	p.h = h
+	p.mu.Unlock()
+	p.src.Log().SetRemoteEnd(h.Next())
+}
+
+// currentHead is the head as this leader last wrote it; a leader is the
+// only writer, so it re-reads only after a failure.
+func (p *Partition) currentHead(ctx context.Context) (Head, error) {
+	p.mu.Lock()
+	stale := p.lastErr != nil
+	h := p.h
+	p.mu.Unlock()
+	if !stale {
+		return h, nil
+	}
+	h, _, err := p.manifest.Load(ctx)
+	if err != nil {
+		return Head{}, err
+	}
+	p.setHead(h)
+	return h, nil
+}
+
+// truncate raises the partition's remote start and deletes what drops out.
+func (p *Partition) truncate(ctx context.Context, start int64) (Head, error) {
+	h, dropped, pages, err := p.manifest.Truncate(ctx, p.src.LeaderEpoch(), start)
+	if err != nil {
+		return Head{}, err
+	}
+	p.setHead(h)
+	p.t.deleteObjects(ctx, p, dropped, pages)
+	return h, nil
+}
+
+// deleteObjects removes the objects of dropped entries and pages; failures
+// are left to the orphan janitor.
+func (t *Tierer) deleteObjects(ctx context.Context, p *Partition, dropped []Entry, pages []string) {
+	var keys []string
+	for _, e := range dropped {
+		for _, s := range []string{suffixLog, suffixIndex, suffixTimeIndex, suffixSnapshot} {
+			if s != suffixSnapshot || e.Snapshot {
+				keys = append(keys, p.prefix+e.Object+s)
+			}
+		}
+	}
+	for _, k := range pages {
+		keys = append(keys, p.prefix+k)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for _, k := range keys {
+		g.Go(func() error {
+			if err := t.bucket.Delete(gctx, k); err != nil {
+				t.logger.Warn("object left for the orphan janitor", "key", k, "err", err)
+			}
+			return nil
+		})
+	}
+	g.Wait()
+	t.metrics.deleted(len(dropped))
+}
+
+// Run uploads until ctx ends: every Interval, each leading partition with
+// sealed segments uploads them, at most Concurrency at once; a partition
+// whose upload failed waits with exponential backoff.
+func (t *Tierer) Run(ctx context.Context) {
+	ticker := time.NewTicker(t.cfg.Interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		t.UploadOnce(ctx)
+	}
+}
+
+// UploadOnce runs one round of uploads and waits for it.
+func (t *Tierer) UploadOnce(ctx context.Context) {
+	g := errgroup.Group{}
+	g.SetLimit(t.cfg.Concurrency)
+	now := time.Now()
+	for _, p := range t.partitions() {
+		p.mu.Lock()
+		wait := now.Before(p.retryAt)
+		p.mu.Unlock()
+		if wait || !p.src.Leading() {
+			continue
+		}
+		g.Go(func() error {
+			_, err := t.uploadPending(ctx, p)
+			p.recordResult(err, t.cfg.RetryMax)
+			if err != nil && ctx.Err() == nil {
+				t.metrics.uploadFailed(p.src.Topic())
+				t.logger.Warn("upload failed; will retry", "partition", p.name(), "err", err, "failures", p.failures)
+			}
+			return nil
+		})
+	}
+	g.Wait()
+}
+
+// recordResult updates the backoff state after an upload round.
+func (p *Partition) recordResult(err error, retryMax time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lastErr = err
+	if err == nil {
+		p.failures, p.retryAt = 0, time.Time{}
+		return
+	}
+	p.failures++
+	backoff := min(time.Duration(1<<min(p.failures, 16))*100*time.Millisecond, retryMax)
+	p.retryAt = time.Now().Add(backoff)
+}
+
+// Status is one partition's tiering state, for the status page and
+// `strata tiering status`.
+type Status struct {
+	Topic          string  `json:"topic"`
+	Partition      int32   `json:"partition"`
+	LocalBytes     int64   `json:"local_bytes"`
+	LocalStart     int64   `json:"local_start_offset"`
+	RemoteBytes    int64   `json:"remote_bytes"`
+	RemoteSegments int     `json:"remote_segments"`
+	RemoteStart    int64   `json:"remote_start_offset"`
+	RemoteNext     int64   `json:"remote_next_offset"` // last uploaded offset + 1
+	LagBytes       int64   `json:"upload_lag_bytes"`
+	LagSegments    int     `json:"upload_lag_segments"`
+	LagSeconds     float64 `json:"upload_lag_seconds"`
+	LastError      string  `json:"last_error,omitempty"`
+}
+
+// Statuses reports every tiered partition.
+func (t *Tierer) Statuses() []Status {
+	now := time.Now()
+	var out []Status
+	for _, p := range t.partitions() {
+		h := p.head()
+		l := p.src.Log()
+		bytes, segs, age := p.uploadLag(now)
+		s := Status{Topic: p.src.Topic(), Partition: p.src.Index(), LocalBytes: l.Size(), LocalStart: l.LogStartOffset(),
+			RemoteBytes: h.Bytes(), RemoteSegments: h.Segments(), RemoteStart: h.StartOffset, RemoteNext: h.Next(),
+			LagBytes: bytes, LagSegments: segs, LagSeconds: age.Seconds()}
+		p.mu.Lock()
+		if p.lastErr != nil {
+			s.LastError = p.lastErr.Error()
+		}
+		p.mu.Unlock()
+		out = append(out, s)
+	}
+	return out
+}
+
+// Close stops tiering the partition (it closed or moved away).
+func (p *Partition) Close() { p.t.Close(p) }

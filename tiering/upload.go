@@ -1,0 +1,170 @@
+package tiering
+
+// The uploader: the leader of a partition uploads each sealed segment that
+// lies wholly below the high watermark, in offset order, as four objects
+// (the batches, the two indexes, the producer snapshot), then appends it to
+// the manifest by CAS. Only then may local retention delete the segment
+// (log.SetRemoteEnd). A crash between the PUTs and the manifest write
+// leaves unreferenced objects, which the orphan janitor removes; the next
+// attempt writes objects under new names, so nothing is ever overwritten.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"time"
+
+	"github.com/strata-streaming/strata/tiering/objstore"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Object suffixes of an uploaded segment.
+const (
+	suffixLog       = ".log"
+	suffixIndex     = ".index"
+	suffixTimeIndex = ".timeindex"
+	suffixSnapshot  = ".snap"
+)
+
+// uploadPending uploads every sealed segment of p that is ready, oldest
+// first, and returns the bytes uploaded. It stops at the first failure.
+func (t *Tierer) uploadPending(ctx context.Context, p *Partition) (int64, error) {
+	head, err := p.currentHead(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var uploaded int64
+	for _, seg := range p.src.Log().SealedSegments(head.Next()) {
+		if seg.Next > p.src.HighWatermark() {
+			break // not yet committed everywhere it must be
+		}
+		if !head.Empty() && seg.Base > head.Next() {
+			// The records between are gone locally (DeleteRecords, or
+			// remote storage turned on late) and never were uploaded:
+			// the partition's log now starts at seg.Base.
+			if head, err = p.truncate(ctx, seg.Base); err != nil {
+				return uploaded, err
+			}
+		}
+		if seg.Base < head.Next() && !head.Empty() {
+			return uploaded, fmt.Errorf("tiering: %s: local segment [%d, %d) overlaps the manifest end %d", p.name(), seg.Base, seg.Next, head.Next())
+		}
+		if err := t.pace(ctx, seg.Size); err != nil {
+			return uploaded, err
+		}
+		if head, err = t.uploadSegment(ctx, p, seg.Base); err != nil {
+			return uploaded, err
+		}
+		uploaded += seg.Size
+	}
+	return uploaded, nil
+}
+
+// uploadSegment writes one segment's objects and appends it to the
+// manifest.
+func (t *Tierer) uploadSegment(ctx context.Context, p *Partition, base int64) (Head, error) {
+	began := time.Now()
+	v, err := p.src.Log().OpenSealed(base)
+	if err != nil {
+		return Head{}, err
+	}
+	defer v.Release()
+	epoch := p.src.LeaderEpoch()
+	var id [8]byte
+	rand.Read(id[:])
+	object := fmt.Sprintf("segments/%020d-%d-%s", v.Base, max(v.LeaderEpoch, 0), hex.EncodeToString(id[:]))
+	sum, err := checksum(v.Log, v.Size)
+	if err != nil {
+		return Head{}, fmt.Errorf("tiering: %s: read segment %d: %w", p.name(), base, err)
+	}
+	key := p.prefix + object
+	small := []struct {
+		suffix string
+		data   []byte
+	}{{suffixIndex, v.OffsetIndex}, {suffixTimeIndex, v.TimeIndex}}
+	if v.ProducerSnapshot != nil {
+		small = append(small, struct {
+			suffix string
+			data   []byte
+		}{suffixSnapshot, v.ProducerSnapshot})
+	}
+	for _, o := range small {
+		if _, err := t.bucket.Put(ctx, key+o.suffix, o.data, objstore.PutOptions{IfAbsent: true}); err != nil {
+			return Head{}, fmt.Errorf("tiering: %s: upload %s: %w", p.name(), key+o.suffix, err)
+		}
+	}
+	if _, err := t.bucket.PutReader(ctx, key+suffixLog, v.Log, v.Size, objstore.PutOptions{IfAbsent: true}); err != nil {
+		return Head{}, fmt.Errorf("tiering: %s: upload %s: %w", p.name(), key+suffixLog, err)
+	}
+	e := Entry{Base: v.Base, Next: v.Next, Size: v.Size, MaxTimestamp: v.MaxTimestamp, LeaderEpoch: v.LeaderEpoch,
+		Object: object, CRC32C: sum, IndexSize: int64(len(v.OffsetIndex)), TimeSize: int64(len(v.TimeIndex)),
+		Snapshot: v.ProducerSnapshot != nil, UploadedMs: time.Now().UnixMilli()}
+	head, err := p.manifest.Append(ctx, epoch, e)
+	if err != nil {
+		return Head{}, fmt.Errorf("tiering: %s: add segment %d to the manifest: %w", p.name(), base, err)
+	}
+	p.setHead(head)
+	t.metrics.uploaded(p.src.Topic(), v.Size, time.Since(began))
+	t.logger.Debug("segment uploaded", "partition", p.name(), "base", v.Base, "next", v.Next, "bytes", v.Size, "object", object, "took", time.Since(began))
+	return head, nil
+}
+
+// checksum is the CRC-32C of size bytes of r.
+func checksum(r io.ReaderAt, size int64) (uint32, error) {
+	h := crc32.New(castagnoli)
+	if _, err := io.Copy(h, io.NewSectionReader(r, 0, size)); err != nil {
+		return 0, err
+	}
+	return h.Sum32(), nil
+}
+
+// pace holds an upload of n bytes back so that uploads stay within the
+// configured rate (a simple pacer: each upload reserves its share of time).
+func (t *Tierer) pace(ctx context.Context, n int64) error {
+	if t.cfg.UploadRate <= 0 {
+		return nil
+	}
+	t.paceMu.Lock()
+	now := time.Now()
+	start := t.paceNext
+	if start.Before(now) {
+		start = now
+	}
+	t.paceNext = start.Add(time.Duration(float64(n) / float64(t.cfg.UploadRate) * float64(time.Second)))
+	t.paceMu.Unlock()
+	if wait := start.Sub(now); wait > 0 {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// uploadLag is what is not yet in the bucket: bytes and segments sealed
+// but not uploaded, and for how long some have been waiting (measured from
+// when the uploader first saw one pending).
+func (p *Partition) uploadLag(now time.Time) (bytes int64, segments int, age time.Duration) {
+	head := p.head()
+	for _, s := range p.src.Log().SealedSegments(head.Next()) {
+		bytes += s.Size
+		segments++
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if segments == 0 {
+		p.pendingSince = time.Time{}
+		return 0, 0, 0
+	}
+	if p.pendingSince.IsZero() {
+		p.pendingSince = now
+	}
+	return bytes, segments, now.Sub(p.pendingSince)
+}
