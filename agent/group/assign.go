@@ -3,9 +3,12 @@ package group
 // Server-side assignors for KIP-848 groups. Both are pure functions of the
 // members (sorted by id), their subscriptions and the previous target.
 //
-//   - uniform spreads every subscribed partition so that members' counts
-//     differ by at most one wherever subscriptions allow, and keeps each
-//     partition where it was unless balance needs it elsewhere.
+//   - uniform spreads every subscribed partition and keeps each where it
+//     was unless balance needs it elsewhere. With identical subscriptions
+//     members' counts differ by at most one. With different ones it moves
+//     a partition only straight from a member to another subscriber of its
+//     topic, so a balance that needs a chain of moves through a third
+//     member's topic (A to B on X, B to C on Y) is not reached.
 //   - range gives each member of a topic a contiguous range of its
 //     partitions, members ordered by instance id (else member id), so that
 //     members subscribed to co-partitioned topics get the same partition

@@ -417,13 +417,29 @@ func (c *Coordinator) memberLeftLocked(g *groupState, id, reason string) {
 
 // touchLocked restarts m's session timer.
 func (c *Coordinator) touchLocked(g *groupState, m *member) {
-	if m.expiry != nil {
-		m.expiry.Stop()
-	}
 	id := m.id
-	m.expiry = time.AfterFunc(m.sessionTimeout, c.timerFunc(g, func() {
+	c.armLocked(&m.expiry, m.sessionTimeout, g, func() {
 		if cur, ok := g.members[id]; ok && cur == m {
 			c.memberLeftLocked(g, id, "session timeout")
 		}
+	})
+}
+
+// armLocked (re)starts the timer in *slot. Its callback runs under the
+// mutex, and only if the timer is still the one in *slot: a callback that
+// fired while the mutex was held, and waited for it while a heartbeat
+// armed a newer timer, does nothing.
+func (c *Coordinator) armLocked(slot **time.Timer, d time.Duration, g *groupState, fn func()) {
+	if *slot != nil {
+		(*slot).Stop()
+	}
+	var t *time.Timer
+	t = time.AfterFunc(d, c.timerFunc(g, func() {
+		if *slot != t {
+			return
+		}
+		*slot = nil
+		fn()
 	}))
+	*slot = t
 }

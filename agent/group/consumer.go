@@ -76,6 +76,7 @@ type consumerGroup struct {
 	target          map[string]partSet   // member id -> target assignment
 	holders         map[topicPart]string // partition -> member holding it (assigned or revoking)
 	subscribed      string               // the subscribed topics' metadata the target was computed from
+	holdTimer       *time.Timer          // ends the hold after a coordinator restart
 }
 
 // cmember is one member of a KIP-848 group.
@@ -89,6 +90,9 @@ type cmember struct {
 	re                                           *regexp.Regexp
 	assignor                                     string
 	assigned, revoking                           partSet
+	assignedAt                                   map[topicPart]int32 // member epoch each assigned partition came with
+	regexTopics                                  []string            // topics the regex matched when last resolved
+	regexResolved                                time.Time
 	expiry, revokeBy                             *time.Timer
 	left                                         bool // a static member that left for now (epoch -2)
 }
@@ -149,6 +153,7 @@ func (c *Coordinator) ConsumerHeartbeat(r ConsumerHeartbeat) (ConsumerHeartbeatR
 	}
 	if r.SubscribedRegex != nil && *r.SubscribedRegex != m.regex {
 		m.regex, m.re, subscriptionChanged = *r.SubscribedRegex, re, true
+		m.regexResolved = time.Time{}
 	}
 	if r.ServerAssignor != nil && *r.ServerAssignor != m.assignor {
 		m.assignor, subscriptionChanged = *r.ServerAssignor, true
@@ -244,10 +249,15 @@ func (c *Coordinator) heartbeatMemberLocked(g *groupState, r ConsumerHeartbeat) 
 	}
 	if m = cg.members[id]; m != nil {
 		// A member that rejoins with epoch 0 (it lost a response, or
-		// restarted its state) keeps what it holds and gets it all again.
+		// restarted its state) keeps what it holds and gets it all again;
+		// a static member that had left for now is back.
+		if m.left {
+			m.left, m.epoch, m.previousEpoch = false, epochJoin, epochJoin
+		}
 		return m, false, nil
 	}
-	m = &cmember{id: id, instanceID: instance, assignor: "", assigned: partSet{}, revoking: partSet{}, rebalanceTimeout: r.RebalanceTimeout}
+	m = &cmember{id: id, instanceID: instance, assignor: "", assigned: partSet{}, revoking: partSet{},
+		assignedAt: map[topicPart]int32{}, rebalanceTimeout: r.RebalanceTimeout}
 	cg.members[id] = m
 	if instance != "" {
 		cg.static[instance] = id
@@ -341,12 +351,11 @@ func (c *Coordinator) removeConsumerMemberLocked(g *groupState, m *cmember, reas
 
 // touchConsumerLocked restarts m's session timer.
 func (c *Coordinator) touchConsumerLocked(g *groupState, m *cmember) {
-	stopTimer(&m.expiry)
-	m.expiry = time.AfterFunc(c.cfg.ConsumerSessionTimeout, c.timerFunc(g, func() {
+	c.armLocked(&m.expiry, c.cfg.ConsumerSessionTimeout, g, func() {
 		if g.cg != nil && g.cg.members[m.id] == m {
 			c.removeConsumerMemberLocked(g, m, "session timeout")
 		}
-	}))
+	})
 }
 
 func stopTimer(t **time.Timer) {
@@ -356,18 +365,27 @@ func stopTimer(t **time.Timer) {
 	}
 }
 
+// regexRefresh is how often a regex subscription is matched against the
+// topics again (Kafka refreshes them on a similar period): matching every
+// heartbeat would cost members x topics regex runs under the mutex.
+const regexRefresh = 10 * time.Second
+
 // subscribedTopicsLocked resolves m's subscription (names and regex) to
 // topics that exist.
-func (c *Coordinator) subscribedTopicsLocked(m *cmember, all []TopicInfo) []TopicInfo {
-	var out []TopicInfo
-	for _, name := range m.topics {
-		if t, ok := c.topics.Topic(name); ok {
-			out = append(out, t)
+func (c *Coordinator) subscribedTopicsLocked(m *cmember, now time.Time) []TopicInfo {
+	if m.re != nil && now.Sub(m.regexResolved) >= regexRefresh {
+		m.regexTopics = m.regexTopics[:0]
+		for _, t := range c.topics.AllTopics() {
+			if !t.Internal && m.re.MatchString(t.Name) {
+				m.regexTopics = append(m.regexTopics, t.Name)
+			}
 		}
+		m.regexResolved = now
 	}
-	if m.re != nil {
-		for _, t := range all {
-			if !t.Internal && m.re.MatchString(t.Name) && !slices.Contains(m.topics, t.Name) {
+	var out []TopicInfo
+	for _, names := range [][]string{m.topics, m.regexTopics} {
+		for _, name := range names {
+			if t, ok := c.topics.Topic(name); ok && !slices.ContainsFunc(out, func(o TopicInfo) bool { return o.Name == name }) {
 				out = append(out, t)
 			}
 		}
@@ -379,14 +397,11 @@ func (c *Coordinator) subscribedTopicsLocked(m *cmember, all []TopicInfo) []Topi
 // force is set or the subscribed topics changed (created, deleted, grown).
 func (c *Coordinator) maybeReassignLocked(g *groupState, force bool, reason string) {
 	cg := g.cg
-	var all []TopicInfo
-	if slices.ContainsFunc(slices.Collect(maps.Values(cg.members)), func(m *cmember) bool { return m.re != nil }) {
-		all = c.topics.AllTopics()
-	}
+	now := c.now()
 	subs := map[string][]TopicInfo{}
 	union := map[string]TopicInfo{}
 	for id, m := range cg.members {
-		subs[id] = c.subscribedTopicsLocked(m, all)
+		subs[id] = c.subscribedTopicsLocked(m, now)
 		for _, t := range subs[id] {
 			union[t.Name] = t
 		}
@@ -412,9 +427,34 @@ func (c *Coordinator) maybeReassignLocked(g *groupState, force bool, reason stri
 		members = append(members, am)
 	}
 	topics := slices.SortedFunc(maps.Values(union), func(a, b TopicInfo) int { return strings.Compare(a.Name, b.Name) })
-	cg.target = assign(assignor, members, topics)
 	cg.assignmentEpoch = cg.epoch
+	if hold := c.restartHold(g, now); hold > 0 {
+		// Membership is not persisted: members of the previous coordinator
+		// may still consume until their next heartbeat tells them it
+		// restarted. Until they had time to hear it, nobody gets a
+		// partition, so none is consumed twice at once.
+		cg.target = map[string]partSet{}
+		c.armLocked(&cg.holdTimer, hold, g, func() {
+			if g.cg == cg {
+				c.maybeReassignLocked(g, true, "members of the previous coordinator had time to rejoin")
+			}
+		})
+		c.logger.Info("group assignment held after a coordinator restart", "group", g.name, "for", hold)
+		return
+	}
+	cg.target = assign(assignor, members, topics)
 	c.logger.Info("group target assignment", "group", g.name, "epoch", cg.epoch, "assignor", assignor, "members", len(members), "topics", len(topics), "reason", reason)
+}
+
+// restartHold is how much longer a group that existed before this
+// coordinator loaded must wait before partitions are assigned: two
+// heartbeat intervals from the load, time for every old member to hear
+// UNKNOWN_MEMBER_ID and stop.
+func (c *Coordinator) restartHold(g *groupState, now time.Time) time.Duration {
+	if !g.replayed {
+		return 0
+	}
+	return c.loadedAt.Add(2 * c.cfg.ConsumerHeartbeatInterval).Sub(now)
 }
 
 // chooseAssignor is the assignor most members ask for (ties: the one
@@ -460,8 +500,9 @@ func (noTopics) AllTopics() []TopicInfo               { return nil }
 
 // checkConsumerCommitLocked applies KIP-848's commit rule: the member must
 // exist and commit with its epoch. A commit with an older epoch is taken
-// when the member still holds every partition it commits (KIP-1251): the
-// heartbeat that raised its epoch may have crossed the commit.
+// when the member has held every partition it commits since that epoch or
+// earlier (KIP-1251): the heartbeat that raised its epoch may have crossed
+// the commit.
 func (c *Coordinator) checkConsumerCommitLocked(g *groupState, r Commit) error {
 	if r.MemberID == "" && r.Generation < 0 {
 		return fmt.Errorf("%w: group %q has members; commit as one of them", ErrUnknownMember, r.Group)
@@ -479,8 +520,9 @@ func (c *Coordinator) checkConsumerCommitLocked(g *groupState, r Commit) error {
 	for tp := range r.Offsets {
 		t, ok := c.topics.Topic(tp.Topic)
 		id := topicPart{t.ID, tp.Partition}
-		if !ok || !(m.assigned.has(id) || m.revoking.has(id)) {
-			return fmt.Errorf("%w: commit with epoch %d, the member is at %d and does not hold %s-%d", ErrStaleMemberEpoch, r.Generation, m.epoch, tp.Topic, tp.Partition)
+		at, held := m.assignedAt[id]
+		if !ok || !held || at > r.Generation {
+			return fmt.Errorf("%w: commit with epoch %d, the member is at %d and did not hold %s-%d then", ErrStaleMemberEpoch, r.Generation, m.epoch, tp.Topic, tp.Partition)
 		}
 	}
 	return nil

@@ -340,3 +340,64 @@ func equalInts(a, b []int32) bool {
 	}
 	return true
 }
+
+// TestConsumerRestartHold: after a coordinator restart, a group that
+// existed gets no partitions until its old members had time to learn of
+// the restart (two heartbeat intervals); a new group is not held.
+func TestConsumerRestartHold(t *testing.T) {
+	ctx := context.Background()
+	l := openLog(t, vfs.NewMem())
+	cfg := DefaultConfig()
+	cfg.ConsumerHeartbeatInterval = 200 * time.Millisecond
+	cfg.Topics = fakeTopics{"a": topicA}
+	c, err := Load(ctx, 0, l, cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit(t, c, "g", map[TopicPartition]int64{{"a", 0}: 5})
+	c.Close()
+	c, err = Load(ctx, 0, l, cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := heartbeat(t, c, joinHB("m1", "a"))
+	if count(r.Assignment) != 0 {
+		t.Fatalf("right after the restart the old group got %v", r.Assignment)
+	}
+	if fresh := heartbeat(t, c, ConsumerHeartbeat{Group: "new", MemberID: "n1", RebalanceTimeout: time.Second,
+		SubscribedTopics: []string{"a"}, Owned: Assignment{}}); count(fresh.Assignment) != 4 {
+		t.Errorf("a new group was held: %v", fresh.Assignment)
+	}
+	m1 := &memberView{"m1", r.MemberEpoch, Assignment{}}
+	deadline := time.Now().Add(5 * time.Second)
+	for count(m1.owned) != 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the hold never ended: %v", m1.owned)
+		}
+		time.Sleep(20 * time.Millisecond)
+		beat(t, c, m1)
+	}
+}
+
+// TestConsumerStaticRejoinWithOwnID: a static member that left with epoch
+// -2 and comes back with its own member id holds its instance id again, so
+// a second process with that instance id is refused.
+func TestConsumerStaticRejoinWithOwnID(t *testing.T) {
+	c := consumerCoordinator(t, time.Minute)
+	inst := "i1"
+	j := joinHB("s1", "a")
+	j.InstanceID = &inst
+	heartbeat(t, c, j)
+	if _, err := c.ConsumerHeartbeat(ConsumerHeartbeat{Group: "g", MemberID: "s1", MemberEpoch: -2, InstanceID: &inst}); err != nil {
+		t.Fatal(err)
+	}
+	if back := heartbeat(t, c, j); back.MemberEpoch < 1 || count(back.Assignment) != 4 {
+		t.Fatalf("rejoin with the same id: epoch %d, %v", back.MemberEpoch, back.Assignment)
+	}
+	dup := joinHB("s2", "a")
+	dup.InstanceID = &inst
+	if _, err := c.ConsumerHeartbeat(dup); !errors.Is(err, ErrUnreleasedInstanceID) {
+		t.Errorf("second process with the instance id: %v, want unreleased", err)
+	}
+}

@@ -70,6 +70,7 @@ type Coordinator struct {
 	logger    *slog.Logger
 	now       func() time.Time
 	topics    Topics
+	loadedAt  time.Time
 
 	mu     sync.Mutex
 	groups map[string]*groupState
@@ -93,6 +94,7 @@ type groupState struct {
 	initialDelay           *time.Timer            // group.initial.rebalance.delay, while running
 	initialDelayEnd        time.Time
 	cg                     *consumerGroup // KIP-848 state, nil for classic groups
+	replayed               bool           // had offsets when the coordinator loaded
 }
 
 // forgetIfUnusedLocked drops g once nothing of it is worth keeping: no
@@ -161,6 +163,10 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 			return nil, fmt.Errorf("group: replay partition %d made no progress at offset %d", partition, offset)
 		}
 		offset = next
+	}
+	c.loadedAt = c.now()
+	for _, g := range c.groups {
+		g.replayed = true
 	}
 	logger.Info("group coordinator loaded", "partition", partition, "records", records, "groups", len(c.groups), "end", end)
 	return c, nil
@@ -360,6 +366,7 @@ func (c *Coordinator) Close() {
 			t.Stop()
 		}
 		if g.cg != nil {
+			stopTimer(&g.cg.holdTimer)
 			for _, m := range g.cg.members {
 				stopTimer(&m.expiry)
 				stopTimer(&m.revokeBy)

@@ -120,14 +120,14 @@ func (c *Coordinator) reconcileLocked(g *groupState, m *cmember, owned Assignmen
 			assignable[tp] = struct{}{}
 		}
 	}
-	wasRevoking := m.state == memberUnrevoked
 	switch {
 	case len(revoke) > 0:
-		m.state = memberUnrevoked
-		c.setHoldingsLocked(cg, m, keep, revoke)
-		if !wasRevoking {
+		// Each new revocation gets a whole rebalance timeout, as in Kafka.
+		if m.state != memberUnrevoked || !revoke.equal(m.revoking) {
 			c.startRevokeTimerLocked(g, m)
 		}
+		m.state = memberUnrevoked
+		c.setHoldingsLocked(cg, m, keep, revoke)
 		return
 	case pending > 0:
 		m.state = memberUnreleased
@@ -140,6 +140,12 @@ func (c *Coordinator) reconcileLocked(g *groupState, m *cmember, owned Assignmen
 	}
 	for tp := range assignable {
 		keep[tp] = struct{}{}
+		m.assignedAt[tp] = m.epoch
+	}
+	for tp := range m.assignedAt {
+		if !keep.has(tp) {
+			delete(m.assignedAt, tp)
+		}
 	}
 	c.setHoldingsLocked(cg, m, keep, partSet{})
 }
@@ -164,12 +170,11 @@ func (c *Coordinator) setHoldingsLocked(cg *consumerGroup, m *cmember, assigned,
 // startRevokeTimerLocked fences m if it has not given up its revoked
 // partitions within its rebalance timeout, so others can have them.
 func (c *Coordinator) startRevokeTimerLocked(g *groupState, m *cmember) {
-	stopTimer(&m.revokeBy)
-	m.revokeBy = time.AfterFunc(max(m.rebalanceTimeout, time.Second), c.timerFunc(g, func() {
+	c.armLocked(&m.revokeBy, max(m.rebalanceTimeout, time.Second), g, func() {
 		if g.cg != nil && g.cg.members[m.id] == m && m.state == memberUnrevoked {
 			c.removeConsumerMemberLocked(g, m, "did not revoke its partitions within the rebalance timeout")
 		}
-	}))
+	})
 }
 
 func (s partSet) intersect(o partSet) partSet {
