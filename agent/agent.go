@@ -58,6 +58,7 @@ type Agent struct {
 	flush      log.FlushPolicy
 	bucket     objstore.Bucket
 	store      *metadata.Store
+	wrapStore  func(objstore.Bucket) objstore.Bucket
 	tier       *tiering.Tierer
 	clusterID  string
 	id         int32
@@ -91,6 +92,9 @@ type Options struct {
 	// FS is the file system under the partition logs and the data
 	// directory's state files; default vfs.Default. Tests inject faults here.
 	FS vfs.FS
+	// WrapStore, if set, wraps the bucket --store opens (tests inject store
+	// faults with objstore.NewFaulty).
+	WrapStore func(objstore.Bucket) objstore.Bucket
 }
 
 // New validates cfg, opens the data directory, the store and every local
@@ -108,13 +112,14 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		opts.FS = vfs.Default
 	}
 	a := &Agent{
-		cfg:      cfg,
-		fs:       opts.FS,
-		logger:   logger,
-		registry: prometheus.NewRegistry(),
-		topics:   map[string]*topicEntry{},
-		byID:     map[[16]byte]*topicEntry{},
-		stop:     make(chan struct{}),
+		cfg:       cfg,
+		fs:        opts.FS,
+		logger:    logger,
+		registry:  prometheus.NewRegistry(),
+		topics:    map[string]*topicEntry{},
+		byID:      map[[16]byte]*topicEntry{},
+		stop:      make(chan struct{}),
+		wrapStore: opts.WrapStore,
 	}
 	a.flush, _ = log.ParseFlushPolicy(cfg.LogFlush) // checked by Validate
 	defer func() {
@@ -197,6 +202,9 @@ func (a *Agent) openStore(ctx context.Context) error {
 		return fmt.Errorf("--store: %w", err)
 	}
 	scheme, _, _ := strings.Cut(url, "://")
+	if a.wrapStore != nil {
+		b = a.wrapStore(b)
+	}
 	a.bucket = objstore.NewMetrics(b, a.registry, scheme)
 	a.store = metadata.New(a.bucket, a.logger.With("component", "metadata"))
 	if a.clusterID, err = a.store.InitCluster(ctx); err != nil {

@@ -41,6 +41,12 @@ func start(t *testing.T, cfg Config, fs vfs.FS) *running {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	return runAgent(t, a)
+}
+
+// runAgent runs a built agent and stops it when the test ends.
+func runAgent(t *testing.T, a *Agent) *running {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{Agent: a, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- a.Run(ctx) }()

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/tiering/objstore"
 )
 
 // tieringTestConfig uploads and applies retention every few milliseconds.
@@ -194,4 +197,53 @@ func waitUploaded(t *testing.T, a *running, topic string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("topic %s never uploaded: %+v", topic, a.tier.Statuses())
+}
+
+// TestTieringSurvivesStoreFaults: while every store write fails (as with
+// 503 SlowDown) or reads are slow, produce and local reads go on and the
+// upload lag grows; nothing uploaded-looking is deleted locally. Once the
+// faults stop, all of it reaches the bucket and reads back from offset 0.
+func TestTieringSurvivesStoreFaults(t *testing.T) {
+	dir := t.TempDir()
+	var faulty *objstore.FaultyBucket
+	wrap := func(b objstore.Bucket) objstore.Bucket {
+		faulty = objstore.NewFaulty(b)
+		return faulty
+	}
+	cfg := tieringTestConfig(t, filepath.Join(dir, "data"), "file://"+filepath.Join(dir, "bucket"))
+	cfg.Tiering.RetryMax = 50 * time.Millisecond
+	a, err := New(context.Background(), cfg, Options{Logger: quiet, WrapStore: wrap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runAgent(t, a)
+	cl := r.client(t, kgo.ProducerBatchCompression(kgo.NoCompression()))
+	createTopic(t, cl, "faulty", 1, tieredTopicConfigs)
+
+	// The producer's id comes from a block reserved in the store, as an
+	// agent that has been running has one.
+	values := produceValues(t, cl, "faulty", 0, 1)
+	slowDown := errors.New("503 SlowDown: please reduce your request rate")
+	faulty.FailAlways(objstore.OpPut, slowDown)
+	faulty.SetLatency(objstore.OpGetRange, 200*time.Millisecond)
+	values = append(values, produceValues(t, cl, "faulty", 1, 1499)...)
+	if got := consumeFrom(t, r, "faulty", 0, len(values)); len(got) != len(values) {
+		t.Fatalf("local read during store faults: %d records, want %d", len(got), len(values))
+	}
+	s := r.tier.Statuses()[0]
+	if s.LagSegments < 10 || s.RemoteSegments != 0 || s.LocalStart != 0 || s.LastError == "" {
+		t.Fatalf("during faults: %+v; want a growing lag, nothing uploaded, nothing deleted locally and the error shown", s)
+	}
+
+	faulty.Clear()
+	waitTiered(t, r, "faulty", 16384+2*8192)
+	got := consumeFrom(t, r, "faulty", 0, len(values))
+	if len(got) != len(values) {
+		t.Fatalf("after the faults: read %d records from offset 0, want %d", len(got), len(values))
+	}
+	for i := range values {
+		if !bytes.Equal(got[i], values[i]) {
+			t.Fatalf("record %d differs", i)
+		}
+	}
 }
