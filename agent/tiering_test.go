@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/strata-streaming/strata/tiering"
 	"github.com/strata-streaming/strata/tiering/objstore"
 )
 
@@ -147,6 +148,25 @@ func TestTieringReadsBackFromTheBucket(t *testing.T) {
 	a = start(t, tieringTestConfig(t, filepath.Join(dir, "data"), store), nil)
 	if got := consumeFrom(t, a, "tiered", 0, len(values)); len(got) != len(values) {
 		t.Fatalf("after restart: read %d records from offset 0, want %d", len(got), len(values))
+	}
+	checkBucket(t, store, 50)
+}
+
+// checkBucket verifies every manifest in the store: objects present with
+// their sizes and checksums, no orphans, at least minSegments segments.
+func checkBucket(t *testing.T, store string, minSegments int) {
+	t.Helper()
+	b, err := objstore.Open(ctxT(t), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	rep, err := tiering.Verify(ctxT(t), b, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) > 0 || len(rep.Orphans) > 0 || rep.Segments < minSegments {
+		t.Fatalf("bucket: %d segments, problems %+v, orphans %+v", rep.Segments, rep.Problems, rep.Orphans)
 	}
 }
 
