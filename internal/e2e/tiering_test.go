@@ -1,0 +1,140 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/internal/testagent"
+	"github.com/strata-streaming/strata/tiering"
+	"github.com/strata-streaming/strata/tiering/objstore"
+)
+
+// tieringAgentArgs upload as soon as a segment seals and apply local
+// retention often.
+var tieringAgentArgs = []string{"--tiering-interval=10ms", "--retention-check-interval=100ms", "--remote-chunk-bytes=4096"}
+
+// tieredTopic: small segments and a local disk that keeps about two.
+var tieredTopic = map[string]*string{"segment.bytes": ptr("16384"), "local.retention.bytes": ptr("32768"), "retention.ms": ptr("-1")}
+
+func ptr(s string) *string { return &s }
+
+// TestTieringSIGKILLDuringUploads: the agent is SIGKILLed three times while
+// a producer writes and segments upload, and restarted each time. Then
+// uploads resume until nothing is pending, every manifest entry's objects
+// are in the bucket with their sizes and checksums (objects of cut-short
+// uploads are orphans no manifest names, left for the janitor), and every
+// acknowledged record reads back from offset 0 at its offset.
+func TestTieringSIGKILLDuringUploads(t *testing.T) {
+	a := testagent.Start(t, testagent.Options{ExtraArgs: tieringAgentArgs})
+	const topic, partitions = "tiered-crash", 2
+	adm := newAdmin(t, a.Addr())
+	if _, err := adm.CreateTopic(ctxT(t, opTimeout), partitions, 1, tieredTopic, topic); err != nil {
+		t.Fatal(err)
+	}
+	cl := newKgo(t, a.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(8192), kgo.RecordRetries(1<<20), kgo.RecordDeliveryTimeout(60*time.Second))
+	acked := map[int32]map[int64]string{0: {}, 1: {}}
+	seq := 0
+	produce := func(n int) {
+		t.Helper()
+		var recs []*kgo.Record
+		for range n {
+			p := int32(seq % partitions)
+			recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: fmt.Appendf(nil, "v%07d-%0200d", seq, seq)})
+			seq++
+		}
+		for _, r := range cl.ProduceSync(ctxT(t, 90*time.Second), recs...) {
+			if r.Err != nil {
+				t.Fatalf("produce: %v", r.Err)
+			}
+			acked[r.Record.Partition][r.Record.Offset] = string(r.Record.Value)
+		}
+	}
+	for kill := range 3 {
+		deadline := time.Now().Add(time.Duration(300+150*kill) * time.Millisecond)
+		for time.Now().Before(deadline) {
+			produce(50)
+		}
+		a.Kill()
+		a.Restart(t)
+	}
+	produce(200)
+
+	waitUploadsDone(t, a.HTTPAddr(), topic, partitions)
+	b, err := objstore.Open(ctxT(t, opTimeout), "file://"+filepath.Join(a.DataDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	rep, err := tiering.Verify(ctxT(t, opTimeout), b, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) > 0 || rep.Segments < 20 {
+		t.Fatalf("bucket after the kills: %d segments, problems %+v", rep.Segments, rep.Problems)
+	}
+	t.Logf("bucket: %d segments, %d bytes, %d orphans from cut-short uploads", rep.Segments, rep.Bytes, len(rep.Orphans))
+
+	for p := range int32(partitions) {
+		got := readPartition(t, a.Addr(), topic, p, len(acked[p]))
+		for off, v := range acked[p] {
+			if got[off] != v {
+				t.Fatalf("partition %d offset %d: read %.12q, acknowledged %.12q", p, off, got[off], v)
+			}
+		}
+	}
+}
+
+// waitUploadsDone polls the agent's /v1/tiering until every partition of
+// topic has something in the bucket and nothing sealed left to upload.
+func waitUploadsDone(t *testing.T, httpAddr, topic string, partitions int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		var st struct{ Partitions []tiering.Status }
+		resp, err := http.Get("http://" + httpAddr + "/v1/tiering")
+		if err == nil {
+			err = json.NewDecoder(resp.Body).Decode(&st)
+			resp.Body.Close()
+		}
+		done := 0
+		for _, s := range st.Partitions {
+			if s.Topic == topic && s.LagSegments == 0 && s.RemoteSegments > 0 && s.LocalStart > 0 {
+				done++
+			}
+		}
+		if err == nil && done == partitions {
+			return
+		}
+		last = fmt.Sprintf("%+v %v", st.Partitions, err)
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("uploads never finished: %s", last)
+}
+
+// readPartition reads partition p from offset 0 until it has n records and
+// returns them by offset.
+func readPartition(t *testing.T, addr, topic string, p int32, n int) map[int64]string {
+	t.Helper()
+	cl := newKgo(t, addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().At(0)}}))
+	got := map[int64]string{}
+	deadline := time.Now().Add(60 * time.Second)
+	for len(got) < n && time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		fs.EachRecord(func(r *kgo.Record) { got[r.Offset] = string(r.Value) })
+	}
+	if len(got) < n {
+		t.Fatalf("partition %d: read %d records from offset 0, want %d", p, len(got), n)
+	}
+	return got
+}
