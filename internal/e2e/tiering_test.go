@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,6 +84,16 @@ func TestTieringSIGKILLDuringUploads(t *testing.T) {
 		t.Fatalf("bucket after the kills: %d segments, problems %+v", rep.Segments, rep.Problems)
 	}
 	t.Logf("bucket: %d segments, %d bytes, %d orphans from cut-short uploads", rep.Segments, rep.Bytes, len(rep.Orphans))
+
+	out, err := exec.Command(testagent.Build(t), "tiering", "status", "--http", a.HTTPAddr()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("strata tiering status: %v\n%s", err, out)
+	}
+	for p := range partitions {
+		if !hasFields(string(out), topic, strconv.Itoa(p)) || !strings.Contains(string(out), "LAST-UPLOADED") {
+			t.Errorf("strata tiering status lacks partition %d:\n%s", p, out)
+		}
+	}
 
 	for p := range int32(partitions) {
 		got := readPartition(t, a.Addr(), topic, p, len(acked[p]))
