@@ -45,7 +45,7 @@ func start(t *testing.T, cfg Config, fs vfs.FS) *running {
 }
 
 // runAgent runs a built agent and stops it when the test ends.
-func runAgent(t *testing.T, a *Agent) *running {
+func runAgent(t testing.TB, a *Agent) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{Agent: a, cancel: cancel, done: make(chan error, 1)}
@@ -56,7 +56,7 @@ func runAgent(t *testing.T, a *Agent) *running {
 
 // stop ends Run and checks that it returned cleanly; a second call is a
 // no-op.
-func (r *running) stop(t *testing.T) {
+func (r *running) stop(t testing.TB) {
 	t.Helper()
 	if r.cancel == nil {
 		return
@@ -86,14 +86,14 @@ func (r *running) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
 
 // createTopic creates topic through the Kafka API and fails t on error.
-func createTopic(t *testing.T, cl *kgo.Client, topic string, partitions int32, configs map[string]string) [16]byte {
+func createTopic(t testing.TB, cl *kgo.Client, topic string, partitions int32, configs map[string]string) [16]byte {
 	t.Helper()
 	req := kmsg.NewPtrCreateTopicsRequest()
 	rt := kmsg.NewCreateTopicsRequestTopic()

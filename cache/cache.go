@@ -3,11 +3,18 @@
 // on one key make one load; a load runs detached from the caller that
 // started it (a fetch that stops waiting still warms the cache for the
 // next); Prefetch loads ahead for sequential readers.
+//
+// Ristretto admits a new item only if it looks more popular than what it
+// would evict, which a chunk read once, by a reader moving through a
+// segment, never does once the cache is full. So the last few loaded
+// values also sit in a small LRU window (a tenth of the items), and a
+// sequential reader finds the chunk it, or its prefetch, just loaded.
 package cache
 
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/dgraph-io/ristretto/v2"
@@ -34,6 +41,15 @@ type Cache struct {
 	flight  singleflight.Group
 	opts    Options
 	closing chan struct{}
+
+	mu     sync.Mutex
+	window []entry // most recent last
+	size   int     // window capacity
+}
+
+type entry struct {
+	key   string
+	value []byte
 }
 
 // New returns a cache holding at most about maxBytes of values.
@@ -60,13 +76,13 @@ func New(maxBytes int64, opts Options) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	return &Cache{rc: rc, opts: opts, closing: make(chan struct{})}, nil
+	return &Cache{rc: rc, opts: opts, closing: make(chan struct{}), size: int(max(items/10, 2))}, nil
 }
 
 // Get returns the value of key, loading it on a miss. The returned slice
 // is shared: callers must not modify it.
 func (c *Cache) Get(ctx context.Context, key string, load Loader) ([]byte, error) {
-	if v, ok := c.rc.Get(key); ok {
+	if v, ok := c.lookup(key); ok {
 		c.opts.OnHit()
 		return v, nil
 	}
@@ -85,7 +101,7 @@ func (c *Cache) Get(ctx context.Context, key string, load Loader) ([]byte, error
 
 // load runs a loader detached from any caller and stores its result.
 func (c *Cache) load(key string, load Loader) ([]byte, error) {
-	if v, ok := c.rc.Get(key); ok {
+	if v, ok := c.lookup(key); ok {
 		return v, nil // stored while this call waited to start
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.LoadTimeout)
@@ -101,15 +117,41 @@ func (c *Cache) load(key string, load Loader) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.remember(key, v)
 	c.rc.Set(key, v, int64(len(v)))
-	c.rc.Wait() // visible to the next Get
+	c.rc.Wait()
 	return v, nil
+}
+
+func (c *Cache) lookup(key string) ([]byte, bool) {
+	if v, ok := c.rc.Get(key); ok {
+		return v, true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.window) - 1; i >= 0; i-- {
+		if c.window[i].key == key {
+			return c.window[i].value, true
+		}
+	}
+	return nil, false
+}
+
+// remember puts a loaded value in the window, dropping the oldest.
+func (c *Cache) remember(key string, v []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.window) == c.size {
+		copy(c.window, c.window[1:])
+		c.window = c.window[:c.size-1]
+	}
+	c.window = append(c.window, entry{key, v})
 }
 
 // Prefetch starts loading key in the background unless it is cached or
 // already loading.
 func (c *Cache) Prefetch(key string, load Loader) {
-	if _, ok := c.rc.Get(key); ok {
+	if _, ok := c.lookup(key); ok {
 		return
 	}
 	c.flight.DoChan(key, func() (any, error) { return c.load(key, load) })
@@ -124,4 +166,7 @@ func (c *Cache) Close() {
 	}
 	close(c.closing)
 	c.rc.Close()
+	c.mu.Lock()
+	c.window = nil
+	c.mu.Unlock()
 }

@@ -94,3 +94,28 @@ func TestLoadErrorIsNotCached(t *testing.T) {
 		t.Fatalf("retry after an error: %q, %v", v, err)
 	}
 }
+
+// TestSequentialScanHitsWhenFull: once the cache is full, a reader moving
+// through new keys still finds each key right after it was loaded (the
+// window), where ristretto alone would refuse to admit it.
+func TestSequentialScanHitsWhenFull(t *testing.T) {
+	c, err := New(64<<10, Options{ItemBytes: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var loads atomic.Int64
+	value := make([]byte, 4<<10)
+	load := func(context.Context) ([]byte, error) { loads.Add(1); return value, nil }
+	for i := range 200 {
+		key := "chunk-" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		for range 4 { // four reads of each chunk, as 1 MiB fetches of a 4 MiB chunk
+			if _, err := c.Get(context.Background(), key, load); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := loads.Load(); n != 200 {
+		t.Errorf("%d loads for 200 chunks read four times each, want 200", n)
+	}
+}
