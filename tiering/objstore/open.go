@@ -11,17 +11,33 @@ import (
 //	file:///abs/path      an fs bucket rooted at /abs/path
 //	file://relative/path  an fs bucket rooted at relative/path (from the working directory)
 //	mem://                a new, empty in-memory bucket (tests)
+//	s3://bucket[/prefix][?param=value&...]
+//	                      an S3 bucket (AWS S3, MinIO, Ceph), its keys under prefix
 //
-// Any other scheme, s3:// included, is refused with ErrUnsupportedScheme
-// naming the schemes this build serves. The caller owns the bucket and
-// closes it.
+// The s3:// parameters, all optional:
+//
+//	endpoint=URL             the S3 service, e.g. http://127.0.0.1:9000 (default: AWS S3)
+//	region=NAME              signing region (default: AWS_REGION, the shared config, else us-east-1)
+//	path-style=true|false    bucket in the path, not the host name (default: true with an endpoint)
+//	part-size=BYTES          multipart part size, at least 5 MiB (default 16 MiB)
+//	upload-concurrency=N     parts of one upload in flight (default 4)
+//	max-attempts=N           attempts per request, retries included (default 5)
+//
+// For example s3://strata/prod?endpoint=http://127.0.0.1:9000&region=us-east-1&path-style=true.
+// Credentials never come from the URL (one that carries them is refused):
+// they come from the AWS SDK's default chain, AWS_ACCESS_KEY_ID and
+// AWS_SECRET_ACCESS_KEY first (see S3Config). Opening an s3:// store checks
+// that the bucket exists and the credentials may use it.
+//
+// Any other scheme is refused with ErrUnsupportedScheme naming the schemes
+// this build serves. The caller owns the bucket and closes it.
 func Open(ctx context.Context, url string) (Bucket, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	scheme, rest, ok := strings.Cut(url, "://")
 	if !ok {
-		return nil, fmt.Errorf("objstore: store %q has no scheme (want file:// or mem://): %w", url, ErrUnsupportedScheme)
+		return nil, fmt.Errorf("objstore: store %q has no scheme (want file://, s3:// or mem://): %w", redactStoreURL(url), ErrUnsupportedScheme)
 	}
 	switch scheme {
 	case "file":
@@ -41,7 +57,24 @@ func Open(ctx context.Context, url string) (Bucket, error) {
 			return nil, fmt.Errorf("objstore: store %q: mem:// takes no path", url)
 		}
 		return NewMem(), nil
+	case "s3":
+		cfg, prefix, err := parseS3URL(url)
+		if err != nil {
+			return nil, err
+		}
+		b, err := NewS3(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		// parseS3URL validated the prefix, so this does not fail; if it
+		// did, the bucket must not leak.
+		pb, err := WithPrefix(b, prefix)
+		if err != nil {
+			b.Close()
+			return nil, fmt.Errorf("objstore: store %q: %w", redactStoreURL(url), err)
+		}
+		return pb, nil
 	default:
-		return nil, fmt.Errorf("objstore: store %q: scheme %q: %w; this build supports file:// and mem://", url, scheme, ErrUnsupportedScheme)
+		return nil, fmt.Errorf("objstore: store %q: scheme %q: %w; this build supports file://, s3:// and mem://", redactStoreURL(url), scheme, ErrUnsupportedScheme)
 	}
 }
