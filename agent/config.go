@@ -131,7 +131,7 @@ var topicDefaultFlags = []struct{ flag, config, kafkaName string }{
 // defaults. Call ApplyFlags after parsing to copy the topic defaults.
 func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "Directory for meta.json and the partition logs.")
-	fs.StringVar(&c.Store, "store", c.Store, "Object store URL: file:///path or mem://; empty means file://<data-dir>/store.")
+	fs.StringVar(&c.Store, "store", c.Store, "Object store URL: file:///path, s3://bucket/prefix?endpoint=...&region=...&path-style=true (credentials from the AWS environment) or mem://; empty means file://<data-dir>/store.")
 	fs.StringVar(&c.KafkaAddr, "kafka-addr", c.KafkaAddr, "Address the Kafka listener binds to.")
 	fs.StringVar(&c.AdvertisedKafkaAddr, "advertised-kafka-addr", c.AdvertisedKafkaAddr, "host:port clients are told to connect to; empty means localhost with the listener's port.")
 	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "Address of the HTTP server for /metrics, /healthz, /readyz and /debug/pprof.")

@@ -6,15 +6,34 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/strata-streaming/strata/internal/miniotest"
 	"github.com/strata-streaming/strata/tiering"
 	"github.com/strata-streaming/strata/tiering/objstore"
 )
+
+// forEachStore runs a tiering test on the local fs store and on a real
+// MinIO server (started here; the test fails without it). newStore makes
+// an empty store and returns its --store URL.
+func forEachStore(t *testing.T, fn func(t *testing.T, newStore func() string)) {
+	t.Run("fs", func(t *testing.T) {
+		fn(t, func() string { return "file://" + filepath.Join(t.TempDir(), "bucket") })
+	})
+	t.Run("minio", func(t *testing.T) {
+		minio := miniotest.Start(t)
+		for _, kv := range minio.Env() {
+			k, v, _ := strings.Cut(kv, "=")
+			t.Setenv(k, v)
+		}
+		fn(t, func() string { return minio.StoreURL(minio.NewBucket(t), "strata") })
+	})
+}
 
 // tieringTestConfig uploads and applies retention every few milliseconds.
 func tieringTestConfig(t *testing.T, dataDir, store string) Config {
@@ -101,8 +120,12 @@ func waitTiered(t *testing.T, a *running, topic string, localLimit int64) (local
 // ListOffsets reports the bucket's start, the local start and the last
 // tiered offset; a restart keeps all of it.
 func TestTieringReadsBackFromTheBucket(t *testing.T) {
+	forEachStore(t, testReadsBack)
+}
+
+func testReadsBack(t *testing.T, newStore func() string) {
 	dir := t.TempDir()
-	store := "file://" + filepath.Join(dir, "bucket")
+	store := newStore()
 	a := start(t, tieringTestConfig(t, filepath.Join(dir, "data"), store), nil)
 	// Uncompressed, so that segment counts follow from record sizes.
 	cl := a.client(t, kgo.ProducerBatchCompression(kgo.NoCompression()))
@@ -174,8 +197,12 @@ func checkBucket(t *testing.T, store string, minSegments int) {
 // directory on the bucket of an earlier one serves every uploaded record
 // from offset 0 and appends after them.
 func TestTieringRestoresOnANewDisk(t *testing.T) {
+	forEachStore(t, testRestore)
+}
+
+func testRestore(t *testing.T, newStore func() string) {
 	dir := t.TempDir()
-	store := "file://" + filepath.Join(dir, "bucket")
+	store := newStore()
 	a := start(t, tieringTestConfig(t, filepath.Join(dir, "data1"), store), nil)
 	cl := a.client(t)
 	createTopic(t, cl, "restored", 1, map[string]string{"segment.bytes": "8192", "retention.ms": "-1"})
@@ -224,13 +251,17 @@ func waitUploaded(t *testing.T, a *running, topic string) {
 // upload lag grows; nothing uploaded-looking is deleted locally. Once the
 // faults stop, all of it reaches the bucket and reads back from offset 0.
 func TestTieringSurvivesStoreFaults(t *testing.T) {
+	forEachStore(t, testStoreFaults)
+}
+
+func testStoreFaults(t *testing.T, newStore func() string) {
 	dir := t.TempDir()
 	var faulty *objstore.FaultyBucket
 	wrap := func(b objstore.Bucket) objstore.Bucket {
 		faulty = objstore.NewFaulty(b)
 		return faulty
 	}
-	cfg := tieringTestConfig(t, filepath.Join(dir, "data"), "file://"+filepath.Join(dir, "bucket"))
+	cfg := tieringTestConfig(t, filepath.Join(dir, "data"), newStore())
 	cfg.Tiering.RetryMax = 50 * time.Millisecond
 	a, err := New(context.Background(), cfg, Options{Logger: quiet, WrapStore: wrap})
 	if err != nil {
