@@ -63,15 +63,10 @@ func (p *Partition) Read(ctx context.Context, offset int64, maxBytes int, minOne
 	}
 	var out []byte
 	for pos < e.Size {
-		hdr, err := p.readAt(ctx, e, pos, batchHeaderSize)
+		size, last, _, err := p.batchAt(ctx, e, pos)
 		if err != nil {
 			return nil, err
 		}
-		size := 12 + int64(int32(binary.BigEndian.Uint32(hdr[batchLengthOffset:])))
-		if size < batchHeaderSize || pos+size > e.Size {
-			return nil, fmt.Errorf("tiering: %s: segment %s has a bad batch at position %d", p.name(), e.Object, pos)
-		}
-		last := int64(binary.BigEndian.Uint64(hdr)) + int64(int32(binary.BigEndian.Uint32(hdr[lastDeltaOffset:])))
 		if last < offset {
 			pos += size
 			continue
@@ -108,21 +103,31 @@ func (p *Partition) FindByTime(ctx context.Context, ts int64) ([]byte, error) {
 		}
 	}
 	for pos < e.Size {
-		hdr, err := p.readAt(ctx, e, pos, batchHeaderSize)
+		size, last, maxTs, err := p.batchAt(ctx, e, pos)
 		if err != nil {
 			return nil, err
 		}
-		size := 12 + int64(int32(binary.BigEndian.Uint32(hdr[batchLengthOffset:])))
-		if size < batchHeaderSize || pos+size > e.Size {
-			return nil, fmt.Errorf("tiering: %s: segment %s has a bad batch at position %d", p.name(), e.Object, pos)
-		}
-		last := int64(binary.BigEndian.Uint64(hdr)) + int64(int32(binary.BigEndian.Uint32(hdr[lastDeltaOffset:])))
-		if int64(binary.BigEndian.Uint64(hdr[maxTimestampAt:])) >= ts && last >= h.StartOffset {
+		if maxTs >= ts && last >= h.StartOffset {
 			return p.readAt(ctx, e, pos, size)
 		}
 		pos += size
 	}
 	return nil, nil
+}
+
+// batchAt reads the header of the batch at pos: its size, last offset and
+// newest timestamp.
+func (p *Partition) batchAt(ctx context.Context, e Entry, pos int64) (size, last, maxTs int64, err error) {
+	hdr, err := p.readAt(ctx, e, pos, batchHeaderSize)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	size = 12 + int64(int32(binary.BigEndian.Uint32(hdr[batchLengthOffset:])))
+	if size < batchHeaderSize || pos+size > e.Size {
+		return 0, 0, 0, fmt.Errorf("tiering: %s: segment %s has a bad batch at position %d", p.name(), e.Object, pos)
+	}
+	last = int64(binary.BigEndian.Uint64(hdr)) + int64(int32(binary.BigEndian.Uint32(hdr[lastDeltaOffset:])))
+	return size, last, int64(binary.BigEndian.Uint64(hdr[maxTimestampAt:])), nil
 }
 
 // positionOf finds, with the segment's offset index, the position of the
