@@ -69,7 +69,10 @@ type PageRef struct {
 
 // Head is the manifest head.
 type Head struct {
-	Version     int       `json:"version"`
+	Version int `json:"version"`
+	// Revision grows with every write, so that of two heads in memory the
+	// newer one wins (the uploader and retention both write it).
+	Revision    int64     `json:"revision"`
 	LeaderEpoch int32     `json:"leader_epoch"`
 	StartOffset int64     `json:"start_offset"` // records below are deleted
 	Pages       []PageRef `json:"pages"`
@@ -176,6 +179,7 @@ func (m *Manifest) update(ctx context.Context, epoch int32, fn func(*Head) error
 			return Head{}, fmt.Errorf("%w: manifest %s is at epoch %d, this leader at %d", ErrFenced, m.headKey(), h.LeaderEpoch, epoch)
 		}
 		h.LeaderEpoch = epoch
+		h.Revision++
 		if err := fn(&h); err != nil {
 			return Head{}, err
 		}

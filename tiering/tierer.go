@@ -154,11 +154,16 @@ func (p *Partition) head() Head {
 	return p.h
 }
 
+// setHead records h unless a newer head (a higher revision, written by a
+// concurrent update) is already known.
 func (p *Partition) setHead(h Head) {
 	p.mu.Lock()
-	p.h = h
+	if h.Revision >= p.h.Revision {
+		p.h = h
+	}
+	next := p.h.Next()
 	p.mu.Unlock()
-	p.src.Log().SetRemoteEnd(h.Next())
+	p.src.Log().SetRemoteEnd(next)
 }
 
 // currentHead is the head as this leader last wrote it; a leader is the
