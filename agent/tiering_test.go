@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/internal/miniotest"
 	"github.com/strata-streaming/strata/tiering"
@@ -296,5 +297,74 @@ func testStoreFaults(t *testing.T, newStore func() string) {
 		if !bytes.Equal(got[i], values[i]) {
 			t.Fatalf("record %d differs", i)
 		}
+	}
+}
+
+// TestFetchDoesNotWaitOnSlowStore: one Fetch asks for a partition whose
+// offset is only in the store, which answers slowly, and for a local one.
+// The local records come back after remote-fetch-max-wait, not after the
+// store; the remote partition answers empty, without an error, and a later
+// Fetch gets its records from the chunk the first one left loading.
+func TestFetchDoesNotWaitOnSlowStore(t *testing.T) {
+	dir := t.TempDir()
+	var faulty *objstore.FaultyBucket
+	cfg := tieringTestConfig(t, filepath.Join(dir, "data"), "file://"+filepath.Join(dir, "bucket"))
+	a, err := New(context.Background(), cfg, Options{Logger: quiet, WrapStore: func(b objstore.Bucket) objstore.Bucket {
+		faulty = objstore.NewFaulty(b)
+		return faulty
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runAgent(t, a)
+	cl := r.client(t, kgo.ProducerBatchCompression(kgo.NoCompression()))
+	createTopic(t, cl, "far", 1, tieredTopicConfigs)
+	createTopic(t, cl, "near", 1, map[string]string{"remote.storage.enable": "false"})
+	produceValues(t, cl, "far", 0, 1500)
+	produceValues(t, cl, "near", 0, 10)
+	waitTiered(t, r, "far", 16384+2*8192)
+
+	faulty.SetLatency(objstore.OpGetRange, 3*time.Second)
+	fetch := func() (far, near int, took time.Duration) {
+		req := kmsg.NewPtrFetchRequest()
+		req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 100, 1, 1<<20
+		for _, topic := range []string{"far", "near"} {
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic = topic
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = 1<<20, -1
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+		}
+		began := time.Now()
+		resp, err := req.RequestWith(ctxT(t), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rt := range resp.Topics {
+			p := rt.Partitions[0]
+			if p.ErrorCode != 0 {
+				t.Fatalf("%s: error code %d", rt.Topic, p.ErrorCode)
+			}
+			if rt.Topic == "far" {
+				far = len(p.RecordBatches)
+			} else {
+				near = len(p.RecordBatches)
+			}
+		}
+		return far, near, time.Since(began)
+	}
+	far, near, took := fetch()
+	if near == 0 || far != 0 || took > 2*time.Second {
+		t.Fatalf("with a 3 s store: far %d bytes, near %d bytes, after %v; want near's records, far empty, well before 3 s", far, near, took)
+	}
+	faulty.Clear()
+	deadline := time.Now().Add(10 * time.Second)
+	for far == 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		far, _, _ = fetch()
+	}
+	if far == 0 {
+		t.Fatal("the remote partition never answered once the store was fast again")
 	}
 }
