@@ -1,0 +1,99 @@
+package membership
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestMessageRoundTrip(t *testing.T) {
+	for _, m := range []message{
+		{senderID: 0, seq: 1, senderName: "agent-0-00000000", key: "k"},
+		{senderID: 7, seq: 1 << 40, senderName: "agent-7-deadbeef", key: "topics/abc/3/state.json", payload: []byte("v=12")},
+		{senderID: 2147483647, seq: 3, senderName: strings.Repeat("n", 255), key: strings.Repeat("k", 255), payload: bytes.Repeat([]byte{0}, broadcastMaxBytesLimit)},
+	} {
+		b := encodeMessage(m)
+		if len(b) > maxMessageBytes {
+			t.Fatalf("%d bytes, more than maxMessageBytes %d", len(b), maxMessageBytes)
+		}
+		got, err := decodeMessage(b)
+		if err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		if got.senderID != m.senderID || got.seq != m.seq || got.senderName != m.senderName || got.key != m.key || !bytes.Equal(got.payload, m.payload) {
+			t.Fatalf("round trip:\n got %+v\nwant %+v", got, m)
+		}
+		// The payload must not alias memberlist's buffer.
+		if len(b) > 0 && len(got.payload) > 0 {
+			b[len(b)-1] ^= 0xff
+			if got.payload[len(got.payload)-1] == b[len(b)-1] {
+				t.Fatal("decoded payload aliases the input")
+			}
+		}
+	}
+}
+
+func TestMessageDecodeRejects(t *testing.T) {
+	good := encodeMessage(message{senderID: 1, seq: 2, senderName: "agent-1-x", key: "k", payload: []byte("p")})
+	for name, b := range map[string][]byte{
+		"empty":         nil,
+		"short":         good[:5],
+		"version 2":     append([]byte{2}, good[1:]...),
+		"kind 2":        append([]byte{1, 2}, good[2:]...),
+		"no seq":        good[:6],
+		"name overruns": append(append([]byte{}, good[:7]...), 200, 'a'),
+		"no key length": good[:7+1+len("agent-1-x")],
+		"empty name":    append(append([]byte{}, good[:7]...), 0, 1, 'k'),
+		"too long":      make([]byte, maxMessageBytes+1),
+	} {
+		if m, err := decodeMessage(b); !errors.Is(err, errBadMessage) {
+			t.Errorf("%s: decode %x = %+v, %v; want errBadMessage", name, b, m, err)
+		}
+	}
+}
+
+func TestDedup(t *testing.T) {
+	d := newDedup(3)
+	ids := []msgID{{"a", 1}, {"a", 2}, {"b", 1}}
+	for _, id := range ids {
+		if !d.first(id) {
+			t.Fatalf("%v seen before it was", id)
+		}
+	}
+	for _, id := range ids {
+		if d.first(id) {
+			t.Fatalf("%v not recognised as a copy", id)
+		}
+	}
+	// A fourth id pushes the oldest out of the window.
+	if !d.first(msgID{"c", 1}) {
+		t.Fatal("new id seen before")
+	}
+	if !d.first(msgID{"a", 1}) {
+		t.Fatal("the oldest id is still remembered past the window")
+	}
+	if d.first(msgID{"c", 1}) {
+		t.Fatal("a recent id was forgotten")
+	}
+	if len(d.seen) != 3 || len(d.ring) != 3 {
+		t.Fatalf("window holds %d/%d ids, want 3", len(d.seen), len(d.ring))
+	}
+}
+
+func FuzzDecodeMessage(f *testing.F) {
+	f.Add(encodeMessage(message{senderID: 1, seq: 2, senderName: "agent-1-x", key: "k", payload: []byte("p")}))
+	f.Add(encodeMessage(message{senderID: 0, seq: 1, senderName: "n", key: ""}))
+	f.Add([]byte{1, 1, 0, 0, 0, 0, 0x80})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := decodeMessage(b)
+		if err != nil {
+			return
+		}
+		m2, err := decodeMessage(encodeMessage(m))
+		if err != nil || m2.senderID != m.senderID || m2.seq != m.seq || m2.senderName != m.senderName ||
+			m2.key != m.key || !bytes.Equal(m2.payload, m.payload) {
+			t.Fatalf("re-encoding changed %+v into %+v (%v)", m, m2, err)
+		}
+	})
+}
