@@ -316,6 +316,9 @@ func (a *Agent) Close() error {
 		a.wg.Wait()
 		a.closeCoordinators()
 		errs = append(errs, a.closePartitions())
+		if a.tier != nil {
+			a.tier.Close()
+		}
 		a.release()
 		a.closeErr = errors.Join(errs...)
 		if a.closeErr == nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log"
@@ -25,9 +26,10 @@ type partition struct {
 	index   int32
 	agentID int32
 	log     *log.Log
-	// remote is the partition's tiering state, nil when
-	// remote.storage.enable is off. Reads below the local log go to it.
-	remote *tiering.Partition
+	// remote is the partition's tiering state, nil while
+	// remote.storage.enable is off (it can be turned on at run time).
+	// Reads below the local log go to it.
+	remote atomic.Pointer[tiering.Partition]
 	flush  log.FlushPolicy
 	// notify wakes long-polling fetches after the high watermark moves.
 	notify func()
@@ -122,21 +124,37 @@ func (p *partition) HighWatermark() int64 {
 // below the local log start. A remote read waits for the store at most
 // until ctx ends.
 func (p *partition) Read(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error) {
-	if p.remote != nil && offset < p.log.LogStartOffset() && offset < p.remote.Next() {
-		b, err := p.remote.Read(ctx, offset, maxBytes, minOne)
-		if errors.Is(err, tiering.ErrNotInBucket) {
-			err = fmt.Errorf("%w: %v", log.ErrOffsetOutOfRange, err)
-		}
-		return b, err
+	if p.ReadsFromStore(offset) {
+		return p.readRemote(ctx, offset, maxBytes, minOne)
 	}
 	b, err := p.log.Read(offset, maxBytes, p.HighWatermark(), minOne)
+	if errors.Is(err, log.ErrOffsetOutOfRange) && p.ReadsFromStore(offset) {
+		// Local retention deleted the segment between the check and the
+		// read: it is in the store.
+		return p.readRemote(ctx, offset, maxBytes, minOne)
+	}
 	return b, p.closedErr(err)
+}
+
+// ReadsFromStore reports whether offset lies below the local log and in
+// the store.
+func (p *partition) ReadsFromStore(offset int64) bool {
+	r := p.remote.Load()
+	return r != nil && offset < p.log.LogStartOffset() && offset < r.Next()
+}
+
+func (p *partition) readRemote(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error) {
+	b, err := p.remote.Load().Read(ctx, offset, maxBytes, minOne)
+	if errors.Is(err, tiering.ErrNotInBucket) {
+		err = fmt.Errorf("%w: %v", log.ErrOffsetOutOfRange, err)
+	}
+	return b, err
 }
 
 // FindByTimestamp searches the bucket first: its records are the older.
 func (p *partition) FindByTimestamp(ctx context.Context, ts int64) ([]byte, error) {
-	if p.remote != nil && !p.remote.Empty() {
-		b, err := p.remote.FindByTime(ctx, ts)
+	if r := p.remote.Load(); r != nil && !r.Empty() {
+		b, err := r.FindByTime(ctx, ts)
 		if err != nil || b != nil {
 			return b, err
 		}
@@ -151,8 +169,8 @@ func (p *partition) MaxTimestampBatch() ([]byte, error) {
 }
 
 func (p *partition) DeleteRecordsBefore(ctx context.Context, offset int64) error {
-	if p.remote != nil {
-		return p.closedErr(p.remote.DeleteRecords(ctx, offset))
+	if r := p.remote.Load(); r != nil {
+		return p.closedErr(r.DeleteRecords(ctx, offset))
 	}
 	return p.closedErr(p.log.DeleteRecordsBefore(offset))
 }
@@ -172,8 +190,8 @@ func (p *partition) closedErr(err error) error {
 // when it holds the oldest records, else locally.
 func (p *partition) LogStartOffset() int64 {
 	local := p.log.LogStartOffset()
-	if p.remote != nil && !p.remote.Empty() {
-		return min(p.remote.Start(), local)
+	if r := p.remote.Load(); r != nil && !r.Empty() {
+		return min(r.Start(), local)
 	}
 	return local
 }
@@ -185,10 +203,11 @@ func (p *partition) LocalLogStartOffset() int64 { return p.log.LogStartOffset() 
 // HighestTieredOffset is the last offset in the bucket, -1 if none
 // (ListOffsets -5, KIP-1005).
 func (p *partition) HighestTieredOffset() int64 {
-	if p.remote == nil || p.remote.Empty() {
+	r := p.remote.Load()
+	if r == nil || r.Empty() {
 		return -1
 	}
-	return p.remote.Next() - 1
+	return r.Next() - 1
 }
 func (p *partition) LogEndOffset() int64 { return p.log.LogEndOffset() }
 func (p *partition) Size() int64         { return p.log.Size() }
@@ -204,8 +223,8 @@ func (p *partition) close() error {
 	p.deleted = true
 	p.mu.Unlock()
 	p.appending.Wait()
-	if p.remote != nil {
-		p.remote.Close()
+	if r := p.remote.Load(); r != nil {
+		r.Close()
 	}
 	return p.log.Close()
 }

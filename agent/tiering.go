@@ -36,8 +36,20 @@ func (a *Agent) startTiering(ctx context.Context, p *partition) error {
 	if err != nil {
 		return fmt.Errorf("topic %s partition %d: %w", p.topic, p.index, err)
 	}
-	p.remote = r
+	p.remote.Store(r)
 	return nil
+}
+
+// enableTiering starts tiering a partition whose topic turned
+// remote.storage.enable on, then lets its log defer deletions to uploads.
+// A failure is retried by the retention loop.
+func (a *Agent) enableTiering(ctx context.Context, p *partition, r metadata.Resolved) error {
+	if p.remote.Load() == nil {
+		if err := a.startTiering(ctx, p); err != nil {
+			return err
+		}
+	}
+	return p.log.SetConfig(a.logConfig(r))
 }
 
 // runTiering uploads until the agent stops.
@@ -54,11 +66,18 @@ func (a *Agent) runTiering() {
 // deletes orphan objects older than --orphan-grace.
 func (a *Agent) applyRemoteRetention(ctx context.Context, p *partition) {
 	e, ok := a.entry(p.topic)
-	if !ok || p.remote == nil {
+	if !ok || !e.snap.Resolved.RemoteStorage {
 		return
 	}
 	r := e.snap.Resolved
-	n, err := p.remote.ApplyRetention(ctx, time.Now(), r.RetentionMs, r.RetentionBytes)
+	if p.remote.Load() == nil {
+		if err := a.enableTiering(ctx, p, r); err != nil {
+			a.logger.Warn("start tiering", "topic", p.topic, "partition", p.index, "err", err)
+			return
+		}
+	}
+	remote := p.remote.Load()
+	n, err := remote.ApplyRetention(ctx, time.Now(), r.RetentionMs, r.RetentionBytes)
 	switch {
 	case errors.Is(err, log.ErrClosed):
 		return
@@ -68,7 +87,7 @@ func (a *Agent) applyRemoteRetention(ctx context.Context, p *partition) {
 		a.logger.Info("remote retention deleted segments", "topic", p.topic, "partition", p.index, "segments", n)
 	}
 	if p.Leading() {
-		if _, err := p.remote.CleanOrphans(ctx, time.Now()); err != nil {
+		if _, err := remote.CleanOrphans(ctx, time.Now()); err != nil {
 			a.logger.Warn("orphan cleanup", "topic", p.topic, "partition", p.index, "err", err)
 		}
 	}

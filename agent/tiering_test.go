@@ -159,13 +159,19 @@ func testReadsBack(t *testing.T, newStore func() string) {
 	if got := consumeFrom(t, a, "tiered", 1234, 100); len(got) < 100 || !bytes.Equal(got[0], values[1234]) {
 		t.Fatalf("read from 1234: %d records", len(got))
 	}
-	// A timestamp lookup finds a record in the bucket.
-	byTime, err := adm.ListOffsetsAfterMilli(ctxT(t), 0, "tiered")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o, _ := byTime.Lookup("tiered", 0); o.Offset != 0 {
-		t.Errorf("offset for timestamp 0: %d, want 0", o.Offset)
+	// Timestamp lookups find the first record at or after the time, in
+	// the bucket, through the segments' time indexes.
+	stamps := timestamps(t, a, "tiered", len(values))
+	for _, at := range []int{0, 777, 1234, 2222} {
+		ts := stamps[at]
+		byTime, err := adm.ListOffsetsAfterMilli(ctxT(t), ts, "tiered")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := byTime.Lookup("tiered", 0)
+		if o.Offset < 0 || o.Offset > int64(at) || stamps[o.Offset] < ts || o.Offset > 0 && stamps[o.Offset-1] >= ts {
+			t.Errorf("offset for the timestamp of record %d (%d): %d", at, ts, o.Offset)
+		}
 	}
 
 	a.stop(t)
@@ -367,4 +373,22 @@ func TestFetchDoesNotWaitOnSlowStore(t *testing.T) {
 	if far == 0 {
 		t.Fatal("the remote partition never answered once the store was fast again")
 	}
+}
+
+// timestamps returns the timestamps (ms) of the first n records of
+// partition 0, by offset.
+func timestamps(t *testing.T, a *running, topic string, n int) []int64 {
+	t.Helper()
+	cl := a.client(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(0)}}))
+	var out []int64
+	deadline := time.Now().Add(30 * time.Second)
+	for len(out) < n && time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { out = append(out, r.Timestamp.UnixMilli()) })
+		cancel()
+	}
+	if len(out) < n {
+		t.Fatalf("read %d timestamps, want %d", len(out), n)
+	}
+	return out
 }

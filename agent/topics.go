@@ -452,18 +452,23 @@ func (a *Agent) AlterTopicConfigs(ctx context.Context, name string, fn func(map[
 	if err != nil {
 		return err
 	}
+	a.putTopic(newTopicEntry(t, resolved, e.parts))
+	var errs []error
 	for _, p := range e.parts {
-		if err := p.log.SetConfig(a.logConfig(resolved)); err != nil {
-			return fmt.Errorf("topic %q partition %d: apply configs: %w", name, p.index, err)
-		}
 		p.setMinISR(resolved.MinInsyncReplicas)
-		if resolved.RemoteStorage && p.remote == nil {
+		cfg := a.logConfig(resolved)
+		if resolved.RemoteStorage && p.remote.Load() == nil {
+			// Tiering starts before the log defers deletions to uploads;
+			// if it cannot start now the retention loop tries again.
 			if err := a.startTiering(ctx, p); err != nil {
-				return err
+				errs = append(errs, err)
+				cfg.Remote = false
 			}
 		}
+		if err := p.log.SetConfig(cfg); err != nil {
+			errs = append(errs, fmt.Errorf("topic %q partition %d: apply configs: %w", name, p.index, err))
+		}
 	}
-	a.putTopic(newTopicEntry(t, resolved, e.parts))
 	a.logger.Info("topic configs altered", "topic", name)
-	return nil
+	return errors.Join(errs...)
 }

@@ -7,12 +7,15 @@
 // Ristretto admits a new item only if it looks more popular than what it
 // would evict, which a chunk read once, by a reader moving through a
 // segment, never does once the cache is full. So the last few loaded
-// values also sit in a small LRU window (a tenth of the items), and a
-// sequential reader finds the chunk it, or its prefetch, just loaded.
+// values also sit in a small LRU window (a tenth of the cache's bytes, at
+// least one value), and a sequential reader finds the chunk it, or its
+// prefetch, just loaded. At most MaxLoads loads run at once; a prefetch
+// that finds them all busy is dropped.
 package cache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -20,6 +23,8 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 	"golang.org/x/sync/singleflight"
 )
+
+var errClosed = errors.New("cache: closed")
 
 // Loader fetches the value of a key that is not cached.
 type Loader func(ctx context.Context) ([]byte, error)
@@ -31,6 +36,8 @@ type Options struct {
 	ItemBytes int64
 	// LoadTimeout bounds one load (default 1 minute).
 	LoadTimeout time.Duration
+	// MaxLoads bounds the loads running at once (default 16).
+	MaxLoads int
 	// OnHit and OnMiss count lookups (metrics).
 	OnHit, OnMiss func()
 }
@@ -42,9 +49,16 @@ type Cache struct {
 	opts    Options
 	closing chan struct{}
 
-	mu     sync.Mutex
-	window []entry // most recent last
-	size   int     // window capacity
+	loads chan struct{} // a slot per running load
+
+	// rcMu keeps Close from freeing ristretto under a load finishing late.
+	rcMu   sync.RWMutex
+	closed bool
+
+	mu          sync.Mutex
+	window      []entry // most recent last
+	windowBytes int64
+	windowMax   int64
 }
 
 type entry struct {
@@ -59,6 +73,9 @@ func New(maxBytes int64, opts Options) (*Cache, error) {
 	}
 	if opts.LoadTimeout <= 0 {
 		opts.LoadTimeout = time.Minute
+	}
+	if opts.MaxLoads <= 0 {
+		opts.MaxLoads = 16
 	}
 	if opts.OnHit == nil {
 		opts.OnHit = func() {}
@@ -76,7 +93,7 @@ func New(maxBytes int64, opts Options) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	return &Cache{rc: rc, opts: opts, closing: make(chan struct{}), size: int(max(items/10, 2))}, nil
+	return &Cache{rc: rc, opts: opts, closing: make(chan struct{}), loads: make(chan struct{}, opts.MaxLoads), windowMax: maxBytes / 10}, nil
 }
 
 // Get returns the value of key, loading it on a miss. The returned slice
@@ -87,7 +104,15 @@ func (c *Cache) Get(ctx context.Context, key string, load Loader) ([]byte, error
 		return v, nil
 	}
 	c.opts.OnMiss()
-	ch := c.flight.DoChan(key, func() (any, error) { return c.load(key, load) })
+	ch := c.flight.DoChan(key, func() (any, error) {
+		select {
+		case c.loads <- struct{}{}:
+		case <-c.closing:
+			return nil, errClosed
+		}
+		defer func() { <-c.loads }()
+		return c.load(key, load)
+	})
 	select {
 	case r := <-ch:
 		if r.Err != nil {
@@ -118,13 +143,23 @@ func (c *Cache) load(key string, load Loader) ([]byte, error) {
 		return nil, err
 	}
 	c.remember(key, v)
-	c.rc.Set(key, v, int64(len(v)))
-	c.rc.Wait()
+	c.rcMu.RLock()
+	if !c.closed {
+		c.rc.Set(key, v, int64(len(v)))
+		c.rc.Wait()
+	}
+	c.rcMu.RUnlock()
 	return v, nil
 }
 
 func (c *Cache) lookup(key string) ([]byte, bool) {
-	if v, ok := c.rc.Get(key); ok {
+	c.rcMu.RLock()
+	v, ok := []byte(nil), false
+	if !c.closed {
+		v, ok = c.rc.Get(key)
+	}
+	c.rcMu.RUnlock()
+	if ok {
 		return v, true
 	}
 	c.mu.Lock()
@@ -137,15 +172,18 @@ func (c *Cache) lookup(key string) ([]byte, bool) {
 	return nil, false
 }
 
-// remember puts a loaded value in the window, dropping the oldest.
+// remember puts a loaded value in the window, dropping the oldest ones
+// beyond its byte budget.
 func (c *Cache) remember(key string, v []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.window) == c.size {
-		copy(c.window, c.window[1:])
-		c.window = c.window[:c.size-1]
-	}
 	c.window = append(c.window, entry{key, v})
+	c.windowBytes += int64(len(v))
+	for len(c.window) > 1 && c.windowBytes > c.windowMax {
+		c.windowBytes -= int64(len(c.window[0].value))
+		c.window[0] = entry{}
+		c.window = c.window[1:]
+	}
 }
 
 // Prefetch starts loading key in the background unless it is cached or
@@ -154,7 +192,16 @@ func (c *Cache) Prefetch(key string, load Loader) {
 	if _, ok := c.lookup(key); ok {
 		return
 	}
-	c.flight.DoChan(key, func() (any, error) { return c.load(key, load) })
+	select {
+	case c.loads <- struct{}{}:
+	default:
+		return // busy: a reader that needs the key will load it
+	}
+	ch := c.flight.DoChan(key, func() (any, error) { return c.load(key, load) })
+	go func() {
+		<-ch
+		<-c.loads
+	}()
 }
 
 // Close stops loads in flight and frees the cache.
@@ -165,8 +212,11 @@ func (c *Cache) Close() {
 	default:
 	}
 	close(c.closing)
+	c.rcMu.Lock()
+	c.closed = true
 	c.rc.Close()
+	c.rcMu.Unlock()
 	c.mu.Lock()
-	c.window = nil
+	c.window, c.windowBytes = nil, 0
 	c.mu.Unlock()
 }

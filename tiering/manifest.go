@@ -77,6 +77,11 @@ type Head struct {
 	StartOffset int64     `json:"start_offset"` // records below are deleted
 	Pages       []PageRef `json:"pages"`
 	Tail        []Entry   `json:"tail"`
+	// SkippedCount and SkippedBytes are the entries of the first page that
+	// lie wholly below StartOffset: deleted from the store, still listed
+	// in the immutable page until all of it is dropped.
+	SkippedCount int   `json:"skipped_count,omitempty"`
+	SkippedBytes int64 `json:"skipped_bytes,omitempty"`
 }
 
 type page struct {
@@ -98,19 +103,18 @@ func (h *Head) Next() int64 {
 	return h.StartOffset
 }
 
-// Segments is the number of listed segments (those of a page partly below
-// the start included).
+// Segments is the number of segments at or above the start.
 func (h *Head) Segments() int {
-	n := len(h.Tail)
+	n := len(h.Tail) - h.SkippedCount
 	for _, p := range h.Pages {
 		n += p.Count
 	}
 	return n
 }
 
-// Bytes is the size of every listed segment.
+// Bytes is the size of every segment at or above the start.
 func (h *Head) Bytes() int64 {
-	var n int64
+	n := -h.SkippedBytes
 	for _, p := range h.Pages {
 		n += p.Size
 	}
@@ -344,10 +348,11 @@ func (m *Manifest) All(ctx context.Context, h *Head) ([]Entry, error) {
 	return out, nil
 }
 
-// Truncate raises the start offset to start (retention, DeleteRecords) and
-// drops entries and pages wholly below it. It returns the dropped entries
-// and page keys, whose objects the caller deletes once this returns: a
-// reader that loaded the old head may still fetch them, and fails over to
+// Truncate raises the start offset to start (retention, DeleteRecords),
+// also on an empty manifest, and drops the entries wholly below it, and the
+// pages all of whose entries are. It returns the dropped entries and page
+// keys, whose objects the caller deletes once this returns: a reader that
+// loaded the old head may still fetch them, and fails over to
 // OFFSET_OUT_OF_RANGE as with a local segment deleted under it.
 func (m *Manifest) Truncate(ctx context.Context, epoch int32, start int64) (Head, []Entry, []string, error) {
 	var dropped []Entry
@@ -357,17 +362,33 @@ func (m *Manifest) Truncate(ctx context.Context, epoch int32, start int64) (Head
 		if start <= h.StartOffset {
 			return nil
 		}
+		old := h.StartOffset
 		h.StartOffset = start
-		for len(h.Pages) > 0 && h.Pages[0].Next <= start {
+		h.SkippedCount, h.SkippedBytes = 0, 0
+		for len(h.Pages) > 0 && h.Pages[0].Base < start {
 			entries, err := m.Page(ctx, h.Pages[0])
 			if err != nil {
 				return err
 			}
-			dropped = append(dropped, entries...)
+			for _, e := range entries {
+				switch {
+				case e.Next > start:
+				case e.Next > old:
+					dropped = append(dropped, e) // newly below the start
+					fallthrough
+				default:
+					h.SkippedCount++
+					h.SkippedBytes += e.Size
+				}
+			}
+			if h.Pages[0].Next > start {
+				break // the page keeps entries at or above the start
+			}
 			pages = append(pages, h.Pages[0].Key)
 			h.Pages = h.Pages[1:]
+			h.SkippedCount, h.SkippedBytes = 0, 0
 		}
-		for len(h.Tail) > 0 && h.Tail[0].Next <= start && len(h.Pages) == 0 {
+		for len(h.Pages) == 0 && len(h.Tail) > 0 && h.Tail[0].Next <= start {
 			dropped = append(dropped, h.Tail[0])
 			h.Tail = h.Tail[1:]
 		}

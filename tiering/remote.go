@@ -30,8 +30,8 @@ const (
 	maxTimestampAt    = 35 // int64
 )
 
-func newChunkCache(maxBytes int64, m *Metrics) (*cache.Cache, error) {
-	return cache.New(maxBytes, cache.Options{OnHit: func() { m.cache(true) }, OnMiss: func() { m.cache(false) }})
+func newChunkCache(maxBytes, chunkBytes int64, m *Metrics) (*cache.Cache, error) {
+	return cache.New(maxBytes, cache.Options{ItemBytes: chunkBytes, OnHit: func() { m.cache(true) }, OnMiss: func() { m.cache(false) }})
 }
 
 // Start is the partition's first offset in the bucket and Next the offset
@@ -96,11 +96,19 @@ func (p *Partition) FindByTime(ctx context.Context, ts int64) ([]byte, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	pos := int64(0)
+	from := e.Base
 	if e.Base < h.StartOffset {
-		if pos, err = p.positionOf(ctx, e, h.StartOffset); err != nil {
-			return nil, err
-		}
+		from = h.StartOffset
+	}
+	// The time index says after which batch the timestamps first reach
+	// ts; the scan starts there instead of at the segment's start.
+	after, err := p.timeFloor(ctx, e, ts)
+	if err != nil {
+		return nil, err
+	}
+	pos, err := p.positionOf(ctx, e, max(from, after))
+	if err != nil {
+		return nil, err
 	}
 	for pos < e.Size {
 		size, last, maxTs, err := p.batchAt(ctx, e, pos)
@@ -128,6 +136,26 @@ func (p *Partition) batchAt(ctx context.Context, e Entry, pos int64) (size, last
 	}
 	last = int64(binary.BigEndian.Uint64(hdr)) + int64(int32(binary.BigEndian.Uint32(hdr[lastDeltaOffset:])))
 	return size, last, int64(binary.BigEndian.Uint64(hdr[maxTimestampAt:])), nil
+}
+
+// timeFloor returns an offset at or before the first batch of e whose
+// newest timestamp is at or after ts, from the uploaded time index: an
+// entry (T, r) says every batch up to r is older than T.
+func (p *Partition) timeFloor(ctx context.Context, e Entry, ts int64) (int64, error) {
+	if e.TimeSize == 0 {
+		return e.Base, nil
+	}
+	key := p.prefix + e.Object + suffixTimeIndex
+	idx, err := p.t.chunks.Get(ctx, key, func(ctx context.Context) ([]byte, error) { return p.t.getAll(ctx, key, e.TimeSize) })
+	if err != nil {
+		return 0, fmt.Errorf("tiering: %s: read time index of %s: %w", p.name(), e.Object, err)
+	}
+	const entry = 12
+	i := sort.Search(len(idx)/entry, func(i int) bool { return int64(binary.BigEndian.Uint64(idx[i*entry:])) >= ts })
+	if i == 0 {
+		return e.Base, nil
+	}
+	return e.Base + int64(binary.BigEndian.Uint32(idx[(i-1)*entry+8:])) + 1, nil
 }
 
 // positionOf finds, with the segment's offset index, the position of the

@@ -9,6 +9,7 @@ package tiering
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,7 +35,11 @@ func (p *Partition) ApplyRetention(ctx context.Context, now time.Time, retention
 	total := h.Bytes() + p.localOnlyBytes(h.Next())
 	start := h.StartOffset
 	for _, e := range entries {
-		expired := retentionMs >= 0 && now.UnixMilli()-e.MaxTimestamp > retentionMs
+		newest := e.MaxTimestamp
+		if newest < 0 {
+			newest = e.UploadedMs // records without timestamps: age from the upload
+		}
+		expired := retentionMs >= 0 && now.UnixMilli()-newest > retentionMs
 		oversize := retentionBytes >= 0 && total-e.Size >= retentionBytes
 		if !expired && !oversize {
 			break
@@ -45,8 +50,7 @@ func (p *Partition) ApplyRetention(ctx context.Context, now time.Time, retention
 	if start <= h.StartOffset {
 		return 0, nil
 	}
-	before := len(entries)
-	h, err = p.truncate(ctx, start)
+	dropped, err := p.truncate(ctx, start)
 	if err != nil {
 		return 0, err
 	}
@@ -55,9 +59,8 @@ func (p *Partition) ApplyRetention(ctx context.Context, now time.Time, retention
 			return 0, err
 		}
 	}
-	after, _ := p.manifest.All(ctx, &h)
-	p.t.logger.Info("remote retention", "partition", p.name(), "start", start, "segments", before-len(after))
-	return before - len(after), nil
+	p.t.logger.Info("remote retention", "partition", p.name(), "start", start, "segments", dropped)
+	return dropped, nil
 }
 
 // localOnlyBytes is the local data not in the bucket: the log's bytes minus
@@ -75,9 +78,12 @@ func (p *Partition) localOnlyBytes(next int64) int64 {
 
 // DeleteRecords raises the partition's start to offset in the bucket and
 // locally (DeleteRecords). The caller checks offset <= high watermark.
+// The manifest's start moves to offset even past what is uploaded, so the
+// next upload, of a segment that holds offsets below it, does not bring
+// them back.
 func (p *Partition) DeleteRecords(ctx context.Context, offset int64) error {
-	if h := p.head(); offset > h.StartOffset && !h.Empty() {
-		if _, err := p.truncate(ctx, min(offset, h.Next())); err != nil {
+	if h := p.head(); offset > h.StartOffset {
+		if _, err := p.truncate(ctx, offset); err != nil {
 			return err
 		}
 	}
@@ -85,9 +91,19 @@ func (p *Partition) DeleteRecords(ctx context.Context, offset int64) error {
 }
 
 // CleanOrphans deletes the partition's segment and page objects that its
-// manifest does not name and that are older than the grace period. It
-// returns how many it deleted.
+// manifest does not name and that are older than the grace period. Segment
+// objects at or above the manifest's end are never deleted: they may be an
+// upload still in progress (its small objects go first; its .log may take
+// longer than the grace). It runs at most once per half grace period and
+// returns how many objects it deleted.
 func (p *Partition) CleanOrphans(ctx context.Context, now time.Time) (int, error) {
+	p.mu.Lock()
+	if now.Sub(p.cleaned) < p.t.cfg.OrphanGrace/2 {
+		p.mu.Unlock()
+		return 0, nil
+	}
+	p.cleaned = now
+	p.mu.Unlock()
 	h, _, err := p.manifest.Load(ctx)
 	if err != nil {
 		return 0, err
@@ -119,6 +135,9 @@ func (p *Partition) CleanOrphans(ctx context.Context, now time.Time) (int, error
 			object := rel
 			if dir == "segments/" {
 				object = rel[:len(rel)-len(suffixOf(rel))]
+				if base, ok := segmentBase(object); !ok || base >= h.Next() {
+					return nil
+				}
 			}
 			if !known[object] && now.Sub(attrs.LastModified) > p.t.cfg.OrphanGrace {
 				orphans = append(orphans, key)
@@ -136,6 +155,18 @@ func (p *Partition) CleanOrphans(ctx context.Context, now time.Time) (int, error
 		p.t.logger.Info("orphan object deleted", "partition", p.name(), "key", k)
 	}
 	return len(orphans), nil
+}
+
+// segmentBase reads the base offset from a segment object name,
+// segments/<base:020d>-<epoch>-<id>.
+func segmentBase(object string) (int64, bool) {
+	name := strings.TrimPrefix(object, "segments/")
+	digits, _, ok := strings.Cut(name, "-")
+	if !ok {
+		return 0, false
+	}
+	base, err := strconv.ParseInt(digits, 10, 64)
+	return base, err == nil
 }
 
 // suffixOf returns the object suffix (".log", ...) of a segment key.

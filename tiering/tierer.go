@@ -78,7 +78,7 @@ func New(bucket objstore.Bucket, cfg Config, metrics *Metrics, logger *slog.Logg
 	if metrics == nil {
 		metrics = NewMetrics(nil)
 	}
-	c, err := newChunkCache(cfg.CacheBytes, metrics)
+	c, err := newChunkCache(cfg.CacheBytes, cfg.ChunkBytes, metrics)
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +99,7 @@ type Partition struct {
 	failures     int
 	retryAt      time.Time
 	lastErr      error
+	cleaned      time.Time // last orphan cleanup
 }
 
 func (p *Partition) name() string { return fmt.Sprintf("%s-%d", p.src.Topic(), p.src.Index()) }
@@ -114,7 +115,9 @@ func (t *Tierer) Open(ctx context.Context, src Source, prefix string) (*Partitio
 		return nil, err
 	}
 	l := src.Log()
-	if next := h.Next(); !h.Empty() && l.LogEndOffset() < next {
+	// Restore also when every segment has expired from the manifest: the
+	// log must not reissue offsets below its start.
+	if next := h.Next(); l.LogEndOffset() < next {
 		if l.LogStartOffset() != l.LogEndOffset() {
 			return nil, fmt.Errorf("tiering: %s: the local log ends at %d, below the bucket's %d, but is not empty; refusing to guess", p.name(), l.LogEndOffset(), next)
 		}
@@ -131,8 +134,8 @@ func (t *Tierer) Open(ctx context.Context, src Source, prefix string) (*Partitio
 	return p, nil
 }
 
-// Close stops tiering p (the partition closed or moved).
-func (t *Tierer) Close(p *Partition) {
+// remove stops tiering p (the partition closed or moved).
+func (t *Tierer) remove(p *Partition) {
 	t.mu.Lock()
 	delete(t.parts, p)
 	t.mu.Unlock()
@@ -184,15 +187,16 @@ func (p *Partition) currentHead(ctx context.Context) (Head, error) {
 	return h, nil
 }
 
-// truncate raises the partition's remote start and deletes what drops out.
-func (p *Partition) truncate(ctx context.Context, start int64) (Head, error) {
+// truncate raises the partition's remote start, deletes what drops out
+// and returns how many segments did.
+func (p *Partition) truncate(ctx context.Context, start int64) (int, error) {
 	h, dropped, pages, err := p.manifest.Truncate(ctx, p.src.LeaderEpoch(), start)
 	if err != nil {
-		return Head{}, err
+		return 0, err
 	}
 	p.setHead(h)
 	p.t.deleteObjects(ctx, p, dropped, pages)
-	return h, nil
+	return len(dropped), nil
 }
 
 // deleteObjects removes the objects of dropped entries and pages; failures
@@ -316,5 +320,8 @@ func (t *Tierer) Statuses() []Status {
 	return out
 }
 
+// Close frees the chunk cache; loads still running finish without it.
+func (t *Tierer) Close() { t.chunks.Close() }
+
 // Close stops tiering the partition (it closed or moved away).
-func (p *Partition) Close() { p.t.Close(p) }
+func (p *Partition) Close() { p.t.remove(p) }

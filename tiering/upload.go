@@ -46,9 +46,10 @@ func (t *Tierer) uploadPending(ctx context.Context, p *Partition) (int64, error)
 			// The records between are gone locally (DeleteRecords, or
 			// remote storage turned on late) and never were uploaded:
 			// the partition's log now starts at seg.Base.
-			if head, err = p.truncate(ctx, seg.Base); err != nil {
+			if _, err = p.truncate(ctx, seg.Base); err != nil {
 				return uploaded, err
 			}
+			head = p.head()
 		}
 		if seg.Base < head.Next() && !head.Empty() {
 			return uploaded, fmt.Errorf("tiering: %s: local segment [%d, %d) overlaps the manifest end %d", p.name(), seg.Base, seg.Next, head.Next())

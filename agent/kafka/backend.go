@@ -87,6 +87,8 @@ type Partition interface {
 	// Below the local log it reads from the bucket, waiting at most until
 	// ctx ends.
 	Read(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error)
+	// ReadsFromStore reports whether a read at offset goes to the store.
+	ReadsFromStore(offset int64) bool
 	HighWatermark() int64
 	LogStartOffset() int64
 	// LocalLogStartOffset is the first offset on local disk (KIP-1005).

@@ -11,10 +11,11 @@ package kafka
 // Long polls wake on any new data on this agent and re-read. A partition
 // with nothing to return carries an empty record set, never a null one
 // (librdkafka rejects null as a protocol error; Kafka sends empty).
-// Offsets below the local log are read from the store; such a read waits
-// at most until MaxWaitMs or Config.RemoteFetchMaxWait, whichever is later,
-// then the partition answers empty while the read goes on and warms the
-// cache (Kafka's remote.fetch.max.wait.ms).
+// Offsets below the local log are read from the store, after every
+// partition read locally, so a slow store never delays those; such a read
+// waits at most until MaxWaitMs or Config.RemoteFetchMaxWait, whichever is
+// later, then the partition answers empty while the read goes on and warms
+// the cache (Kafka's remote.fetch.max.wait.ms).
 
 import (
 	"context"
@@ -73,9 +74,12 @@ func hasError(resp *kmsg.FetchResponse) bool {
 }
 
 // fetchOnce fills resp from the current logs and returns the record bytes.
-// Reads from the bucket wait at most until deadline, or RemoteFetchMaxWait
-// if that is later; a partition whose remote read is not done by then
-// answers with no records (the read goes on and warms the cache).
+// fetchOnce fills resp from the current logs and returns the record bytes.
+// Partitions served from local disk go first; those whose offset is only
+// in the store go last, so a slow store never holds local ones back. Reads
+// from the store wait at most until deadline, or RemoteFetchMaxWait if
+// that is later; a partition whose remote read is not done by then answers
+// with no records (the read goes on and warms the cache).
 func (s *Server) fetchOnce(ctx context.Context, deadline time.Time, r *request, req *kmsg.FetchRequest, resp *kmsg.FetchResponse) int {
 	ctx, cancel := context.WithDeadline(ctx, maxTime(deadline, time.Now().Add(s.cfg.RemoteFetchMaxWait)))
 	defer cancel()
@@ -84,8 +88,14 @@ func (s *Server) fetchOnce(ctx context.Context, deadline time.Time, r *request, 
 	if maxTotal <= 0 {
 		maxTotal = 50 << 20
 	}
-	total := 0
-	for _, rt := range req.Topics {
+	type read struct {
+		t          *Topic
+		p          Partition
+		rp         kmsg.FetchRequestTopicPartition
+		topic, idx int
+	}
+	var local, remote []read
+	for ti, rt := range req.Topics {
 		ft := kmsg.NewFetchResponseTopic()
 		ft.Topic, ft.TopicID = rt.Topic, rt.TopicID
 		var t *Topic
@@ -109,12 +119,21 @@ func (s *Server) fetchOnce(ctx context.Context, deadline time.Time, r *request, 
 				fp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
 				p := t.Partitions[rp.Partition]
-				n := s.fetchPartition(ctx, t, p, rp, maxTotal-total, total == 0, &fp)
-				total += n
+				rd := read{t, p, rp, ti, len(ft.Partitions)}
+				if p.ReadsFromStore(rp.FetchOffset) {
+					remote = append(remote, rd)
+				} else {
+					local = append(local, rd)
+				}
 			}
 			ft.Partitions = append(ft.Partitions, fp)
 		}
 		resp.Topics = append(resp.Topics, ft)
+	}
+	total := 0
+	for _, rd := range append(local, remote...) {
+		fp := &resp.Topics[rd.topic].Partitions[rd.idx]
+		total += s.fetchPartition(ctx, rd.t, rd.p, rd.rp, maxTotal-total, total == 0, fp)
 	}
 	return total
 }

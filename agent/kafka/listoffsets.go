@@ -11,6 +11,7 @@ package kafka
 
 import (
 	"context"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -92,9 +93,15 @@ func (s *Server) listOffset(ctx context.Context, p Partition, rp kmsg.ListOffset
 		lp.ErrorCode = kerr.InvalidRequest.Code
 		return
 	}
+	// A lookup may read the store; it gets the fetch's remote wait bound
+	// at least, and a store failure is a retriable storage error.
+	ctx, cancel := context.WithTimeout(ctx, max(s.cfg.RemoteFetchMaxWait, 30*time.Second))
+	defer cancel()
 	raw, err := p.FindByTimestamp(ctx, rp.Timestamp)
 	if err != nil {
-		lp.ErrorCode = errorCode(err)
+		if lp.ErrorCode = errorCode(err); lp.ErrorCode == kerr.UnknownServerError.Code {
+			lp.ErrorCode = kerr.KafkaStorageError.Code
+		}
 		return
 	}
 	if raw == nil {
