@@ -328,6 +328,33 @@ func firstAtOrAfter(entries []Entry, ts, start int64) (Entry, bool) {
 	return Entry{}, false
 }
 
+// Walk calls fn with every entry above the start offset, oldest first,
+// reading pages as it goes, until fn returns false.
+func (m *Manifest) Walk(ctx context.Context, h *Head, fn func(Entry) bool) error {
+	visit := func(entries []Entry) bool {
+		for _, e := range entries {
+			if e.Next > h.StartOffset && !fn(e) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, ref := range h.Pages {
+		if ref.Next <= h.StartOffset {
+			continue
+		}
+		entries, err := m.Page(ctx, ref)
+		if err != nil {
+			return err
+		}
+		if !visit(entries) {
+			return nil
+		}
+	}
+	visit(h.Tail)
+	return nil
+}
+
 // All returns every entry above the start offset, oldest first.
 func (m *Manifest) All(ctx context.Context, h *Head) ([]Entry, error) {
 	var out []Entry

@@ -28,13 +28,11 @@ func (p *Partition) ApplyRetention(ctx context.Context, now time.Time, retention
 	if h.Empty() {
 		return 0, nil
 	}
-	entries, err := p.manifest.All(ctx, &h)
-	if err != nil {
-		return 0, err
-	}
 	total := h.Bytes() + p.localOnlyBytes(h.Next())
 	start := h.StartOffset
-	for _, e := range entries {
+	// Oldest first, page by page, stopping at the first segment to keep:
+	// a run reads only the pages it drops from, not the whole manifest.
+	err := p.manifest.Walk(ctx, &h, func(e Entry) bool {
 		newest := e.MaxTimestamp
 		if newest < 0 {
 			newest = e.UploadedMs // records without timestamps: age from the upload
@@ -42,10 +40,14 @@ func (p *Partition) ApplyRetention(ctx context.Context, now time.Time, retention
 		expired := retentionMs >= 0 && now.UnixMilli()-newest > retentionMs
 		oversize := retentionBytes >= 0 && total-e.Size >= retentionBytes
 		if !expired && !oversize {
-			break
+			return false
 		}
 		total -= e.Size
 		start = e.Next
+		return true
+	})
+	if err != nil {
+		return 0, err
 	}
 	if start <= h.StartOffset {
 		return 0, nil
