@@ -31,8 +31,10 @@ func (t tierLog) OpenSealed(base int64) (*tiering.SegmentView, error) {
 		TimeIndex: v.TimeIndex, ProducerSnapshot: v.ProducerSnapshot, Release: v.Close}, nil
 }
 
-func (t tierLog) SetRemoteEnd(end int64)              { t.l.SetRemoteEnd(end) }
-func (t tierLog) RestartAt(offset int64) error        { return t.l.RestartAt(offset) }
+func (t tierLog) SetRemoteEnd(end int64) { t.l.SetRemoteEnd(end) }
+func (t tierLog) RestartAt(offset int64, producerSnapshot []byte) error {
+	return t.l.RestartAt(offset, producerSnapshot)
+}
 func (t tierLog) LogStartOffset() int64               { return t.l.LogStartOffset() }
 func (t tierLog) LogEndOffset() int64                 { return t.l.LogEndOffset() }
 func (t tierLog) Size() int64                         { return t.l.Size() }

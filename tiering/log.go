@@ -30,8 +30,9 @@ type Log interface {
 	// SetRemoteEnd tells the log that offsets below end are in the
 	// manifest, so local retention may delete them.
 	SetRemoteEnd(end int64)
-	// RestartAt makes an empty log continue at offset.
-	RestartAt(offset int64) error
+	// RestartAt makes an empty log continue at offset, with the producer
+	// snapshot taken there if there is one.
+	RestartAt(offset int64, producerSnapshot []byte) error
 	LogStartOffset() int64
 	LogEndOffset() int64
 	Size() int64

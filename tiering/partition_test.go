@@ -66,7 +66,7 @@ func (l *fakeLog) OpenSealed(base int64) (*SegmentView, error) {
 }
 
 func (l *fakeLog) SetRemoteEnd(end int64) { l.remoteEnd = max(l.remoteEnd, end) }
-func (l *fakeLog) RestartAt(offset int64) error {
+func (l *fakeLog) RestartAt(offset int64, _ []byte) error {
 	if l.start != l.end {
 		return fmt.Errorf("not empty")
 	}

@@ -121,7 +121,11 @@ func (t *Tierer) Open(ctx context.Context, src Source, prefix string) (*Partitio
 		if l.LogStartOffset() != l.LogEndOffset() {
 			return nil, fmt.Errorf("tiering: %s: the local log ends at %d, below the bucket's %d, but is not empty; refusing to guess", p.name(), l.LogEndOffset(), next)
 		}
-		if err := l.RestartAt(next); err != nil {
+		snap, err := p.lastSnapshot(ctx, &h)
+		if err != nil {
+			return nil, err
+		}
+		if err := l.RestartAt(next, snap); err != nil {
 			return nil, err
 		}
 		t.logger.Info("partition restored from the bucket", "partition", p.name(), "start", h.StartOffset, "next", next)
@@ -135,6 +139,30 @@ func (t *Tierer) Open(ctx context.Context, src Source, prefix string) (*Partitio
 }
 
 // remove stops tiering p (the partition closed or moved).
+// lastSnapshot returns the producer snapshot uploaded with the manifest's
+// last segment, which was taken at its end; nil if there is none.
+func (p *Partition) lastSnapshot(ctx context.Context, h *Head) ([]byte, error) {
+	var last Entry
+	switch {
+	case len(h.Tail) > 0:
+		last = h.Tail[len(h.Tail)-1]
+	case len(h.Pages) > 0:
+		entries, err := p.manifest.Page(ctx, h.Pages[len(h.Pages)-1])
+		if err != nil {
+			return nil, err
+		}
+		last = entries[len(entries)-1]
+	}
+	if !last.Snapshot || last.Next != h.Next() {
+		return nil, nil
+	}
+	b, _, err := p.t.bucket.Get(ctx, p.prefix+last.Object+suffixSnapshot)
+	if err != nil {
+		return nil, fmt.Errorf("tiering: %s: read producer snapshot of %s: %w", p.name(), last.Object, err)
+	}
+	return b, nil
+}
+
 func (t *Tierer) remove(p *Partition) {
 	t.mu.Lock()
 	delete(t.parts, p)

@@ -125,8 +125,22 @@ func (l *Log) RemoteEnd() int64 {
 
 // RestartAt makes an empty log start at offset: a partition restored from
 // the bucket continues after what the bucket holds. The log must hold no
-// batch; offset must not be below its end.
-func (l *Log) RestartAt(offset int64) error {
+// batch; offset must not be below its end. A producer snapshot taken at
+// offset (the one uploaded with the last segment), if given, restores the
+// idempotence state, so a producer's retry of a batch written before the
+// disk was lost is still recognised.
+func (l *Log) RestartAt(offset int64, producerSnapshot []byte) error {
+	var producers *producerState
+	if producerSnapshot != nil {
+		at, ps, err := decodeSnapshot(producerSnapshot)
+		if err != nil {
+			return err
+		}
+		if at != offset {
+			return fmt.Errorf("log: restart at %d with a producer snapshot taken at %d", offset, at)
+		}
+		producers = &ps
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -157,6 +171,12 @@ func (l *Log) RestartAt(offset int64) error {
 	}
 	l.flushed = offset
 	l.remoteEnd = max(l.remoteEnd, offset)
-	l.logger.Info("log restarted", "offset", offset)
+	if producers != nil {
+		l.producers = *producers
+		if err := l.writeSnapshotLocked(offset); err != nil {
+			return err
+		}
+	}
+	l.logger.Info("log restarted", "offset", offset, "producer_state", producers != nil)
 	return nil
 }

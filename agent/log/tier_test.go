@@ -79,13 +79,13 @@ func sameBodies(a, b []byte) bool {
 func TestRestartAt(t *testing.T) {
 	fs := vfs.NewMem()
 	l := openLog(t, fs, "/p", testConfig(), nil)
-	if err := l.RestartAt(500); err != nil {
+	if err := l.RestartAt(500, nil); err != nil {
 		t.Fatal(err)
 	}
 	if res := mustAppend(t, l, mkBatch(t, spec{}), 0); res.BaseOffset != 500 {
 		t.Fatalf("append after restart at 500: base %d", res.BaseOffset)
 	}
-	if err := l.RestartAt(900); err == nil {
+	if err := l.RestartAt(900, nil); err == nil {
 		t.Error("a log with data restarted")
 	}
 	l.Close()
@@ -93,5 +93,43 @@ func TestRestartAt(t *testing.T) {
 	defer l.Close()
 	if l.LogStartOffset() != 500 || l.LogEndOffset() != 501 {
 		t.Errorf("after reopen: start %d end %d, want 500 and 501", l.LogStartOffset(), l.LogEndOffset())
+	}
+}
+
+// TestRestartAtRestoresProducerState: a log restarted on a new disk with
+// the producer snapshot of the segment it continues after recognises a
+// producer's retry of a batch written before the disk was lost.
+func TestRestartAtRestoresProducerState(t *testing.T) {
+	cfg := smallSegments()
+	old := openLog(t, vfs.NewMem(), "/old", cfg, nil)
+	for seq := int32(0); seq < 30; seq++ {
+		mustAppend(t, old, mkBatch(t, spec{pid: 7, seq: seq, valueSize: 100}), 0)
+	}
+	sealed := old.SealedSegments(0)
+	end := sealed[len(sealed)-1]
+	v, err := old.OpenSealed(end.Base)
+	if err != nil || v.ProducerSnapshot == nil {
+		t.Fatalf("no producer snapshot with the last sealed segment: %v", err)
+	}
+	snap := v.ProducerSnapshot
+	v.Close()
+	old.Close()
+
+	fresh := openLog(t, vfs.NewMem(), "/new", cfg, nil)
+	defer fresh.Close()
+	if err := fresh.RestartAt(end.Next, snap); err != nil {
+		t.Fatal(err)
+	}
+	// The producer goes on: its next sequence after the snapshot's point is
+	// accepted, and a retry of a batch from before the snapshot is a
+	// duplicate, not a new write.
+	seqAtEnd := int32(end.Next - 1) // one record a batch, sequences from 0
+	dup := mkBatch(t, spec{pid: 7, seq: seqAtEnd, valueSize: 100})
+	res, err := fresh.Append(dup, 0)
+	if err != nil || !res.Duplicate || res.BaseOffset != end.Next-1 {
+		t.Fatalf("retry of the last batch before the restart: %+v, %v; want a duplicate at %d", res, err, end.Next-1)
+	}
+	if wrong := openLog(t, vfs.NewMem(), "/other", cfg, nil).RestartAt(end.Next+5, snap); wrong == nil {
+		t.Error("a snapshot taken at another offset was accepted")
 	}
 }
