@@ -12,18 +12,25 @@ import (
 //
 //	+---------+--------+----------------+---------+
 //	| version | kind   | sender id      | seq     |
-//	| u8 = 1  | u8 = 1 | int32 big-end. | uvarint |
+//	| u8 = 1  | u8     | int32 big-end. | uvarint |
 //	+---------+--------+----------------+---------+
 //	| name len | sender name | key len | key      | payload          |
 //	| u8       | bytes       | u8      | bytes    | the rest         |
 //	+----------+-------------+---------+----------+------------------+
 //
-// (sender name, seq) identifies the broadcast: the sender's node name is
+// kind 1 is a broadcast. Kind 2 is a leave intent, sent over TCP to every
+// live member just before a graceful leave, with an empty key and payload:
+// memberlist's NotifyLeave does not say whether a node left or failed (its
+// Node.State is never set, hashicorp/memberlist#293), so receivers remember
+// the intent and report the node's departure as a leave.
+//
+// (sender name, seq) identifies the message: the sender's node name is
 // unique per process start and seq counts up from 1, so receivers drop the
 // copies that gossip's retransmissions bring.
 const (
 	broadcastVersion = 1
 	kindBroadcast    = 1
+	kindLeave        = 2
 	// maxMessageBytes bounds what a receiver accepts: the header, a name and
 	// key of 255 bytes each and the largest payload any Config allows.
 	// memberlist also delivers messages sent over TCP, which have no packet
@@ -41,8 +48,9 @@ var ErrBroadcastTooLarge = errors.New("membership: broadcast too large")
 
 var errBadMessage = errors.New("membership: bad gossip message")
 
-// message is one decoded broadcast.
+// message is one decoded broadcast or leave intent.
 type message struct {
+	kind       byte
 	senderID   int32
 	seq        uint64
 	senderName string
@@ -52,7 +60,7 @@ type message struct {
 
 func encodeMessage(m message) []byte {
 	b := make([]byte, 0, 2+4+binary.MaxVarintLen64+2+len(m.senderName)+len(m.key)+len(m.payload))
-	b = append(b, broadcastVersion, kindBroadcast)
+	b = append(b, broadcastVersion, m.kind)
 	b = binary.BigEndian.AppendUint32(b, uint32(m.senderID))
 	b = binary.AppendUvarint(b, m.seq)
 	b = append(b, byte(len(m.senderName)))
@@ -71,10 +79,10 @@ func decodeMessage(b []byte) (message, error) {
 	if len(b) < 6 {
 		return message{}, fmt.Errorf("%w: %d bytes, shorter than the header", errBadMessage, len(b))
 	}
-	if b[0] != broadcastVersion || b[1] != kindBroadcast {
+	if b[0] != broadcastVersion || (b[1] != kindBroadcast && b[1] != kindLeave) {
 		return message{}, fmt.Errorf("%w: version %d kind %d", errBadMessage, b[0], b[1])
 	}
-	m := message{senderID: int32(binary.BigEndian.Uint32(b[2:6]))}
+	m := message{kind: b[1], senderID: int32(binary.BigEndian.Uint32(b[2:6]))}
 	rest := b[6:]
 	seq, n := binary.Uvarint(rest)
 	if n <= 0 {

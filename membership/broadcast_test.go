@@ -9,9 +9,10 @@ import (
 
 func TestMessageRoundTrip(t *testing.T) {
 	for _, m := range []message{
-		{senderID: 0, seq: 1, senderName: "agent-0-00000000", key: "k"},
-		{senderID: 7, seq: 1 << 40, senderName: "agent-7-deadbeef", key: "topics/abc/3/state.json", payload: []byte("v=12")},
-		{senderID: 2147483647, seq: 3, senderName: strings.Repeat("n", 255), key: strings.Repeat("k", 255), payload: bytes.Repeat([]byte{0}, broadcastMaxBytesLimit)},
+		{kind: kindBroadcast, senderID: 0, seq: 1, senderName: "agent-0-00000000", key: "k"},
+		{kind: kindLeave, senderID: 3, seq: 9, senderName: "agent-3-00000000"},
+		{kind: kindBroadcast, senderID: 7, seq: 1 << 40, senderName: "agent-7-deadbeef", key: "topics/abc/3/state.json", payload: []byte("v=12")},
+		{kind: kindBroadcast, senderID: 2147483647, seq: 3, senderName: strings.Repeat("n", 255), key: strings.Repeat("k", 255), payload: bytes.Repeat([]byte{0}, broadcastMaxBytesLimit)},
 	} {
 		b := encodeMessage(m)
 		if len(b) > maxMessageBytes {
@@ -21,7 +22,7 @@ func TestMessageRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("decode: %v", err)
 		}
-		if got.senderID != m.senderID || got.seq != m.seq || got.senderName != m.senderName || got.key != m.key || !bytes.Equal(got.payload, m.payload) {
+		if got.kind != m.kind || got.senderID != m.senderID || got.seq != m.seq || got.senderName != m.senderName || got.key != m.key || !bytes.Equal(got.payload, m.payload) {
 			t.Fatalf("round trip:\n got %+v\nwant %+v", got, m)
 		}
 		// The payload must not alias memberlist's buffer.
@@ -35,12 +36,13 @@ func TestMessageRoundTrip(t *testing.T) {
 }
 
 func TestMessageDecodeRejects(t *testing.T) {
-	good := encodeMessage(message{senderID: 1, seq: 2, senderName: "agent-1-x", key: "k", payload: []byte("p")})
+	good := encodeMessage(message{kind: kindBroadcast, senderID: 1, seq: 2, senderName: "agent-1-x", key: "k", payload: []byte("p")})
 	for name, b := range map[string][]byte{
 		"empty":         nil,
 		"short":         good[:5],
 		"version 2":     append([]byte{2}, good[1:]...),
-		"kind 2":        append([]byte{1, 2}, good[2:]...),
+		"kind 0":        append([]byte{1, 0}, good[2:]...),
+		"kind 3":        append([]byte{1, 3}, good[2:]...),
 		"no seq":        good[:6],
 		"name overruns": append(append([]byte{}, good[:7]...), 200, 'a'),
 		"no key length": good[:7+1+len("agent-1-x")],
@@ -82,8 +84,8 @@ func TestDedup(t *testing.T) {
 }
 
 func FuzzDecodeMessage(f *testing.F) {
-	f.Add(encodeMessage(message{senderID: 1, seq: 2, senderName: "agent-1-x", key: "k", payload: []byte("p")}))
-	f.Add(encodeMessage(message{senderID: 0, seq: 1, senderName: "n", key: ""}))
+	f.Add(encodeMessage(message{kind: kindBroadcast, senderID: 1, seq: 2, senderName: "agent-1-x", key: "k", payload: []byte("p")}))
+	f.Add(encodeMessage(message{kind: kindLeave, senderID: 0, seq: 1, senderName: "n", key: ""}))
 	f.Add([]byte{1, 1, 0, 0, 0, 0, 0x80})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := decodeMessage(b)
@@ -91,7 +93,7 @@ func FuzzDecodeMessage(f *testing.F) {
 			return
 		}
 		m2, err := decodeMessage(encodeMessage(m))
-		if err != nil || m2.senderID != m.senderID || m2.seq != m.seq || m2.senderName != m.senderName ||
+		if err != nil || m2.kind != m.kind || m2.senderID != m.senderID || m2.seq != m.seq || m2.senderName != m.senderName ||
 			m2.key != m.key || !bytes.Equal(m2.payload, m.payload) {
 			t.Fatalf("re-encoding changed %+v into %+v (%v)", m, m2, err)
 		}

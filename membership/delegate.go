@@ -69,7 +69,7 @@ func (d *delegate) NodeMeta(limit int) []byte {
 	return d.meta
 }
 
-// NotifyMsg receives a broadcast from another node.
+// NotifyMsg receives a broadcast or a leave intent from another node.
 func (d *delegate) NotifyMsg(b []byte) {
 	msg, err := decodeMessage(b)
 	if err != nil {
@@ -78,6 +78,11 @@ func (d *delegate) NotifyMsg(b []byte) {
 	}
 	d.mu.Lock()
 	if msg.senderName == d.view.self || !d.dedup.first(msgID{msg.senderName, msg.seq}) {
+		d.mu.Unlock()
+		return
+	}
+	if msg.kind == kindLeave {
+		d.view.markLeaving(msg.senderName)
 		d.mu.Unlock()
 		return
 	}
@@ -137,7 +142,9 @@ func (d *delegate) upsert(t EventType, n *memberlist.Node) {
 
 func (d *delegate) NotifyLeave(n *memberlist.Node) {
 	d.mu.Lock()
-	evs := d.view.remove(n.Name, n.State == memberlist.StateLeft)
+	// n.State does not tell a leave from a failure in memberlist v0.6.0
+	// (hashicorp/memberlist#293); the view remembers leave intents instead.
+	evs := d.view.remove(n.Name)
 	d.mu.Unlock()
 	d.deliver(evs)
 }

@@ -53,16 +53,19 @@
 // fields; readers ignore bytes past the fields they know. A node whose meta
 // does not decode is kept out of the member list.
 //
-// # Broadcast message, version 1 (a memberlist user message)
+// # Broadcast and leave intent, version 1 (memberlist user messages)
 //
 //	+---------+--------+----------------+---------+
 //	| version | kind   | sender id      | seq     |
-//	| u8 = 1  | u8 = 1 | int32 big-end. | uvarint |
+//	| u8 = 1  | u8     | int32 big-end. | uvarint |
 //	+---------+--------+----------------+---------+
 //	| name len | sender name | key len | key   | payload  |
 //	| u8       | bytes       | u8      | bytes | the rest |
 //	+----------+-------------+---------+-------+----------+
 //
-// (sender name, seq) identifies a broadcast; receivers drop the copies that
-// gossip's retransmissions bring.
+// kind 1 is a broadcast; kind 2, with no key or payload, is the leave
+// intent that Leave sends over TCP to each live member before memberlist's
+// own leave, because memberlist's NotifyLeave does not tell a leave from a
+// failure. (sender name, seq) identifies a message; receivers drop the
+// copies that gossip's retransmissions bring.
 package membership

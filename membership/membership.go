@@ -326,7 +326,7 @@ func (m *Membership) Broadcast(key string, payload []byte) error {
 	case m.left.Load():
 		return ErrLeft
 	}
-	msg := encodeMessage(message{senderID: m.id, seq: m.seq.Add(1), senderName: m.name, key: key, payload: payload})
+	msg := encodeMessage(message{kind: kindBroadcast, senderID: m.id, seq: m.seq.Add(1), senderName: m.name, key: key, payload: payload})
 	m.bq.QueueBroadcast(&queuedBroadcast{key: key, msg: msg})
 	if n := m.bq.NumQueued(); n > m.cfg.BroadcastQueueLimit {
 		m.bq.Prune(m.cfg.BroadcastQueueLimit)
@@ -338,9 +338,12 @@ func (m *Membership) Broadcast(key string, payload []byte) error {
 
 // Leave tells the other members that this agent is going, so they see an
 // EventLeave at once instead of an EventFail after failure detection. It
-// stops joining and waits until the message has gone out to a member (at
-// once when there is none), or until ctx's deadline or Config.UpdateTimeout.
-// Gossip keeps running until Close; calling Leave twice is harmless.
+// stops joining, sends a leave intent over TCP to each live member, then
+// gossips memberlist's leave and waits until it has gone out to a member (at
+// once when there is none); all of it within ctx's deadline or
+// Config.UpdateTimeout. A member the intent did not reach reports
+// EventFail. Gossip keeps running until Close; calling Leave twice is
+// harmless.
 func (m *Membership) Leave(ctx context.Context) error {
 	m.life.RLock()
 	defer m.life.RUnlock()
@@ -352,7 +355,9 @@ func (m *Membership) Leave(ctx context.Context) error {
 	}
 	m.kickJoiner() // it sees left and stops trying
 	timeout := m.waitTimeout(ctx)
-	if err := m.list.Leave(timeout); err != nil {
+	deadline := time.Now().Add(timeout)
+	m.sendLeaveIntents(timeout)
+	if err := m.list.Leave(max(time.Until(deadline), time.Nanosecond)); err != nil {
 		return fmt.Errorf("membership: leave not gossiped within %v: %w", timeout, err)
 	}
 	m.logger.Info("left the cluster", "agent_id", m.id, "node", m.name)
@@ -379,6 +384,50 @@ func (m *Membership) Close() error {
 	m.wg.Wait()
 	m.logger.Info("gossip stopped", "agent_id", m.id, "node", m.name)
 	return err
+}
+
+// sendLeaveIntents sends a leave intent to every other live member at once,
+// over TCP so it arrives before memberlist's leave gossip, and waits for the
+// sends for at most timeout. A send still running then finishes within
+// TCPTimeout; Close waits for it.
+func (m *Membership) sendLeaveIntents(timeout time.Duration) {
+	msg := encodeMessage(message{kind: kindLeave, senderID: m.id, seq: m.seq.Add(1), senderName: m.name})
+	var sends sync.WaitGroup
+	// The nodes come from the view, not memberlist.Members(): memberlist
+	// updates the nodes it returns under a lock the caller cannot take.
+	for _, mem := range m.Members() {
+		if mem.Name == m.name {
+			continue
+		}
+		host, port, err := net.SplitHostPort(mem.GossipAddr)
+		p, perr := strconv.ParseUint(port, 10, 16)
+		if err != nil || perr != nil {
+			continue // memberlist formed it from an IP and a port
+		}
+		n := &memberlist.Node{Name: mem.Name, Addr: net.ParseIP(host), Port: uint16(p)}
+		sends.Add(1)
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			defer sends.Done()
+			if err := m.list.SendReliable(n, msg); err != nil {
+				m.logger.Warn("leave intent not delivered; that member will see a failure", "node", n.Name, "err", err)
+			}
+		}()
+	}
+	all := make(chan struct{})
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		sends.Wait()
+		close(all)
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-all:
+	case <-timer.C:
+	}
 }
 
 // waitTimeout is how long a blocking memberlist call may take: until ctx's

@@ -16,10 +16,14 @@ type view struct {
 	// duplicates, so a pair is reported once per pair of incarnations, not
 	// on every meta update.
 	reported map[[2]string]struct{}
+	// leaving holds the live members that announced a graceful leave, so
+	// their departure is reported as EventLeave rather than EventFail.
+	leaving map[string]struct{}
 }
 
 func newView(self string) *view {
-	return &view{self: self, members: make(map[string]Member), reported: make(map[[2]string]struct{})}
+	return &view{self: self, members: make(map[string]Member), reported: make(map[[2]string]struct{}),
+		leaving: make(map[string]struct{})}
 }
 
 // upsert records m as live and returns the events to deliver: t (join or
@@ -51,13 +55,23 @@ func (v *view) upsert(t EventType, m Member) []Event {
 	return out
 }
 
-// remove forgets a member that left (graceful) or failed, and returns the
-// event to deliver, if any.
-func (v *view) remove(name string, graceful bool) []Event {
+// markLeaving records a live member's leave intent. Intents from nodes not
+// in the view are ignored, which keeps the set within the member count.
+func (v *view) markLeaving(name string) {
+	if _, ok := v.members[name]; ok {
+		v.leaving[name] = struct{}{}
+	}
+}
+
+// remove forgets a member that left or failed, and returns the event to
+// deliver, if any: EventLeave when it announced its leave, else EventFail.
+func (v *view) remove(name string) []Event {
 	m, ok := v.members[name]
 	if !ok {
 		return nil
 	}
+	_, graceful := v.leaving[name]
+	delete(v.leaving, name)
 	delete(v.members, name)
 	for pair := range v.reported {
 		if pair[0] == name || pair[1] == name {

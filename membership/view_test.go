@@ -31,12 +31,15 @@ func TestViewEvents(t *testing.T) {
 			[]Event{{Type: EventUpdate, Member: c}}},
 		{"d claims my id: I am Other", func() []Event { return v.upsert(EventJoin, d) },
 			[]Event{{Type: EventJoin, Member: d}, {Type: EventDuplicate, Member: d, Other: self}}},
-		{"b fails", func() []Event { return v.remove(b.Name, false) }, []Event{{Type: EventFail, Member: b2}}},
-		{"b fails twice: nothing", func() []Event { return v.remove(b.Name, false) }, nil},
-		{"d leaves", func() []Event { return v.remove(d.Name, true) }, []Event{{Type: EventLeave, Member: d}}},
+		{"b fails", func() []Event { return v.remove(b.Name) }, []Event{{Type: EventFail, Member: b2}}},
+		{"b fails twice: nothing", func() []Event { return v.remove(b.Name) }, nil},
+		{"an intent from a stranger is ignored", func() []Event { v.markLeaving("agent-9-99"); return nil }, nil},
+		{"d announces its leave", func() []Event { v.markLeaving(d.Name); return nil }, nil},
+		{"d leaves", func() []Event { return v.remove(d.Name) }, []Event{{Type: EventLeave, Member: d}}},
 		{"b back: a new pair with c", func() []Event { return v.upsert(EventJoin, b) },
 			[]Event{{Type: EventJoin, Member: b}, {Type: EventDuplicate, Member: b, Other: c}}},
-		{"self leaves silently", func() []Event { return v.remove(self.Name, true) }, nil},
+		{"b back, then fails: a fail, not a leave", func() []Event { return v.remove(b.Name) }, []Event{{Type: EventFail, Member: b}}},
+		{"self leaves silently", func() []Event { v.markLeaving(self.Name); return v.remove(self.Name) }, nil},
 	}
 	for _, s := range steps {
 		got := s.do()
@@ -49,7 +52,11 @@ func TestViewEvents(t *testing.T) {
 			}
 		}
 	}
+	if len(v.leaving) != 0 {
+		t.Fatalf("leave intents left behind: %v", v.leaving)
+	}
 	// Members sharing an id: newest first.
+	v.upsert(EventJoin, b)
 	ms := v.sorted()
 	if len(ms) != 2 || ms[0] != c || ms[1] != b {
 		t.Fatalf("sorted = %+v, want c then b", ms)
