@@ -62,7 +62,6 @@ func (m *Membership) alone() bool {
 // joinLoop is the background joiner; it returns when done is closed.
 func (m *Membership) joinLoop() {
 	backoff := m.cfg.JoinRetryMin
-	failures := 0
 	for {
 		wait := m.cfg.JoinRetryMax
 		m.joinMu.Lock()
@@ -74,15 +73,16 @@ func (m *Membership) joinLoop() {
 			contacted, err := m.list.Join(seeds)
 			switch {
 			case err == nil && !m.alone():
-				m.logger.Info("joined the cluster", "seeds_contacted", contacted, "attempts", failures+1)
-				failures = 0
+				m.logger.Info("joined the cluster", "seeds_contacted", contacted, "attempts", m.joinFailures.Load()+1)
+				m.joinFailures.Store(0)
 				backoff = m.cfg.JoinRetryMin
 			default:
 				if err == nil {
-					// A seed answered but it was this agent under another name.
-					err = fmt.Errorf("the seeds that answered know no other member")
+					// A seed answered but added no member: it was this agent
+					// under another address, or its nodes' meta is refused.
+					err = fmt.Errorf("the seeds that answered added no other member")
 				}
-				failures++
+				failures := m.joinFailures.Add(1)
 				if failures == 1 || failures%20 == 0 {
 					m.logger.Warn("cannot join any seed yet; retrying in the background",
 						"seeds", seeds, "attempts", failures, "err", err)

@@ -56,6 +56,8 @@ type Membership struct {
 	joinMu   sync.Mutex
 	seeds    []string
 	joinKick chan struct{} // capacity 1
+	// joinFailures counts failed join attempts since the last success.
+	joinFailures atomic.Int64
 
 	done chan struct{} // closed by Close: stops the joiner and the dispatcher
 	wg   sync.WaitGroup

@@ -217,6 +217,8 @@ func TestJoinSeedThatStartsLater(t *testing.T) {
 	if got := len(early.Members()); got != 1 {
 		t.Fatalf("alone agent sees %d members", got)
 	}
+	// Let the joiner fail a few times, so the seed is found by a retry.
+	waitFor(t, "three failed join attempts", func() bool { return early.joinFailures.Load() >= 3 })
 	cfg := c.config()
 	cfg.GossipAddr = seed
 	late := c.startWith(cfg, 0)
