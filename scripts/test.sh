@@ -44,3 +44,5 @@ fuzz ./agent/log/batch/ FuzzValidate
 fuzz ./agent/log/batch/ FuzzRecordsSection
 fuzz ./agent/metadata/ FuzzReadObjects
 fuzz ./agent/kafka/ FuzzHandleRequest
+fuzz ./membership/ FuzzDecodeMeta
+fuzz ./membership/ FuzzDecodeMessage
