@@ -45,6 +45,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/internal/vfs"
+	"github.com/strata-streaming/strata/membership"
 	"github.com/strata-streaming/strata/tiering"
 	"github.com/strata-streaming/strata/tiering/objstore"
 )
@@ -60,6 +61,7 @@ type Agent struct {
 	store      *metadata.Store
 	wrapStore  func(objstore.Bucket) objstore.Bucket
 	tier       *tiering.Tierer
+	members    *membership.Membership
 	clusterID  string
 	id         int32
 	advertised hostPort
@@ -149,6 +151,10 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	a.registry.MustRegister(newPartitionCollector(a))
 	a.kafkaSrv = kafka.New(cfg.Kafka, a, logger.With("component", "kafka"), kafka.NewMetrics(a.registry))
 	a.httpSrv = a.newHTTPServer()
+	// Last, so that nothing after it can fail and leave a member behind.
+	if err := a.startMembership(); err != nil {
+		return nil, fmt.Errorf("gossip: %w", err)
+	}
 	logger.Info("agent started", "agent_id", a.id, "cluster_id", a.clusterID,
 		"kafka_addr", a.kafkaLn.Addr().String(), "advertised", a.advertisedAddr(),
 		"http_addr", a.httpLn.Addr().String(), "store", cfg.storeURL(), "data_dir", cfg.DataDir, "log_flush", cfg.LogFlush,
@@ -260,7 +266,7 @@ func (a *Agent) HTTPAddr() net.Addr { return a.httpLn.Addr() }
 // stop.
 func (a *Agent) Run(ctx context.Context) error {
 	errc := make(chan error, 2)
-	a.wg.Add(4)
+	a.wg.Add(5)
 	go func() {
 		defer a.wg.Done()
 		if err := a.kafkaSrv.Serve(a.kafkaLn); err != nil {
@@ -281,7 +287,12 @@ func (a *Agent) Run(ctx context.Context) error {
 		defer a.wg.Done()
 		a.runTiering()
 	}()
+	go func() {
+		defer a.wg.Done()
+		a.watchMembers()
+	}()
 	a.ready.Store(true)
+	a.setMemberState(membership.StateActive)
 	var runErr error
 	select {
 	case <-ctx.Done():
@@ -302,6 +313,7 @@ func (a *Agent) Close() error {
 	a.closeOnce.Do(func() {
 		a.ready.Store(false)
 		close(a.stop)
+		a.leaveMembership() // ends watchMembers
 		var errs []error
 		if a.kafkaSrv != nil {
 			errs = append(errs, a.kafkaSrv.Close())

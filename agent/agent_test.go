@@ -208,13 +208,14 @@ func TestConfigValidate(t *testing.T) {
 
 // TestRetentionLoopDeletesOldSegments: the agent's retention loop applies
 // a topic's retention.bytes to its log, so the log start moves forward and
-// the oldest records disappear while the newest stay.
+// the oldest records disappear while the newest stay. The topic is not
+// tiered: this is local retention alone.
 func TestRetentionLoopDeletesOldSegments(t *testing.T) {
 	cfg := testConfig(t.TempDir())
 	cfg.RetentionCheckInterval = 10 * time.Millisecond
 	a := start(t, cfg, nil)
 	cl := a.client(t)
-	createTopic(t, cl, "short", 1, map[string]string{"segment.bytes": "200", "retention.bytes": "400"})
+	createTopic(t, cl, "short", 1, map[string]string{"segment.bytes": "200", "retention.bytes": "400", "remote.storage.enable": "false"})
 	for i := range 20 {
 		if code, _ := produceRaw(t, cl, "short", 0, fmt.Sprintf("record-%02d", i)); code != 0 {
 			t.Fatalf("produce %d: code %d", i, code)

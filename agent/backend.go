@@ -17,16 +17,6 @@ func (a *Agent) AutoCreateTopics() bool   { return a.cfg.AutoCreateTopics }
 func (a *Agent) DefaultPartitions() int32 { return a.cfg.NumPartitions }
 func (a *Agent) DataDir() string          { return a.logDir() }
 
-// Brokers is this agent alone until membership (gossip) lands.
-func (a *Agent) Brokers() []kafka.Broker {
-	b := kafka.Broker{ID: a.id, Host: a.advertised.host, Port: a.advertised.port}
-	if a.cfg.Rack != "" {
-		rack := a.cfg.Rack
-		b.Rack = &rack
-	}
-	return []kafka.Broker{b}
-}
-
 // TopicConfigDefaults returns the agent-level topic defaults; callers must
 // not change the map.
 func (a *Agent) TopicConfigDefaults() metadata.Defaults { return a.cfg.TopicDefaults }

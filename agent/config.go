@@ -13,6 +13,7 @@ import (
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/membership"
 	"github.com/strata-streaming/strata/tiering"
 )
 
@@ -75,6 +76,9 @@ type Config struct {
 	// are KIP-848's group.consumer.session.timeout.ms and
 	// group.consumer.heartbeat.interval.ms.
 	GroupConsumerSessionTimeout, GroupConsumerHeartbeatInterval time.Duration
+	// Gossip is membership: where this agent gossips and whom it joins
+	// (--gossip-addr, --join, ...).
+	Gossip membership.Config
 	// Tiering holds the upload, cache and remote-read settings; the
 	// remote-read wait is Kafka.RemoteFetchMaxWait.
 	Tiering tiering.Config
@@ -110,6 +114,7 @@ func DefaultConfig() Config {
 		GroupConsumerHeartbeatInterval: 5 * time.Second,
 		Kafka:                          kafka.DefaultConfig(),
 		Tiering:                        tiering.DefaultConfig(),
+		Gossip:                         membership.DefaultConfig(),
 		TopicDefaults:                  metadata.Defaults{},
 	}
 }
@@ -153,6 +158,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&c.Kafka.MaxRequestBytes, "socket-request-max-bytes", c.Kafka.MaxRequestBytes, "Largest Kafka request frame accepted, in bytes (socket.request.max.bytes).")
 	fs.DurationVar(&c.Kafka.IdleTimeout, "connections-max-idle", c.Kafka.IdleTimeout, "Close Kafka connections idle for this long (connections.max.idle.ms).")
 	fs.DurationVar(&c.Kafka.MaxFetchWait, "fetch-max-wait", c.Kafka.MaxFetchWait, "Longest time a Fetch long-polls, whatever the client asks.")
+	c.Gossip.RegisterFlags(fs)
 	fs.DurationVar(&c.Kafka.RemoteFetchMaxWait, "remote-fetch-max-wait", c.Kafka.RemoteFetchMaxWait, "Least time a Fetch waits for reads from the store before it answers without them (remote.fetch.max.wait.ms).")
 	fs.DurationVar(&c.Tiering.Interval, "tiering-interval", c.Tiering.Interval, "How often sealed segments are looked for and uploaded.")
 	fs.IntVar(&c.Tiering.Concurrency, "tiering-upload-concurrency", c.Tiering.Concurrency, "Partitions uploading to the store at once.")
@@ -219,6 +225,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--group-consumer-heartbeat-interval %v: must be at least 10ms", c.GroupConsumerHeartbeatInterval)
 	case c.GroupConsumerSessionTimeout <= c.GroupConsumerHeartbeatInterval:
 		return fmt.Errorf("--group-consumer-session-timeout %v: must be longer than --group-consumer-heartbeat-interval %v", c.GroupConsumerSessionTimeout, c.GroupConsumerHeartbeatInterval)
+	case c.Gossip.Validate() != nil:
+		return c.Gossip.Validate()
 	case c.Tiering.Interval <= 0:
 		return fmt.Errorf("--tiering-interval %v: must be positive", c.Tiering.Interval)
 	case c.Tiering.Concurrency < 1:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/internal/vfs"
+	"github.com/strata-streaming/strata/membership"
 )
 
 // quiet drops agent logs: tests report what they check themselves.
@@ -24,6 +25,7 @@ func testConfig(dir string) Config {
 	cfg.DataDir = dir
 	cfg.KafkaAddr = "127.0.0.1:0"
 	cfg.HTTPAddr = "127.0.0.1:0"
+	cfg.Gossip = membership.LoopbackConfig()
 	return cfg
 }
 

@@ -392,3 +392,38 @@ func timestamps(t *testing.T, a *running, topic string, n int) []int64 {
 	}
 	return out
 }
+
+// TestTieringRetentionBytes: retention.bytes bounds the partition in the
+// bucket and on disk together; the bucket keeps only what is in its
+// manifest.
+func TestTieringRetentionBytes(t *testing.T) {
+	dir := t.TempDir()
+	store := "file://" + filepath.Join(dir, "bucket")
+	a := start(t, tieringTestConfig(t, filepath.Join(dir, "data"), store), nil)
+	cl := a.client(t, kgo.ProducerBatchCompression(kgo.NoCompression()))
+	createTopic(t, cl, "bounded", 1, map[string]string{"segment.bytes": "8192", "local.retention.bytes": "16384",
+		"retention.bytes": "65536", "retention.ms": "-1"})
+	produceValues(t, cl, "bounded", 0, 1500) // ~330 KiB
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s := a.tier.Statuses()[0]
+		// Kafka's rule keeps less than retention.bytes plus a segment; the
+		// bucket holds no more, the rest of the total being local.
+		if s.RemoteStart > 0 && s.LagSegments == 0 && s.RemoteBytes <= 65536+8192 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("retention.bytes never applied: %+v", s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b, err := objstore.Open(ctxT(t), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	rep, err := tiering.Verify(ctxT(t), b, true)
+	if err != nil || len(rep.Problems) > 0 || rep.Bytes > 65536+8192 {
+		t.Fatalf("bucket after retention: %d bytes, problems %+v, %v", rep.Bytes, rep.Problems, err)
+	}
+}

@@ -105,10 +105,11 @@ func TestAgentRefusesBadSettings(t *testing.T) {
 		{[]string{"--kafka-addr", "nowhere"}, "--kafka-addr"},
 		{[]string{"--store", "ftp://x"}, "--store"},
 		{[]string{"--log-format", "xml"}, "--log-format"},
+		{[]string{"--gossip-addr", "nowhere"}, "--gossip-addr"},
 	} {
 		cmd := newAgentCmd()
 		// Loopback ports first; the case's own flags come later and win.
-		cmd.SetArgs(append([]string{"--data-dir", t.TempDir(), "--kafka-addr=127.0.0.1:0", "--http-addr=127.0.0.1:0"}, tc.args...))
+		cmd.SetArgs(append([]string{"--data-dir", t.TempDir(), "--kafka-addr=127.0.0.1:0", "--http-addr=127.0.0.1:0", "--gossip-addr=127.0.0.1:0"}, tc.args...))
 		err := cmd.Execute()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("strata agent %v: %v, want an error naming %s", tc.args, err, tc.want)

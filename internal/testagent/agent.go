@@ -249,6 +249,7 @@ func (a *Agent) start() error {
 		"--kafka-addr", a.kafkaAddr,
 		"--advertised-kafka-addr", a.kafkaAddr,
 		"--http-addr", a.httpAddr,
+		"--gossip-addr", "127.0.0.1:0", // agents of parallel tests must not share a port
 	}
 	args = append(args, a.opts.ExtraArgs...)
 	cmd := exec.Command(a.bin, args...)

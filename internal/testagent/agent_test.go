@@ -39,6 +39,7 @@ func runFake(args []string) int {
 	dataDir := fs.String("data-dir", "", "")
 	kafkaAddr := fs.String("kafka-addr", "", "")
 	fs.String("advertised-kafka-addr", "", "")
+	fs.String("gossip-addr", "", "")
 	httpAddr := fs.String("http-addr", "", "")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2

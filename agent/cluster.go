@@ -1,0 +1,103 @@
+package agent
+
+// Membership wiring (DESIGN.md §8): the agent gossips its id, Kafka and
+// HTTP addresses, rack and state, and lists the live agents it hears of in
+// Metadata and DescribeCluster. Partitions are still led by the agent that
+// created them; replication, election and placement across agents come
+// with the cluster issue.
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/membership"
+)
+
+// startMembership joins the gossip cluster as a joining member.
+func (a *Agent) startMembership() error {
+	cfg := a.cfg.Gossip
+	cfg.Logger = a.logger
+	m, err := membership.Start(cfg, membership.Member{ID: a.id, KafkaAddr: a.advertisedAddr(),
+		HTTPAddr: a.httpLn.Addr().String(), Rack: a.cfg.Rack, State: membership.StateJoining})
+	if err != nil {
+		return err
+	}
+	a.members = m
+	return nil
+}
+
+// watchMembers logs who joins, leaves or fails until the events end.
+func (a *Agent) watchMembers() {
+	for e := range a.members.Events() {
+		switch e.Type {
+		case membership.EventJoin, membership.EventLeave, membership.EventFail:
+			a.logger.Info("agent membership", "event", e.Type, "agent_id", e.Member.ID, "kafka_addr", e.Member.KafkaAddr, "state", e.Member.State)
+		case membership.EventDuplicate:
+			a.logger.Error("two live agents claim one agent id", "agent_id", e.Member.ID, "node", e.Member.Name, "other", e.Other.Name)
+		}
+	}
+}
+
+// setMemberState announces a state change, logging a failure: gossip is a
+// hint, and the others see the state at the next exchange.
+func (a *Agent) setMemberState(s membership.State) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.members.SetState(ctx, s); err != nil {
+		a.logger.Warn("announce agent state", "state", s, "err", err)
+	}
+}
+
+// leaveMembership leaves gracefully, so the others see a leave at once
+// rather than a failure after the detection timeout.
+func (a *Agent) leaveMembership() {
+	if a.members == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.members.Leave(ctx); err != nil {
+		a.logger.Warn("leave the gossip cluster", "err", err)
+	}
+	a.members.Close()
+}
+
+// Brokers implements kafka.Backend: this agent and every live agent it
+// hears of by gossip, once per id (the newest incarnation).
+func (a *Agent) Brokers() []kafka.Broker {
+	out := []kafka.Broker{a.self()}
+	if a.members == nil {
+		return out
+	}
+	seen := map[int32]bool{a.id: true}
+	for _, m := range a.members.Members() {
+		if seen[m.ID] {
+			continue
+		}
+		host, port, err := net.SplitHostPort(m.KafkaAddr)
+		p, perr := strconv.Atoi(port)
+		if err != nil || perr != nil {
+			continue
+		}
+		seen[m.ID] = true
+		b := kafka.Broker{ID: m.ID, Host: host, Port: int32(p)}
+		if m.Rack != "" {
+			rack := m.Rack
+			b.Rack = &rack
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func (a *Agent) self() kafka.Broker {
+	b := kafka.Broker{ID: a.id, Host: a.advertised.host, Port: a.advertised.port}
+	if a.cfg.Rack != "" {
+		rack := a.cfg.Rack
+		b.Rack = &rack
+	}
+	return b
+}
