@@ -20,6 +20,8 @@ import (
 func (a *Agent) startMembership() error {
 	cfg := a.cfg.Gossip
 	cfg.Logger = a.logger
+	// Agents of another cluster (another store) are never merged in.
+	cfg.Label = "strata/" + a.clusterID
 	m, err := membership.Start(cfg, membership.Member{ID: a.id, KafkaAddr: a.advertisedAddr(),
 		HTTPAddr: a.httpLn.Addr().String(), Rack: a.cfg.Rack, State: membership.StateJoining})
 	if err != nil {

@@ -59,6 +59,10 @@ type Config struct {
 	// UpdateTimeout is the longest wait of SetState and Leave for their
 	// message to go out, when their ctx has no earlier deadline.
 	UpdateTimeout time.Duration
+	// Label marks every gossip message; members with another label are
+	// ignored, so two clusters on one network never merge. The agent sets
+	// it from the cluster id in the store. At most 255 bytes.
+	Label string
 
 	// EventQueueLimit is how many events may wait for the reader of
 	// Events. Past it the pending events are dropped and one EventOverflow
@@ -187,6 +191,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("BroadcastMaxBytes %d: must be in [1, %d] so a broadcast fits in one gossip packet", c.BroadcastMaxBytes, broadcastMaxBytesLimit)
 	case c.BroadcastQueueLimit < 1:
 		return fmt.Errorf("BroadcastQueueLimit %d: must be at least 1", c.BroadcastQueueLimit)
+	case len(c.Label) > 255:
+		return fmt.Errorf("Label of %d bytes: at most 255", len(c.Label))
 	}
 	return nil
 }

@@ -148,6 +148,7 @@ func Start(cfg Config, self Member) (*Membership, error) {
 	mlc.PushPullInterval = cfg.PushPullInterval
 	mlc.TCPTimeout = cfg.TCPTimeout
 	mlc.GossipToTheDeadTime = cfg.GossipToTheDeadTime
+	mlc.Label = cfg.Label
 	mlc.Delegate = m.del
 	mlc.Events = m.del
 	mlc.Alive = m.del

@@ -382,3 +382,41 @@ func TestCloseAndAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelKeepsClustersApart: a member of another cluster (another
+// label) that is given this one's address as a seed is never merged in;
+// one with the same label is.
+func TestLabelKeepsClustersApart(t *testing.T) {
+	c := newCluster(t)
+	cfg := c.config()
+	cfg.Label = "strata/cluster-a"
+	a := c.startWith(cfg, 0)
+	seed := a.Self().GossipAddr
+
+	other := c.config(seed)
+	other.Label = "strata/cluster-b"
+	b := c.startWith(other, 1)
+	same := c.config(seed)
+	same.Label = "strata/cluster-a"
+	a2 := c.startWith(same, 2)
+
+	waitFor(t, "the same-label member joins", func() bool { return len(a.Members()) == 2 && len(a2.Members()) == 2 })
+	// Give the other cluster's attempts time to fail, then check nothing
+	// merged.
+	time.Sleep(500 * time.Millisecond)
+	for _, m := range []*member{a, a2} {
+		for _, seen := range m.Members() {
+			if seen.ID == 1 {
+				t.Fatalf("agent %d merged a member of another cluster: %+v", m.Self().ID, m.Members())
+			}
+		}
+	}
+	if n := len(b.Members()); n != 1 {
+		t.Fatalf("the other cluster's member sees %d members, want itself only", n)
+	}
+	long := LoopbackConfig()
+	long.Label = string(make([]byte, 256))
+	if err := long.Validate(); err == nil || !strings.Contains(err.Error(), "Label") {
+		t.Errorf("a 256-byte label: %v", err)
+	}
+}
