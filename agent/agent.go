@@ -212,6 +212,11 @@ func (a *Agent) openStore(ctx context.Context) error {
 		b = a.wrapStore(b)
 	}
 	a.bucket = objstore.NewMetrics(b, a.registry, scheme)
+	// Cluster metadata is decided by compare-and-swap: refuse a store that
+	// would let two writers both win.
+	if err := objstore.CheckConditionalWrites(ctx, a.bucket, "probes/"); err != nil {
+		return fmt.Errorf("--store %s: %w", url, err)
+	}
 	a.store = metadata.New(a.bucket, a.logger.With("component", "metadata"))
 	if a.clusterID, err = a.store.InitCluster(ctx); err != nil {
 		return fmt.Errorf("--store %s: %w", url, err)
