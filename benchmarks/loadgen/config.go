@@ -1,0 +1,145 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Mode is what a run measures.
+type Mode string
+
+const (
+	// ModeProduce measures produce throughput and latency (to the ack).
+	ModeProduce Mode = "produce"
+	// ModeEndToEnd also runs a tail consumer and measures, per record, the
+	// time from its scheduled send to its consumption.
+	ModeEndToEnd Mode = "e2e"
+	// ModeCatchUp fills the topic with Records records, then times a fresh
+	// consumer reading all of them from offset 0.
+	ModeCatchUp Mode = "catchup"
+)
+
+// Config is one run's workload. Rate 0 is closed loop: each producer keeps
+// its client's buffer full and latency is measured from the Produce call.
+// Rate > 0 is open loop: records are scheduled at fixed intervals and latency
+// is measured from each record's scheduled time, so a broker that falls
+// behind shows its queueing in the latency instead of slowing the load.
+type Config struct {
+	// Scenario names the run in the output; empty means one is made up
+	// from the settings.
+	Scenario string
+	Mode     Mode
+	// Rate is the target records per second over all producers; 0 is
+	// closed loop.
+	Rate int
+	// RecordBytes is each record's value size; at least 16 (the send
+	// timestamp and sequence number travel in the value).
+	RecordBytes int
+	// Keys gives every record a 16-byte key, so records are hashed to
+	// partitions; without keys franz-go's sticky partitioner spreads them.
+	Keys       bool
+	Partitions int
+	Producers  int
+	// Acks is "0", "1" or "all"; acks=all producers are idempotent.
+	Acks        string
+	Linger      time.Duration
+	Compression string
+	// Duration bounds the send phase; Records, if above 0, bounds it by
+	// count instead (and is the fill size of a catch-up run).
+	Duration time.Duration
+	Records  int64
+	// MaxBufferedRecords is each producer client's limit of records not
+	// yet acknowledged; Produce blocks at the limit.
+	MaxBufferedRecords int
+	// DrainTimeout bounds the wait for outstanding acknowledgements and,
+	// in e2e and catch-up runs, for the consumer to see every record.
+	DrainTimeout time.Duration
+	// Seed seeds the random record contents.
+	Seed uint64
+}
+
+// DefaultConfig is closed-loop produce of 1 KiB records, acks=all, linger 0,
+// no compression, one producer, one partition, for 10 s.
+func DefaultConfig() Config {
+	return Config{
+		Mode:               ModeProduce,
+		RecordBytes:        1024,
+		Partitions:         1,
+		Producers:          1,
+		Acks:               "all",
+		Compression:        "none",
+		Duration:           10 * time.Second,
+		MaxBufferedRecords: 10000,
+		DrainTimeout:       30 * time.Second,
+		Seed:               1,
+	}
+}
+
+// RegisterFlags adds a flag for every setting to fs, with c's values as the
+// defaults.
+func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "Name of the run in the output; empty makes one from the settings.")
+	fs.StringVar((*string)(&c.Mode), "mode", string(c.Mode), "What to measure: produce, e2e (produce with a tail consumer) or catchup (fill, then read from offset 0).")
+	fs.IntVar(&c.Rate, "rate", c.Rate, "Target records per second over all producers (open loop); 0 sends as fast as acknowledgements allow (closed loop).")
+	fs.IntVar(&c.RecordBytes, "record-bytes", c.RecordBytes, "Size of each record's value in bytes (at least 16).")
+	fs.BoolVar(&c.Keys, "keys", c.Keys, "Give every record a 16-byte key, hashed to pick the partition.")
+	fs.IntVar(&c.Partitions, "partitions", c.Partitions, "Partitions of the benchmark topic.")
+	fs.IntVar(&c.Producers, "producers", c.Producers, "Producer clients, each with its own connections; the rate is split between them.")
+	fs.StringVar(&c.Acks, "acks", c.Acks, "Producer acks: 0, 1 or all (all is idempotent).")
+	fs.DurationVar(&c.Linger, "linger", c.Linger, "Producer linger (linger.ms).")
+	fs.StringVar(&c.Compression, "compression", c.Compression, "Batch compression: none, gzip, snappy, lz4 or zstd.")
+	fs.DurationVar(&c.Duration, "duration", c.Duration, "How long to send, unless --records is set.")
+	fs.Int64Var(&c.Records, "records", c.Records, "Records to send (instead of --duration); in catchup mode, the fill size.")
+	fs.IntVar(&c.MaxBufferedRecords, "max-buffered-records", c.MaxBufferedRecords, "Records each producer may have unacknowledged before Produce blocks.")
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", c.DrainTimeout, "Longest wait for outstanding acknowledgements and for the consumer to catch up.")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "Seed of the random record contents.")
+}
+
+// Validate names the first bad setting.
+func (c Config) Validate() error {
+	switch {
+	case c.Mode != ModeProduce && c.Mode != ModeEndToEnd && c.Mode != ModeCatchUp:
+		return fmt.Errorf("--mode %q: want produce, e2e or catchup", c.Mode)
+	case c.Rate < 0:
+		return fmt.Errorf("--rate %d: want 0 (closed loop) or more", c.Rate)
+	case c.RecordBytes < headerBytes:
+		return fmt.Errorf("--record-bytes %d: want at least %d", c.RecordBytes, headerBytes)
+	case c.Partitions < 1:
+		return fmt.Errorf("--partitions %d: want at least 1", c.Partitions)
+	case c.Producers < 1:
+		return fmt.Errorf("--producers %d: want at least 1", c.Producers)
+	case c.Acks != "0" && c.Acks != "1" && c.Acks != "all":
+		return fmt.Errorf("--acks %q: want 0, 1 or all", c.Acks)
+	case c.Linger < 0:
+		return fmt.Errorf("--linger %v: want 0 or more", c.Linger)
+	case c.Records < 0:
+		return fmt.Errorf("--records %d: want 0 (use --duration) or more", c.Records)
+	case c.Records == 0 && c.Duration <= 0:
+		return errors.New("--duration: want a positive duration when --records is 0")
+	case c.Mode == ModeCatchUp && c.Records == 0:
+		return errors.New("--records: catchup mode needs the number of records to fill and read")
+	case c.MaxBufferedRecords < 1:
+		return fmt.Errorf("--max-buffered-records %d: want at least 1", c.MaxBufferedRecords)
+	case c.DrainTimeout <= 0:
+		return fmt.Errorf("--drain-timeout %v: want a positive duration", c.DrainTimeout)
+	}
+	if _, err := codec(c.Compression); err != nil {
+		return err
+	}
+	return nil
+}
+
+// name is the scenario name: the one given, or one made from the settings.
+func (c Config) name() string {
+	if c.Scenario != "" {
+		return c.Scenario
+	}
+	loop := "closed"
+	if c.Rate > 0 {
+		loop = fmt.Sprintf("paced-%d", c.Rate)
+	}
+	return fmt.Sprintf("%s/%s/acks=%s/%dB/p%d/producers=%d", c.Mode, loop, c.Acks, c.RecordBytes, c.Partitions, c.Producers)
+}

@@ -1,0 +1,110 @@
+package loadgen
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Latency is a latency distribution in milliseconds.
+type Latency struct {
+	Count uint64  `json:"count"`
+	P50   float64 `json:"p50_ms"`
+	P99   float64 `json:"p99_ms"`
+	P999  float64 `json:"p999_ms"`
+	Max   float64 `json:"max_ms"`
+}
+
+func latencyOf(h *Histogram) Latency {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return Latency{Count: h.Count(), P50: ms(h.Quantile(0.5)), P99: ms(h.Quantile(0.99)),
+		P999: ms(h.Quantile(0.999)), Max: ms(h.Max())}
+}
+
+// Result is one run, printed as one JSON line. Records, Bytes and Seconds
+// are the measured phase: acknowledged records for produce and e2e runs,
+// records read for catch-up runs. MB is 10^6 bytes of record values.
+//
+// The counts add up: Sent = Acked + Errors once every promise has
+// returned; in e2e and catch-up runs Consumed counts distinct records read
+// (a record delivered twice counts once).
+type Result struct {
+	System        string   `json:"system"`
+	Scenario      string   `json:"scenario"`
+	Mode          Mode     `json:"mode"`
+	Settings      Settings `json:"settings"`
+	Records       int64    `json:"records"`
+	Bytes         int64    `json:"bytes"`
+	Seconds       float64  `json:"seconds"`
+	RecordsPerSec float64  `json:"records_per_s"`
+	MBPerSec      float64  `json:"mb_per_s"`
+	Sent          int64    `json:"sent"`
+	Acked         int64    `json:"acked"`
+	Consumed      int64    `json:"consumed"`
+	Errors        int64    `json:"errors"`
+	FirstError    string   `json:"first_error,omitempty"`
+	Produce       Latency  `json:"produce_latency"`
+	EndToEnd      *Latency `json:"e2e_latency,omitempty"`
+	Machine       Machine  `json:"machine"`
+	Start         string   `json:"start"`
+}
+
+// Settings are the workload settings echoed in the output.
+type Settings struct {
+	Rate        int     `json:"rate"`
+	RecordBytes int     `json:"record_bytes"`
+	Keys        bool    `json:"keys"`
+	Partitions  int     `json:"partitions"`
+	Producers   int     `json:"producers"`
+	Acks        string  `json:"acks"`
+	LingerMs    float64 `json:"linger_ms"`
+	Compression string  `json:"compression"`
+	Duration    string  `json:"duration,omitempty"`
+	Records     int64   `json:"records,omitempty"`
+}
+
+func settingsOf(c Config) Settings {
+	s := Settings{Rate: c.Rate, RecordBytes: c.RecordBytes, Keys: c.Keys, Partitions: c.Partitions,
+		Producers: c.Producers, Acks: c.Acks, LingerMs: float64(c.Linger.Microseconds()) / 1000,
+		Compression: c.Compression, Records: c.Records}
+	if c.Records == 0 {
+		s.Duration = c.Duration.String()
+	}
+	return s
+}
+
+// Machine is what the run shared the machine with.
+type Machine struct {
+	CPUs      int     `json:"cpus"`
+	Load1     float64 `json:"load1"`
+	GoVersion string  `json:"go"`
+}
+
+// machineNow reads the one-minute load average (0 where /proc/loadavg is
+// missing).
+func machineNow() Machine {
+	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			m.Load1, _ = strconv.ParseFloat(f[0], 64)
+		}
+	}
+	return m
+}
+
+// Summary is the one-line human form of r.
+func (r Result) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-8s %s: %.0f records/s, %.1f MB/s", r.System, r.Scenario, r.RecordsPerSec, r.MBPerSec)
+	if r.Produce.Count > 0 {
+		fmt.Fprintf(&b, ", produce p50 %.2f p99 %.2f p99.9 %.2f ms", r.Produce.P50, r.Produce.P99, r.Produce.P999)
+	}
+	if r.EndToEnd != nil {
+		fmt.Fprintf(&b, ", e2e p50 %.2f p99 %.2f p99.9 %.2f ms", r.EndToEnd.P50, r.EndToEnd.P99, r.EndToEnd.P999)
+	}
+	fmt.Fprintf(&b, ", %d errors, load %.2f", r.Errors, r.Machine.Load1)
+	return b.String()
+}

@@ -1,0 +1,319 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Run creates a fresh topic on target and runs cfg against it.
+func Run(ctx context.Context, target Target, cfg Config) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	res := Result{System: target.System(), Scenario: cfg.name(), Mode: cfg.Mode, Settings: settingsOf(cfg),
+		Machine: machineNow(), Start: time.Now().UTC().Format(time.RFC3339)}
+	topic := fmt.Sprintf("bench-%d", time.Now().UnixNano())
+	if err := createTopic(ctx, target.Seeds(), topic, cfg.Partitions); err != nil {
+		return res, err
+	}
+	switch cfg.Mode {
+	case ModeProduce:
+		p := produce(ctx, cfg, target.Seeds(), topic)
+		p.fill(&res)
+		res.Records, res.Bytes, res.Seconds = p.acked, p.acked*int64(cfg.RecordBytes), p.elapsed.Seconds()
+	case ModeEndToEnd:
+		tail, err := startConsumer(target.Seeds(), topic)
+		if err != nil {
+			return res, err
+		}
+		defer tail.close()
+		p := produce(ctx, cfg, target.Seeds(), topic)
+		p.fill(&res)
+		res.Records, res.Bytes, res.Seconds = p.acked, p.acked*int64(cfg.RecordBytes), p.elapsed.Seconds()
+		c := tail.await(ctx, p.acked, cfg.DrainTimeout)
+		res.Consumed = c.records
+		e2e := latencyOf(&c.hist)
+		res.EndToEnd = &e2e
+		res.noteError(c.err)
+	case ModeCatchUp:
+		p := produce(ctx, cfg, target.Seeds(), topic)
+		p.fill(&res)
+		reader, err := startConsumer(target.Seeds(), topic)
+		if err != nil {
+			return res, err
+		}
+		defer reader.close()
+		c := reader.await(ctx, p.acked, cfg.DrainTimeout)
+		res.Consumed = c.records
+		res.Records, res.Bytes, res.Seconds = c.records, c.bytes, c.elapsed.Seconds()
+		res.noteError(c.err)
+	}
+	if res.Seconds > 0 {
+		res.RecordsPerSec = float64(res.Records) / res.Seconds
+		res.MBPerSec = float64(res.Bytes) / res.Seconds / 1e6
+	}
+	return res, ctx.Err()
+}
+
+// noteError counts a failure that is not a record's (a consumer that did
+// not catch up) as one error.
+func (r *Result) noteError(err error) {
+	if err == nil {
+		return
+	}
+	r.Errors++
+	if r.FirstError == "" {
+		r.FirstError = err.Error()
+	}
+}
+
+func createTopic(ctx context.Context, seeds []string, topic string, partitions int) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, int32(partitions), 1, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		return fmt.Errorf("create topic %s: %w", topic, err)
+	}
+	return nil
+}
+
+// produceStats is the outcome of a produce phase.
+type produceStats struct {
+	sent, acked, errors int64
+	firstError          error
+	hist                Histogram
+	elapsed             time.Duration // from the first send to the last acknowledgement
+}
+
+func (p *produceStats) fill(r *Result) {
+	r.Sent, r.Acked, r.Errors = p.sent, p.acked, p.errors
+	if p.firstError != nil {
+		r.FirstError = p.firstError.Error()
+	}
+	r.Produce = latencyOf(&p.hist)
+}
+
+// produce runs cfg.Producers clients until the duration or count is done
+// and every record is acknowledged, failed, or given up on after
+// cfg.DrainTimeout.
+func produce(ctx context.Context, cfg Config, seeds []string, topic string) *produceStats {
+	var (
+		st       produceStats
+		mu       sync.Mutex // guards st's histogram, errors and lastAck
+		lastAck  time.Time
+		sent     atomic.Int64
+		interval time.Duration
+		wg       sync.WaitGroup
+	)
+	if cfg.Rate > 0 {
+		interval = time.Duration(float64(time.Second) * float64(cfg.Producers) / float64(cfg.Rate))
+	}
+	start := time.Now()
+	deadline := start.Add(cfg.Duration)
+	for p := range cfg.Producers {
+		quota := int64(-1)
+		if cfg.Records > 0 {
+			quota = cfg.Records / int64(cfg.Producers)
+			if int64(p) < cfg.Records%int64(cfg.Producers) {
+				quota++
+			}
+		}
+		cl, err := kgo.NewClient(producerOpts(cfg, seeds, topic)...)
+		if err != nil {
+			st.errors++
+			st.firstError = err
+			continue
+		}
+		wg.Go(func() {
+			defer cl.Close()
+			template := newPayload(cfg.RecordBytes, cfg.Seed, p)
+			for seq := int64(0); quota < 0 || seq < quota; seq++ {
+				var sched time.Time
+				if interval > 0 {
+					// Open loop: the record is due at its slot whether or
+					// not the broker kept up; sending late shows as latency.
+					sched = start.Add(time.Duration(seq) * interval)
+					if quota < 0 && !sched.Before(deadline) {
+						break
+					}
+					if wait := time.Until(sched); wait > 0 {
+						if sleep(ctx, wait) != nil {
+							break
+						}
+					}
+				} else {
+					sched = time.Now()
+					if quota < 0 && !sched.Before(deadline) {
+						break
+					}
+				}
+				if ctx.Err() != nil {
+					break
+				}
+				rec := &kgo.Record{Value: stamp(template, sched, p, seq)}
+				if cfg.Keys {
+					rec.Key = recordKey(p, seq)
+				}
+				sent.Add(1)
+				cl.Produce(ctx, rec, func(_ *kgo.Record, err error) {
+					now := time.Now()
+					mu.Lock()
+					defer mu.Unlock()
+					if err != nil {
+						st.errors++
+						if st.firstError == nil {
+							st.firstError = err
+						}
+						return
+					}
+					st.acked++
+					st.hist.Record(now.Sub(sched))
+					if now.After(lastAck) {
+						lastAck = now
+					}
+				})
+			}
+			// Wait for what is in flight; at the drain timeout, Close (deferred)
+			// fails whatever is left, and its promises count as errors.
+			drain, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.DrainTimeout)
+			defer cancel()
+			_ = cl.Flush(drain)
+		})
+	}
+	wg.Wait()
+	st.sent = sent.Load()
+	if !lastAck.IsZero() {
+		st.elapsed = lastAck.Sub(start)
+	}
+	return &st
+}
+
+// sleep waits for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// consumer reads a topic from offset 0 in its own goroutine, recording the
+// end-to-end latency of each record it has not seen before.
+type consumer struct {
+	cl      *kgo.Client
+	cancel  context.CancelFunc
+	done    chan struct{}
+	started time.Time
+
+	mu   sync.Mutex
+	cond *sync.Cond // signalled on every poll
+	stat consumeStats
+}
+
+// consumeStats is the outcome of a consume phase.
+type consumeStats struct {
+	records, bytes int64
+	hist           Histogram
+	elapsed        time.Duration // from the consumer's start to the last new record
+	err            error
+}
+
+func startConsumer(seeds []string, topic string) (*consumer, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &consumer{cl: cl, cancel: cancel, done: make(chan struct{}), started: time.Now()}
+	c.cond = sync.NewCond(&c.mu)
+	go c.loop(ctx)
+	return c, nil
+}
+
+func (c *consumer) loop(ctx context.Context) {
+	defer close(c.done)
+	seen := map[uint64]struct{}{}
+	for {
+		fetches := c.cl.PollFetches(ctx)
+		now := time.Now()
+		c.mu.Lock()
+		fetches.EachError(func(_ string, _ int32, err error) {
+			if c.stat.err == nil && !errors.Is(err, context.Canceled) {
+				c.stat.err = err
+			}
+		})
+		fetches.EachRecord(func(r *kgo.Record) {
+			sched, ok := scheduled(r.Value)
+			if !ok {
+				return
+			}
+			key := sequence(r.Value)
+			if _, dup := seen[key]; dup {
+				return
+			}
+			seen[key] = struct{}{}
+			c.stat.records++
+			c.stat.bytes += int64(len(r.Value))
+			c.stat.hist.Record(now.Sub(sched))
+			c.stat.elapsed = now.Sub(c.started)
+		})
+		c.cond.Broadcast()
+		c.mu.Unlock()
+		if ctx.Err() != nil || fetches.IsClientClosed() {
+			return
+		}
+	}
+}
+
+// await waits until the consumer has seen want records, or timeout has
+// passed since this call, and returns what it saw.
+func (c *consumer) await(ctx context.Context, want int64, timeout time.Duration) consumeStats {
+	give := time.AfterFunc(timeout, func() {
+		c.mu.Lock()
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	})
+	defer give.Stop()
+	stop := context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	})
+	defer stop()
+	deadline := time.Now().Add(timeout)
+	c.mu.Lock()
+	for c.stat.records < want && time.Now().Before(deadline) && ctx.Err() == nil {
+		c.cond.Wait()
+	}
+	st := c.stat
+	c.mu.Unlock()
+	if st.records < want && st.err == nil {
+		st.err = fmt.Errorf("consumer read %d of %d records within %v", st.records, want, timeout)
+	}
+	return st
+}
+
+func (c *consumer) close() {
+	c.cancel()
+	<-c.done
+	c.cl.Close()
+}

@@ -1,0 +1,168 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+)
+
+// TestSmoke runs a seconds-long version of three scenarios against kfake
+// and against a Strata agent subprocess built from this module, so the
+// harness cannot rot. It checks only that the output is well-formed and
+// that the counts add up: speed is measured, not asserted.
+func TestSmoke(t *testing.T) {
+	scenarios := []Config{
+		func() Config {
+			c := DefaultConfig()
+			c.Scenario, c.Rate, c.Duration = "paced-acks-all-1KiB", 400, time.Second
+			return c
+		}(),
+		func() Config {
+			c := DefaultConfig()
+			c.Scenario, c.Mode, c.Rate, c.Duration, c.Keys, c.Partitions = "e2e-keys", ModeEndToEnd, 200, time.Second, true, 2
+			return c
+		}(),
+		func() Config {
+			c := DefaultConfig()
+			c.Scenario, c.Mode, c.Records, c.Producers, c.Acks = "catchup", ModeCatchUp, 3000, 2, "1"
+			return c
+		}(),
+	}
+	for _, system := range []string{"kfake", "strata"} {
+		t.Run(system, func(t *testing.T) {
+			t.Parallel()
+			target := startTarget(t, system)
+			for _, cfg := range scenarios {
+				cfg.DrainTimeout = 30 * time.Second
+				t.Run(cfg.Scenario, func(t *testing.T) {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					defer cancel()
+					res, err := Run(ctx, target, cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Log(res.Summary())
+					checkResult(t, cfg, res)
+				})
+			}
+		})
+	}
+}
+
+func startTarget(t *testing.T, system string) Target {
+	t.Helper()
+	var target Target
+	var err error
+	switch system {
+	case "kfake":
+		target, err = StartKfake()
+	case "strata":
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		// The build is cached after the first run: seconds.
+		target, err = StartStrata(ctx, StrataOptions{Dir: t.TempDir()})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := target.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return target
+}
+
+// checkResult: the JSON line has every field, the counts add up, and the
+// numbers are consistent with each other.
+func checkResult(t *testing.T, cfg Config, res Result) {
+	t.Helper()
+	line, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(line, &fields); err != nil {
+		t.Fatalf("output is not one JSON object: %v\n%s", err, line)
+	}
+	for _, k := range []string{"system", "scenario", "records_per_s", "mb_per_s", "produce_latency", "errors", "machine"} {
+		if _, ok := fields[k]; !ok {
+			t.Errorf("output lacks %q: %s", k, line)
+		}
+	}
+	if res.Errors != 0 || res.FirstError != "" {
+		t.Errorf("%d errors, first: %s", res.Errors, res.FirstError)
+	}
+	if res.Sent != res.Acked+res.Errors {
+		t.Errorf("sent %d != acked %d + errors %d", res.Sent, res.Acked, res.Errors)
+	}
+	want := cfg.Records
+	if cfg.Records == 0 {
+		// Paced for a duration: one record per slot before the deadline.
+		want = int64(cfg.Duration.Seconds() * float64(cfg.Rate))
+	}
+	if res.Sent != want {
+		t.Errorf("sent %d records, want %d", res.Sent, want)
+	}
+	if res.Produce.Count != uint64(res.Acked) {
+		t.Errorf("produce latency counts %d records, acked %d", res.Produce.Count, res.Acked)
+	}
+	checkLatency(t, "produce", res.Produce)
+	switch cfg.Mode {
+	case ModeProduce:
+		if res.EndToEnd != nil || res.Records != res.Acked {
+			t.Errorf("produce run: records %d, acked %d, e2e %v", res.Records, res.Acked, res.EndToEnd)
+		}
+	case ModeEndToEnd:
+		if res.EndToEnd == nil || res.Consumed != res.Acked || res.EndToEnd.Count != uint64(res.Consumed) {
+			t.Fatalf("e2e run: consumed %d, acked %d, e2e %+v", res.Consumed, res.Acked, res.EndToEnd)
+		}
+		checkLatency(t, "e2e", *res.EndToEnd)
+	case ModeCatchUp:
+		if res.Consumed != res.Acked || res.Records != res.Consumed {
+			t.Errorf("catch-up run: consumed %d, acked %d, records %d", res.Consumed, res.Acked, res.Records)
+		}
+	}
+	if res.Bytes != res.Records*int64(cfg.RecordBytes) {
+		t.Errorf("bytes %d for %d records of %d", res.Bytes, res.Records, cfg.RecordBytes)
+	}
+	if res.Seconds <= 0 || res.RecordsPerSec <= 0 || res.MBPerSec <= 0 {
+		t.Errorf("seconds %v, records/s %v, MB/s %v: want all positive", res.Seconds, res.RecordsPerSec, res.MBPerSec)
+	}
+}
+
+func checkLatency(t *testing.T, what string, l Latency) {
+	t.Helper()
+	if l.Count == 0 || l.P50 > l.P99 || l.P99 > l.P999 || l.P999 > l.Max {
+		t.Errorf("%s latency out of order: %+v", what, l)
+	}
+}
+
+// TestStrataStopsByPID: Close ends the agent process it started and
+// removes the directory it made.
+func TestStrataStopsByPID(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the strata binary")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s, err := StartStrata(ctx, StrataOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := s.dir
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if s.cmd.ProcessState == nil || !s.cmd.ProcessState.Exited() {
+		t.Errorf("agent pid %d: not exited after Close (%v)", s.PID(), s.cmd.ProcessState)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("directory %s left behind: %v", dir, err)
+	}
+}

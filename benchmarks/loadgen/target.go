@@ -1,0 +1,263 @@
+package loadgen
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// Target is a Kafka cluster a run is pointed at. Close stops whatever the
+// harness started for it (nothing for a bootstrap address); it may be called
+// twice.
+type Target interface {
+	// System names the system in the output: "strata", "kfake", ...
+	System() string
+	// Seeds are the bootstrap addresses.
+	Seeds() []string
+	Close() error
+}
+
+// Bootstrap is any running Kafka-compatible cluster, reached at its
+// bootstrap addresses.
+type Bootstrap struct {
+	Name  string
+	Addrs []string
+}
+
+func (b Bootstrap) System() string  { return b.Name }
+func (b Bootstrap) Seeds() []string { return b.Addrs }
+func (b Bootstrap) Close() error    { return nil }
+
+// Kfake is franz-go's in-process fake cluster: in memory, nothing durable.
+// It is the ceiling of what the Kafka protocol and a Go server on this
+// machine reach, the peer a broker that fsyncs every write is held to.
+type Kfake struct {
+	cluster *kfake.Cluster
+	once    sync.Once
+}
+
+// StartKfake starts a one-broker kfake cluster on a random loopback port.
+func StartKfake() (*Kfake, error) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		return nil, fmt.Errorf("kfake: %w", err)
+	}
+	return &Kfake{cluster: c}, nil
+}
+
+func (k *Kfake) System() string  { return "kfake" }
+func (k *Kfake) Seeds() []string { return k.cluster.ListenAddrs() }
+
+// Close stops the cluster's listeners and goroutines.
+func (k *Kfake) Close() error {
+	k.once.Do(k.cluster.Close)
+	return nil
+}
+
+// StrataOptions say how to start a Strata agent subprocess.
+type StrataOptions struct {
+	// Binary is a built strata binary; empty means build one from Source.
+	Binary string
+	// Source is the module root to build ./cmd/strata from; empty means the
+	// module that holds the working directory.
+	Source string
+	// Dir holds the binary (if built) and the agent's data directory;
+	// empty means a new temporary directory, removed by Close.
+	Dir string
+	// Args are extra `strata agent` flags (--log-flush=never, ...).
+	Args []string
+	// StartTimeout bounds the wait for the agent's "agent started" log line.
+	StartTimeout time.Duration
+}
+
+// Strata is an agent subprocess on loopback ports (Kafka, HTTP and gossip
+// all bound to 127.0.0.1 with port 0), stopped by its PID.
+type Strata struct {
+	cmd       *exec.Cmd
+	kafkaAddr string
+	dir       string
+	removeDir bool
+	logDone   chan struct{}
+
+	mu   sync.Mutex
+	tail []string // the last log lines, for errors
+
+	once     sync.Once
+	closeErr error
+}
+
+// strataLogTail is how many of the agent's log lines are kept for errors.
+const strataLogTail = 20
+
+// BuildStrata builds ./cmd/strata of the module at source (the working
+// directory's module if empty) into dir and returns the binary's path.
+func BuildStrata(ctx context.Context, source, dir string) (string, error) {
+	if source == "" {
+		out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+		if err != nil || strings.TrimSpace(string(out)) == "" || strings.TrimSpace(string(out)) == os.DevNull {
+			return "", fmt.Errorf("strata: find the module root (go env GOMOD): %v", err)
+		}
+		source = filepath.Dir(strings.TrimSpace(string(out)))
+	}
+	bin := filepath.Join(dir, "strata")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/strata")
+	build.Dir = source
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("strata: go build ./cmd/strata in %s: %v\n%s", source, err, out)
+	}
+	return bin, nil
+}
+
+// StartStrata starts an agent and waits until it logs that it started.
+func StartStrata(ctx context.Context, opts StrataOptions) (_ *Strata, err error) {
+	s := &Strata{dir: opts.Dir, logDone: make(chan struct{})}
+	if s.dir == "" {
+		if s.dir, err = os.MkdirTemp("", "strata-bench-"); err != nil {
+			return nil, err
+		}
+		s.removeDir = true
+	}
+	defer func() {
+		if err != nil && s.removeDir {
+			os.RemoveAll(s.dir)
+		}
+	}()
+	bin := opts.Binary
+	if bin == "" {
+		if bin, err = BuildStrata(ctx, opts.Source, s.dir); err != nil {
+			return nil, err
+		}
+	}
+	args := append([]string{"agent",
+		"--data-dir", filepath.Join(s.dir, "data"),
+		"--kafka-addr", "127.0.0.1:0",
+		"--http-addr", "127.0.0.1:0",
+		"--gossip-addr", "127.0.0.1:0",
+		"--log-format", "json",
+	}, opts.Args...)
+	s.cmd = exec.Command(bin, args...)
+	stderr, err := s.cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("strata: start %s: %w", bin, err)
+	}
+	started := make(chan string, 1)
+	go s.readLog(stderr, started)
+	timeout := opts.StartTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case addr, ok := <-started:
+		if ok {
+			s.kafkaAddr = addr
+			return s, nil
+		}
+		err = errors.New("strata: agent exited before it started")
+	case <-timer.C:
+		err = fmt.Errorf("strata: agent did not start within %v", timeout)
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	s.stop()
+	return nil, fmt.Errorf("%w; its last log lines:\n%s", err, s.logTail())
+}
+
+// readLog keeps the last lines of the agent's JSON log and sends the Kafka
+// address of its "agent started" line on started (closing started unsent if
+// the log ends first).
+func (s *Strata) readLog(r io.Reader, started chan<- string) {
+	defer close(s.logDone)
+	sent := false
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		s.mu.Lock()
+		s.tail = append(s.tail, line)
+		if len(s.tail) > strataLogTail {
+			s.tail = s.tail[1:]
+		}
+		s.mu.Unlock()
+		if sent {
+			continue
+		}
+		var ev struct {
+			Msg       string `json:"msg"`
+			KafkaAddr string `json:"kafka_addr"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Msg == "agent started" && ev.KafkaAddr != "" {
+			started <- ev.KafkaAddr
+			sent = true
+		}
+	}
+	// Keep reading to the end, so the agent never blocks on a full pipe.
+	io.Copy(io.Discard, r)
+	if !sent {
+		close(started)
+	}
+}
+
+func (s *Strata) logTail() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.tail, "\n")
+}
+
+func (s *Strata) System() string  { return "strata" }
+func (s *Strata) Seeds() []string { return []string{s.kafkaAddr} }
+
+// PID is the agent process's id.
+func (s *Strata) PID() int { return s.cmd.Process.Pid }
+
+// Close sends SIGTERM to the agent's PID, kills it if it has not exited
+// within 20 s, waits for its log to end, and removes the directory if
+// StartStrata made it.
+func (s *Strata) Close() error {
+	s.once.Do(func() {
+		s.closeErr = s.stop()
+		if s.removeDir {
+			if err := os.RemoveAll(s.dir); err != nil && s.closeErr == nil {
+				s.closeErr = err
+			}
+		}
+	})
+	return s.closeErr
+}
+
+func (s *Strata) stop() error {
+	waited := make(chan error, 1)
+	go func() {
+		<-s.logDone // Wait closes the pipe; read the log to its end first.
+		waited <- s.cmd.Wait()
+	}()
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-waited:
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return fmt.Errorf("strata: agent pid %d exited: %v; its last log lines:\n%s", s.cmd.Process.Pid, err, s.logTail())
+		}
+		return err
+	case <-time.After(20 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-waited
+		return fmt.Errorf("strata: agent pid %d ignored SIGTERM for 20 s and was killed", s.cmd.Process.Pid)
+	}
+}
