@@ -52,20 +52,21 @@ import (
 
 // Agent is one running agent. See the package comment for its life cycle.
 type Agent struct {
-	cfg        Config
-	fs         vfs.FS
-	logger     *slog.Logger
-	registry   *prometheus.Registry
-	flush      log.FlushPolicy
-	bucket     objstore.Bucket
-	store      *metadata.Store
-	wrapStore  func(objstore.Bucket) objstore.Bucket
-	tier       *tiering.Tierer
-	members    *membership.Membership
-	clusterID  string
-	id         int32
-	advertised hostPort
-	lockFile   *os.File
+	cfg          Config
+	fs           vfs.FS
+	logger       *slog.Logger
+	registry     *prometheus.Registry
+	flush        log.FlushPolicy
+	bucket       objstore.Bucket
+	store        *metadata.Store
+	wrapStore    func(objstore.Bucket) objstore.Bucket
+	tier         *tiering.Tierer
+	members      *membership.Membership
+	reconcileNow chan struct{} // wakes reconcileLoop
+	clusterID    string
+	id           int32
+	advertised   hostPort
+	lockFile     *os.File
 
 	adminMu sync.Mutex // serialises topic changes; before mu
 	mu      sync.RWMutex
@@ -114,14 +115,15 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		opts.FS = vfs.Default
 	}
 	a := &Agent{
-		cfg:       cfg,
-		fs:        opts.FS,
-		logger:    logger,
-		registry:  prometheus.NewRegistry(),
-		topics:    map[string]*topicEntry{},
-		byID:      map[[16]byte]*topicEntry{},
-		stop:      make(chan struct{}),
-		wrapStore: opts.WrapStore,
+		cfg:          cfg,
+		fs:           opts.FS,
+		logger:       logger,
+		registry:     prometheus.NewRegistry(),
+		topics:       map[string]*topicEntry{},
+		byID:         map[[16]byte]*topicEntry{},
+		stop:         make(chan struct{}),
+		wrapStore:    opts.WrapStore,
+		reconcileNow: make(chan struct{}, 1),
 	}
 	a.flush, _ = log.ParseFlushPolicy(cfg.LogFlush) // checked by Validate
 	defer func() {
@@ -271,7 +273,7 @@ func (a *Agent) HTTPAddr() net.Addr { return a.httpLn.Addr() }
 // stop.
 func (a *Agent) Run(ctx context.Context) error {
 	errc := make(chan error, 2)
-	a.wg.Add(5)
+	a.wg.Add(6)
 	go func() {
 		defer a.wg.Done()
 		if err := a.kafkaSrv.Serve(a.kafkaLn); err != nil {
@@ -295,6 +297,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	go func() {
 		defer a.wg.Done()
 		a.watchMembers()
+	}()
+	go func() {
+		defer a.wg.Done()
+		a.reconcileLoop()
 	}()
 	a.ready.Store(true)
 	a.setMemberState(membership.StateActive)

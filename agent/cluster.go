@@ -34,6 +34,7 @@ func (a *Agent) startMembership() error {
 // watchMembers logs who joins, leaves or fails until the events end.
 func (a *Agent) watchMembers() {
 	for e := range a.members.Events() {
+		a.onMemberEvent(e)
 		switch e.Type {
 		case membership.EventJoin, membership.EventLeave, membership.EventFail:
 			a.logger.Info("agent membership", "event", e.Type, "agent_id", e.Member.ID, "kafka_addr", e.Member.KafkaAddr, "state", e.Member.State)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -60,4 +62,71 @@ func TestAgentsFindEachOtherByGossip(t *testing.T) {
 	agents[2].stop(t)
 	waitBrokers(agents[0], []int32{0, 1})
 	waitBrokers(agents[1], []int32{0, 1})
+}
+
+// TestTopicsOfOtherAgents: a topic created on one agent is served by
+// another within moments (gossip announces it, the store has it): its
+// Metadata names the creating agent as leader, and a client that only
+// knows the second agent produces to and consumes it. Config changes and
+// the deletion reach the second agent too.
+func TestTopicsOfOtherAgents(t *testing.T) {
+	dir := t.TempDir()
+	store := "file://" + filepath.Join(dir, "store")
+	cfg0 := testConfig(filepath.Join(dir, "agent0"))
+	cfg0.Store = store
+	a0 := start(t, cfg0, nil)
+	cfg1 := testConfig(filepath.Join(dir, "agent1"))
+	cfg1.Store = store
+	cfg1.Gossip.Join = []string{a0.members.Self().GossipAddr}
+	a1 := start(t, cfg1, nil)
+
+	createTopic(t, a0.client(t), "shared", 2, nil)
+	waitTopic(t, a1, "shared", func(e *topicEntry) bool { return len(e.snap.Partitions) == 2 })
+	e, _ := a1.entry("shared")
+	for _, p := range e.snap.Partitions {
+		if p.Local() || p.Leader() != a0.id {
+			t.Fatalf("partition %d on the second agent: local %v, leader %d; want a peer led by %d", p.Index(), p.Local(), p.Leader(), a0.id)
+		}
+	}
+	cl := a1.client(t, kgo.DefaultProduceTopic("shared"), kgo.ConsumeTopics("shared"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err := cl.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("via agent 1")}).FirstErr(); err != nil {
+		t.Fatalf("produce through the second agent's metadata: %v", err)
+	}
+	fs := cl.PollFetches(ctxT(t))
+	if fs.NumRecords() != 1 || string(fs.Records()[0].Value) != "via agent 1" {
+		t.Fatalf("consume: %d records, errors %v", fs.NumRecords(), fs.Errors())
+	}
+
+	adm := kadm.NewClient(a0.client(t))
+	if _, err := adm.AlterTopicConfigs(ctxT(t), []kadm.AlterConfig{{Name: "retention.ms", Value: kmsg.StringPtr("3600000")}}, "shared"); err != nil {
+		t.Fatal(err)
+	}
+	waitTopic(t, a1, "shared", func(e *topicEntry) bool { return e.meta.Configs["retention.ms"] == "3600000" })
+	if _, err := adm.DeleteTopics(ctxT(t), "shared"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, ok := a1.entry("shared"); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second agent still serves the deleted topic")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitTopic waits until a serves topic in a state ok accepts.
+func waitTopic(t *testing.T, a *running, topic string, ok func(*topicEntry) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if e, found := a.entry(topic); found && ok(e) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("agent %d never served %s as expected", a.id, topic)
 }

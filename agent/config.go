@@ -76,6 +76,10 @@ type Config struct {
 	// are KIP-848's group.consumer.session.timeout.ms and
 	// group.consumer.heartbeat.interval.ms.
 	GroupConsumerSessionTimeout, GroupConsumerHeartbeatInterval time.Duration
+	// ReconcileInterval (--reconcile-interval) is how often the agent
+	// re-reads the topics from the store, beside the gossip broadcasts
+	// that announce changes.
+	ReconcileInterval time.Duration
 	// Gossip is membership: where this agent gossips and whom it joins
 	// (--gossip-addr, --join, ...).
 	Gossip membership.Config
@@ -115,6 +119,7 @@ func DefaultConfig() Config {
 		Kafka:                          kafka.DefaultConfig(),
 		Tiering:                        tiering.DefaultConfig(),
 		Gossip:                         membership.DefaultConfig(),
+		ReconcileInterval:              10 * time.Second,
 		TopicDefaults:                  metadata.Defaults{},
 	}
 }
@@ -159,6 +164,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.Kafka.IdleTimeout, "connections-max-idle", c.Kafka.IdleTimeout, "Close Kafka connections idle for this long (connections.max.idle.ms).")
 	fs.DurationVar(&c.Kafka.MaxFetchWait, "fetch-max-wait", c.Kafka.MaxFetchWait, "Longest time a Fetch long-polls, whatever the client asks.")
 	c.Gossip.RegisterFlags(fs)
+	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", c.ReconcileInterval, "How often the agent re-reads topics from the store, to pick up changes other agents made whose gossip announcement it missed.")
 	fs.DurationVar(&c.Kafka.RemoteFetchMaxWait, "remote-fetch-max-wait", c.Kafka.RemoteFetchMaxWait, "Least time a Fetch waits for reads from the store before it answers without them (remote.fetch.max.wait.ms).")
 	fs.DurationVar(&c.Tiering.Interval, "tiering-interval", c.Tiering.Interval, "How often sealed segments are looked for and uploaded.")
 	fs.IntVar(&c.Tiering.Concurrency, "tiering-upload-concurrency", c.Tiering.Concurrency, "Partitions uploading to the store at once.")
@@ -225,6 +231,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--group-consumer-heartbeat-interval %v: must be at least 10ms", c.GroupConsumerHeartbeatInterval)
 	case c.GroupConsumerSessionTimeout <= c.GroupConsumerHeartbeatInterval:
 		return fmt.Errorf("--group-consumer-session-timeout %v: must be longer than --group-consumer-heartbeat-interval %v", c.GroupConsumerSessionTimeout, c.GroupConsumerHeartbeatInterval)
+	case c.ReconcileInterval < 100*time.Millisecond:
+		return fmt.Errorf("--reconcile-interval %v: must be at least 100ms", c.ReconcileInterval)
 	case c.Gossip.Validate() != nil:
 		return c.Gossip.Validate()
 	case c.Tiering.Interval <= 0:

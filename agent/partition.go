@@ -136,6 +136,9 @@ func (p *partition) Read(ctx context.Context, offset int64, maxBytes int, minOne
 	return b, p.closedErr(err)
 }
 
+// Local implements kafka.Partition: this is a replica on this agent.
+func (p *partition) Local() bool { return true }
+
 // ReadsFromStore reports whether offset lies below the local log and in
 // the store.
 func (p *partition) ReadsFromStore(offset int64) bool {

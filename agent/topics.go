@@ -24,15 +24,19 @@ import (
 // consistent view, and partitions are shared between the two.
 type topicEntry struct {
 	meta  metadata.Topic
-	parts []*partition
-	snap  *kafka.Topic // also holds the resolved configs
+	parts []*partition     // this agent's replicas
+	peers []*peerPartition // partitions only other agents hold
+	snap  *kafka.Topic     // also holds the resolved configs
 }
 
-func newTopicEntry(meta metadata.Topic, resolved metadata.Resolved, parts []*partition) *topicEntry {
-	e := &topicEntry{meta: meta, parts: parts}
+func newTopicEntry(meta metadata.Topic, resolved metadata.Resolved, parts []*partition, peers []*peerPartition) *topicEntry {
+	e := &topicEntry{meta: meta, parts: parts, peers: peers}
 	rf := int16(0)
-	if len(parts) > 0 {
+	switch {
+	case len(parts) > 0:
 		rf = int16(len(parts[0].Replicas()))
+	case len(peers) > 0:
+		rf = int16(len(peers[0].Replicas()))
 	}
 	e.snap = &kafka.Topic{
 		Name:              meta.Name,
@@ -43,9 +47,15 @@ func newTopicEntry(meta metadata.Topic, resolved metadata.Resolved, parts []*par
 		PartitionCount:    meta.Partitions,
 		ReplicationFactor: rf,
 	}
+	// In partition order, this agent's replicas and the others' alike, so
+	// handlers index the list by partition number.
 	for _, p := range parts {
 		e.snap.Partitions = append(e.snap.Partitions, p)
 	}
+	for _, p := range peers {
+		e.snap.Partitions = append(e.snap.Partitions, p)
+	}
+	slices.SortFunc(e.snap.Partitions, func(x, y kafka.Partition) int { return int(x.Index() - y.Index()) })
 	return e
 }
 
@@ -119,14 +129,14 @@ func (a *Agent) loadTopics(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("topic %s: stored configs: %w", t.Name, err)
 		}
-		parts, err := a.openPartitions(ctx, t, r, 0)
+		parts, peers, err := a.openPartitions(ctx, t, r, 0)
 		if err != nil {
 			return err
 		}
 		for _, p := range parts {
 			keep[partitionDirName(t.Name, p.index)] = true
 		}
-		a.putTopic(newTopicEntry(t, r, parts))
+		a.putTopic(newTopicEntry(t, r, parts, peers))
 	}
 	entries, err := os.ReadDir(a.logDir())
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -303,19 +313,21 @@ func (a *Agent) createTopicLocked(ctx context.Context, name string, partitions i
 	if err != nil {
 		return nil, err
 	}
-	parts, err := a.openPartitions(ctx, t, resolved, 0)
+	parts, peers, err := a.openPartitions(ctx, t, resolved, 0)
 	if err != nil {
 		return nil, err
 	}
-	e := newTopicEntry(t, resolved, parts)
+	e := newTopicEntry(t, resolved, parts, peers)
 	a.putTopic(e)
+	a.announceTopics()
 	a.logger.Info("topic created", "topic", name, "partitions", partitions, "replication_factor", rf)
 	return e.snap, nil
 }
 
 // openPartitions opens the local partitions of t from index first on. On
 // an error it closes what it opened.
-func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata.Resolved, first int32) (parts []*partition, err error) {
+// The partitions of which this agent holds no replica come back as peers.
+func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata.Resolved, first int32) (parts []*partition, peers []*peerPartition, err error) {
 	defer func() {
 		if err != nil {
 			for _, p := range parts {
@@ -327,23 +339,24 @@ func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata
 	for i := first; i < t.Partitions; i++ {
 		st, _, err := a.store.PartitionState(ctx, t.ID, i)
 		if err != nil {
-			return parts, fmt.Errorf("topic %s partition %d: %w", t.Name, i, err)
+			return parts, nil, fmt.Errorf("topic %s partition %d: %w", t.Name, i, err)
 		}
 		if !slices.Contains(st.Replicas, a.id) {
+			peers = append(peers, &peerPartition{index: i, state: st})
 			continue
 		}
 		p, err := a.openPartition(t, r, i, st)
 		if err != nil {
-			return parts, err
+			return parts, nil, err
 		}
 		parts = append(parts, p)
 		if r.RemoteStorage {
 			if err := a.startTiering(ctx, p); err != nil {
-				return parts, err
+				return parts, nil, err
 			}
 		}
 	}
-	return parts, nil
+	return parts, peers, nil
 }
 
 // DeleteTopic implements kafka.Backend. The store delete comes first: once
@@ -360,18 +373,8 @@ func (a *Agent) DeleteTopic(ctx context.Context, name string) error {
 	if err := a.store.DeleteTopic(ctx, name); err != nil {
 		return err
 	}
-	a.mu.Lock()
-	delete(a.topics, name)
-	delete(a.byID, e.meta.ID)
-	a.mu.Unlock()
-	for _, p := range e.parts {
-		if err := p.close(); err != nil {
-			a.logger.Warn("close deleted partition", "topic", name, "partition", p.index, "err", err)
-		}
-		a.removeDir(partitionDirName(name, p.index), "topic deleted")
-	}
-	a.signal.notify() // long polls on the topic answer now
-	a.logger.Info("topic deleted", "topic", name)
+	a.dropTopicLocked(e, "topic deleted")
+	a.announceTopics()
 	return nil
 }
 
@@ -412,12 +415,13 @@ func (a *Agent) CreatePartitions(ctx context.Context, name string, total int32, 
 	if err != nil {
 		return err
 	}
-	added, err := a.openPartitions(ctx, t, e.snap.Resolved, current)
+	added, addedPeers, err := a.openPartitions(ctx, t, e.snap.Resolved, current)
 	if err != nil {
 		return err
 	}
-	a.putTopic(newTopicEntry(t, e.snap.Resolved, append(slices.Clone(e.parts), added...)))
+	a.putTopic(newTopicEntry(t, e.snap.Resolved, append(slices.Clone(e.parts), added...), append(slices.Clone(e.peers), addedPeers...)))
 	a.logger.Info("partitions added", "topic", name, "from", current, "to", total)
+	a.announceTopics()
 	return nil
 }
 
@@ -452,7 +456,17 @@ func (a *Agent) AlterTopicConfigs(ctx context.Context, name string, fn func(map[
 	if err != nil {
 		return err
 	}
-	a.putTopic(newTopicEntry(t, resolved, e.parts))
+	err = a.applyTopicLocked(ctx, e, t, resolved)
+	a.logger.Info("topic configs altered", "topic", name)
+	a.announceTopics()
+	return err
+}
+
+// applyTopicLocked makes a changed topic (configs, here or on another
+// agent) the served one: a new entry, and the new settings on every local
+// partition log. a.adminMu is held.
+func (a *Agent) applyTopicLocked(ctx context.Context, e *topicEntry, t metadata.Topic, resolved metadata.Resolved) error {
+	a.putTopic(newTopicEntry(t, resolved, e.parts, e.peers))
 	var errs []error
 	for _, p := range e.parts {
 		p.setMinISR(resolved.MinInsyncReplicas)
@@ -466,9 +480,8 @@ func (a *Agent) AlterTopicConfigs(ctx context.Context, name string, fn func(map[
 			}
 		}
 		if err := p.log.SetConfig(cfg); err != nil {
-			errs = append(errs, fmt.Errorf("topic %q partition %d: apply configs: %w", name, p.index, err))
+			errs = append(errs, fmt.Errorf("topic %q partition %d: apply configs: %w", t.Name, p.index, err))
 		}
 	}
-	a.logger.Info("topic configs altered", "topic", name)
 	return errors.Join(errs...)
 }

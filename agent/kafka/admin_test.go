@@ -198,6 +198,7 @@ func (p *adminPartition) FindByTimestamp(ctx context.Context, ts int64) ([]byte,
 	return nil, nil
 }
 func (p *adminPartition) LocalLogStartOffset() int64         { return p.LogStartOffset() }
+func (p *adminPartition) Local() bool                        { return true }
 func (p *adminPartition) ReadsFromStore(offset int64) bool   { return false }
 func (p *adminPartition) HighestTieredOffset() int64         { return -1 }
 func (p *adminPartition) MaxTimestampBatch() ([]byte, error) { return nil, nil }

@@ -87,6 +87,9 @@ type Partition interface {
 	// Below the local log it reads from the bucket, waiting at most until
 	// ctx ends.
 	Read(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error)
+	// Local reports whether this agent holds a replica; a partition only
+	// other agents hold is listed so that Metadata shows its leader.
+	Local() bool
 	// ReadsFromStore reports whether a read at offset goes to the store.
 	ReadsFromStore(offset int64) bool
 	HighWatermark() int64

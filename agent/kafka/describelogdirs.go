@@ -46,12 +46,15 @@ func handleDescribeLogDirs(ctx context.Context, s *Server, r *request, req *kmsg
 	return resp, nil
 }
 
-// logDirTopic describes t's local replicas, all of them when partitions is
-// nil; it reports false when none is local.
+// logDirTopic describes t's replicas on this agent, all of them when
+// partitions is nil; it reports false when none is here.
 func logDirTopic(t *Topic, partitions []int32) (kmsg.DescribeLogDirsResponseDirTopic, bool) {
 	dt := kmsg.NewDescribeLogDirsResponseDirTopic()
 	dt.Topic = t.Name
 	add := func(p Partition) {
+		if !p.Local() {
+			return // only other agents hold it
+		}
 		dp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
 		dp.Partition, dp.Size, dp.OffsetLag, dp.IsFuture = p.Index(), p.Size(), 0, false
 		dt.Partitions = append(dt.Partitions, dp)
