@@ -22,11 +22,8 @@ func (m *Membership) Join(seeds []string) error {
 	}
 	m.life.RLock()
 	defer m.life.RUnlock()
-	switch {
-	case m.closed:
-		return ErrClosed
-	case m.left.Load():
-		return ErrLeft
+	if err := m.usableLocked(); err != nil {
+		return err
 	}
 	m.joinMu.Lock()
 	for _, s := range seeds {

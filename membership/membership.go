@@ -275,11 +275,8 @@ func (m *Membership) SetState(ctx context.Context, s State) error {
 	}
 	m.life.RLock()
 	defer m.life.RUnlock()
-	switch {
-	case m.closed:
-		return ErrClosed
-	case m.left.Load():
-		return ErrLeft
+	if err := m.usableLocked(); err != nil {
+		return err
 	}
 	m.selfMu.Lock()
 	if m.self.State == s {
@@ -323,11 +320,8 @@ func (m *Membership) Broadcast(key string, payload []byte) error {
 	}
 	m.life.RLock()
 	defer m.life.RUnlock()
-	switch {
-	case m.closed:
-		return ErrClosed
-	case m.left.Load():
-		return ErrLeft
+	if err := m.usableLocked(); err != nil {
+		return err
 	}
 	msg := encodeMessage(message{kind: kindBroadcast, senderID: m.id, seq: m.seq.Add(1), senderName: m.name, key: key, payload: payload})
 	m.bq.QueueBroadcast(&queuedBroadcast{key: key, msg: msg})
@@ -442,4 +436,16 @@ func (m *Membership) waitTimeout(ctx context.Context) time.Duration {
 		timeout = max(min(timeout, time.Until(dl)), time.Nanosecond)
 	}
 	return timeout
+}
+
+// usableLocked says whether the member may still act: not closed, not
+// left. m.life is held.
+func (m *Membership) usableLocked() error {
+	switch {
+	case m.closed:
+		return ErrClosed
+	case m.left.Load():
+		return ErrLeft
+	}
+	return nil
 }

@@ -61,7 +61,7 @@ func (c *Coordinator) DescribeConsumer(group string) (ConsumerDescription, error
 // reports, older admin clients) show it too.
 func (c *Coordinator) describeConsumerLocked(g *groupState) Description {
 	cg := g.cg
-	d := Description{Type: "consumer", State: cg.state(), Generation: cg.epoch, ProtocolType: "consumer", Protocol: cg.assignor}
+	d := Description{State: cg.state(), Generation: cg.epoch, ProtocolType: "consumer", Protocol: cg.assignor}
 	for _, id := range slices.Sorted(maps.Keys(cg.members)) {
 		m := cg.members[id]
 		meta := kmsg.NewConsumerMemberMetadata()

@@ -3,6 +3,7 @@ package group
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -323,22 +324,10 @@ func TestAssignorsBalance(t *testing.T) {
 	r := assignRange([]assignMember{{id: "m1", topics: both}, {id: "m2", topics: both}}, co)
 	for _, id := range []string{"m1", "m2"} {
 		a := r[id].assignment()
-		if len(a[[16]byte{1}]) == 0 || !equalInts(a[[16]byte{1}], a[[16]byte{2}]) {
+		if len(a[[16]byte{1}]) == 0 || !slices.Equal(a[[16]byte{1}], a[[16]byte{2}]) {
 			t.Errorf("range: member %s has x %v and y %v, want the same partitions", id, a[[16]byte{1}], a[[16]byte{2}])
 		}
 	}
-}
-
-func equalInts(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestConsumerRestartHold: after a coordinator restart, a group that

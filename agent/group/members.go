@@ -182,7 +182,7 @@ type GroupMember struct {
 // in the classic consumer-protocol form: its assignor as the protocol, its
 // member epoch as the generation.
 type Description struct {
-	Type, State            string
+	State                  string
 	Generation             int32
 	ProtocolType, Protocol string
 	Members                []GroupMember
@@ -197,12 +197,12 @@ func (c *Coordinator) Describe(groupID string) (Description, bool, error) {
 	}
 	g := c.groups[groupID]
 	if g == nil {
-		return Description{Type: "classic", State: StateDead.String()}, false, nil
+		return Description{State: StateDead.String()}, false, nil
 	}
 	if g.cg != nil && !g.usesClassic() {
 		return c.describeConsumerLocked(g), true, nil
 	}
-	d := Description{Type: "classic", State: g.state.String(), Generation: g.generation, ProtocolType: g.protocolType, Protocol: g.protocol}
+	d := Description{State: g.state.String(), Generation: g.generation, ProtocolType: g.protocolType, Protocol: g.protocol}
 	for _, id := range slices.Sorted(maps.Keys(g.members)) {
 		m := g.members[id]
 		gm := GroupMember{MemberID: id, InstanceID: m.instanceID, ClientID: m.clientID, ClientHost: m.clientHost}

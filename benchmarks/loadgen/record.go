@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/internal/compression"
 )
 
 // headerBytes is what the harness writes at the front of every value:
@@ -64,19 +66,10 @@ func recordKey(producer int, seq int64) []byte {
 }
 
 func codec(name string) (kgo.CompressionCodec, error) {
-	switch name {
-	case "none", "":
-		return kgo.NoCompression(), nil
-	case "gzip":
-		return kgo.GzipCompression(), nil
-	case "snappy":
-		return kgo.SnappyCompression(), nil
-	case "lz4":
-		return kgo.Lz4Compression(), nil
-	case "zstd":
-		return kgo.ZstdCompression(), nil
+	if c, ok := compression.Parse(name); ok {
+		return c, nil
 	}
-	return kgo.NoCompression(), fmt.Errorf("--compression %q: want none, gzip, snappy, lz4 or zstd", name)
+	return kgo.NoCompression(), fmt.Errorf("--compression %q: want %s", name, compression.Names)
 }
 
 // producerOpts are the kgo options of one producer client.

@@ -17,11 +17,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/internal/compression"
 )
 
 // defaultMaxLineBytes bounds one input line (one record). It matches the
@@ -110,17 +111,8 @@ func (pf *produceFlags) producerOpts(cf *clientFlags) ([]kgo.Opt, error) {
 }
 
 func parseCompression(s string) (kgo.CompressionCodec, error) {
-	switch strings.ToLower(s) {
-	case "none", "":
-		return kgo.NoCompression(), nil
-	case "gzip":
-		return kgo.GzipCompression(), nil
-	case "snappy":
-		return kgo.SnappyCompression(), nil
-	case "lz4":
-		return kgo.Lz4Compression(), nil
-	case "zstd":
-		return kgo.ZstdCompression(), nil
+	if c, ok := compression.Parse(s); ok {
+		return c, nil
 	}
 	return kgo.CompressionCodec{}, fmt.Errorf("%w (got %q)", errBadCompression, s)
 }
