@@ -63,6 +63,13 @@ type Agent struct {
 	tier         *tiering.Tierer
 	members      *membership.Membership
 	reconcileNow chan struct{} // wakes reconcileLoop
+	refresh      stateRefresh  // partition states to re-read; wakes replicationLoop
+	startedAt    time.Time
+	// running is closed when Run starts: fetchers wait for it, since
+	// gossip (a.members) is set up last in New.
+	running chan struct{}
+	isrChanges   *prometheus.CounterVec
+	elections    prometheus.Counter
 	clusterID    string
 	id           int32
 	advertised   hostPort
@@ -124,7 +131,15 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		stop:         make(chan struct{}),
 		wrapStore:    opts.WrapStore,
 		reconcileNow: make(chan struct{}, 1),
+		refresh:      stateRefresh{wake: make(chan struct{}, 1)},
+		startedAt:    time.Now(),
+		running:      make(chan struct{}),
 	}
+	a.isrChanges = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_isr_changes_total",
+		Help: "ISR changes this agent wrote as leader, by op (expand, shrink)."}, []string{"op"})
+	a.elections = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_leader_elections_total",
+		Help: "Partition leaderships this agent took over from a dead or restarted leader."})
+	a.registry.MustRegister(a.isrChanges, a.elections)
 	a.flush, _ = log.ParseFlushPolicy(cfg.LogFlush) // checked by Validate
 	defer func() {
 		if err != nil {
@@ -273,7 +288,8 @@ func (a *Agent) HTTPAddr() net.Addr { return a.httpLn.Addr() }
 // stop.
 func (a *Agent) Run(ctx context.Context) error {
 	errc := make(chan error, 2)
-	a.wg.Add(6)
+	close(a.running)
+	a.wg.Add(7)
 	go func() {
 		defer a.wg.Done()
 		if err := a.kafkaSrv.Serve(a.kafkaLn); err != nil {
@@ -301,6 +317,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	go func() {
 		defer a.wg.Done()
 		a.reconcileLoop()
+	}()
+	go func() {
+		defer a.wg.Done()
+		a.replicationLoop()
 	}()
 	a.ready.Store(true)
 	a.setMemberState(membership.StateActive)

@@ -2,13 +2,15 @@ package agent
 
 // Membership wiring (DESIGN.md §8): the agent gossips its id, Kafka and
 // HTTP addresses, rack and state, and lists the live agents it hears of in
-// Metadata and DescribeCluster. Partitions are still led by the agent that
-// created them; replication, election and placement across agents come
-// with the cluster issue.
+// Metadata and DescribeCluster. New topics place their replicas on the
+// live agents; replication and election are in replication.go, fetcher.go
+// and election.go.
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -103,4 +105,32 @@ func (a *Agent) self() kafka.Broker {
 		b.Rack = &rack
 	}
 	return b
+}
+
+// agentAddr is the Kafka address of another agent: from gossip, else from
+// its registration in the store (an agent gossip has not listed yet).
+func (a *Agent) agentAddr(ctx context.Context, id int32) (string, error) {
+	if a.members != nil {
+		for _, m := range a.members.Members() {
+			if m.ID == id {
+				return m.KafkaAddr, nil
+			}
+		}
+	}
+	info, err := a.store.Agent(ctx, id)
+	if err != nil {
+		return "", fmt.Errorf("address of agent %d: %w", id, err)
+	}
+	return info.KafkaAddr, nil
+}
+
+// placementAgents are the agents new replicas go on: the live ones, in id
+// order, each once.
+func (a *Agent) placementAgents() []int32 {
+	var ids []int32
+	for _, b := range a.Brokers() {
+		ids = append(ids, b.ID)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }

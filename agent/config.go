@@ -43,8 +43,14 @@ type Config struct {
 	// NumPartitions (--num-partitions) is the partition count of topics
 	// created without one.
 	NumPartitions int32
-	// DefaultReplicationFactor (--default-replication-factor).
+	// DefaultReplicationFactor (--default-replication-factor) is the
+	// replication factor of topics created without one; 0 means 3 when at
+	// least three agents are alive, else as many as are alive.
 	DefaultReplicationFactor int16
+	// ReplicaLagTimeMax (--replica-lag-time-max) is
+	// replica.lag.time.max.ms: an ISR follower not caught up for this long
+	// leaves the ISR.
+	ReplicaLagTimeMax time.Duration
 	// LogFlush (--log-flush) is always, interval or never.
 	LogFlush string
 	// LogFlushInterval (--log-flush-interval) is the fsync period under
@@ -105,7 +111,8 @@ func DefaultConfig() Config {
 		AgentID:                        -1,
 		AutoCreateTopics:               true,
 		NumPartitions:                  1,
-		DefaultReplicationFactor:       1,
+		DefaultReplicationFactor:       0,
+		ReplicaLagTimeMax:              30 * time.Second,
 		LogFlush:                       "always",
 		LogFlushInterval:               log.DefaultFlushInterval,
 		RetentionCheckInterval:         5 * time.Minute,
@@ -149,7 +156,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Rack, "rack", c.Rack, "Rack (availability zone) of this agent, reported to clients.")
 	fs.BoolVar(&c.AutoCreateTopics, "auto-create-topics", c.AutoCreateTopics, "Create a topic when a client asks for metadata of one that does not exist (auto.create.topics.enable).")
 	fs.Int32Var(&c.NumPartitions, "num-partitions", c.NumPartitions, "Partition count of topics created without one (num.partitions).")
-	fs.Int16Var(&c.DefaultReplicationFactor, "default-replication-factor", c.DefaultReplicationFactor, "Replication factor of topics created without one.")
+	fs.Int16Var(&c.DefaultReplicationFactor, "default-replication-factor", c.DefaultReplicationFactor, "Replication factor of topics created without one; 0 means 3 when at least three agents are alive, else the number alive.")
+	fs.DurationVar(&c.ReplicaLagTimeMax, "replica-lag-time-max", c.ReplicaLagTimeMax, "A follower not caught up with its leader for this long leaves the ISR (replica.lag.time.max.ms).")
 	fs.StringVar(&c.LogFlush, "log-flush", c.LogFlush, "When appends are fsynced before they are acknowledged: always, interval or never.")
 	fs.DurationVar(&c.LogFlushInterval, "log-flush-interval", c.LogFlushInterval, "How often the log is fsynced under --log-flush=interval.")
 	fs.DurationVar(&c.RetentionCheckInterval, "retention-check-interval", c.RetentionCheckInterval, "How often retention is applied to every partition (log.retention.check.interval.ms).")
@@ -211,8 +219,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--agent-id %d: must be -1 (automatic) or a non-negative id", c.AgentID)
 	case c.NumPartitions < 1:
 		return fmt.Errorf("--num-partitions %d: must be at least 1", c.NumPartitions)
-	case c.DefaultReplicationFactor < 1:
-		return fmt.Errorf("--default-replication-factor %d: must be at least 1", c.DefaultReplicationFactor)
+	case c.DefaultReplicationFactor < 0:
+		return fmt.Errorf("--default-replication-factor %d: must be 0 (automatic) or at least 1", c.DefaultReplicationFactor)
+	case c.ReplicaLagTimeMax < 10*time.Millisecond:
+		return fmt.Errorf("--replica-lag-time-max %v: must be at least 10ms", c.ReplicaLagTimeMax)
 	case c.LogFlushInterval <= 0:
 		return fmt.Errorf("--log-flush-interval %v: must be positive", c.LogFlushInterval)
 	case c.RetentionCheckInterval <= 0:

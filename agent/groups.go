@@ -27,8 +27,16 @@ var offsetsTopicConfigs = map[string]string{metadata.RetentionMs: "-1", metadata
 // replayed) by the first request that needs it.
 type coordinators struct {
 	mu     sync.Mutex // guards byPart; held while a partition loads
-	byPart map[int32]*group.Coordinator
+	byPart map[int32]loadedCoordinator
 	closed bool
+}
+
+// loadedCoordinator is a coordinator with the leader epoch of its
+// partition when it was loaded: after another agent led the partition in
+// between, its memory is stale and it is loaded again.
+type loadedCoordinator struct {
+	c     *group.Coordinator
+	epoch int32
 }
 
 // offsetsLog adapts a partition of __consumer_offsets to group.Log.
@@ -60,7 +68,7 @@ func (a *Agent) ensureOffsetsTopic(ctx context.Context) (*topicEntry, error) {
 	}
 	// Never more replicas than live agents: a lookup must not fail with
 	// INVALID_REPLICATION_FACTOR, which clients do not retry.
-	rf := min(a.cfg.DefaultReplicationFactor, 3, int16(len(a.Brokers())))
+	rf := min(a.defaultReplicationFactor(), 3, int16(len(a.placementAgents())))
 	if _, err := a.createTopicLocked(ctx, offsetsTopic, a.cfg.OffsetsTopicPartitions, rf, offsetsTopicConfigs); err != nil {
 		return nil, fmt.Errorf("create %s: %w", offsetsTopic, err)
 	}
@@ -84,19 +92,24 @@ func (a *Agent) offsetsPartition(ctx context.Context, groupID string) (*partitio
 	return nil, fmt.Errorf("%w: %s-%d has no replica here", kafka.ErrNotCoordinator, offsetsTopic, index)
 }
 
-// FindGroupCoordinator implements kafka.Backend.
+// FindGroupCoordinator implements kafka.Backend: the leader of the
+// group's partition of __consumer_offsets, wherever it is.
 func (a *Agent) FindGroupCoordinator(ctx context.Context, groupID string) (kafka.Broker, error) {
-	p, err := a.offsetsPartition(ctx, groupID)
+	e, err := a.ensureOffsetsTopic(ctx)
 	if err != nil {
 		return kafka.Broker{}, err
 	}
-	leader := p.Leader()
+	index := group.Partition(groupID, e.meta.Partitions)
+	if int(index) >= len(e.snap.Partitions) {
+		return kafka.Broker{}, fmt.Errorf("%w: %s-%d is not open here", kafka.ErrCoordinatorNotAvailable, offsetsTopic, index)
+	}
+	leader := e.snap.Partitions[index].Leader()
 	for _, b := range a.Brokers() {
 		if b.ID == leader {
 			return b, nil
 		}
 	}
-	return kafka.Broker{}, fmt.Errorf("%w: leader %d of %s-%d is not live", kafka.ErrCoordinatorNotAvailable, leader, offsetsTopic, p.index)
+	return kafka.Broker{}, fmt.Errorf("%w: leader %d of %s-%d is not live", kafka.ErrCoordinatorNotAvailable, leader, offsetsTopic, index)
 }
 
 // GroupCoordinator implements kafka.Backend.
@@ -111,22 +124,32 @@ func (a *Agent) GroupCoordinator(ctx context.Context, groupID string) (*group.Co
 	if p.Leader() != a.id {
 		return nil, fmt.Errorf("%w: %s-%d is led by agent %d", kafka.ErrNotCoordinator, offsetsTopic, p.index, p.Leader())
 	}
+	epoch := p.LeaderEpoch()
 	a.coords.mu.Lock()
 	defer a.coords.mu.Unlock()
 	if a.coords.closed {
 		return nil, group.ErrClosed
 	}
-	if c, ok := a.coords.byPart[p.index]; ok {
-		return c, nil
+	if l, ok := a.coords.byPart[p.index]; ok {
+		if l.epoch == epoch {
+			return l.c, nil
+		}
+		l.c.Close()
+		delete(a.coords.byPart, p.index)
+	}
+	if !p.committedEpochStart() {
+		// A new leader's HW has not yet reached what the previous leader
+		// committed: replaying now could miss its last commits.
+		return nil, fmt.Errorf("%w: %s-%d waits for its followers", group.ErrLoading, offsetsTopic, p.index)
 	}
 	c, err := group.Load(ctx, p.index, offsetsLog{p}, a.groupConfig(), a.logger.With("component", "group"))
 	if err != nil {
 		return nil, errors.Join(kafka.ErrCoordinatorNotAvailable, err)
 	}
 	if a.coords.byPart == nil {
-		a.coords.byPart = map[int32]*group.Coordinator{}
+		a.coords.byPart = map[int32]loadedCoordinator{}
 	}
-	a.coords.byPart[p.index] = c
+	a.coords.byPart[p.index] = loadedCoordinator{c, epoch}
 	return c, nil
 }
 
@@ -135,8 +158,8 @@ func (a *Agent) GroupCoordinators() []*group.Coordinator {
 	a.coords.mu.Lock()
 	defer a.coords.mu.Unlock()
 	out := make([]*group.Coordinator, 0, len(a.coords.byPart))
-	for _, c := range a.coords.byPart {
-		out = append(out, c)
+	for _, l := range a.coords.byPart {
+		out = append(out, l.c)
 	}
 	return out
 }
@@ -187,8 +210,8 @@ func (a *Agent) closeCoordinators() {
 	a.coords.mu.Lock()
 	defer a.coords.mu.Unlock()
 	a.coords.closed = true
-	for _, c := range a.coords.byPart {
-		c.Close()
+	for _, l := range a.coords.byPart {
+		l.c.Close()
 	}
 }
 

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -16,7 +17,13 @@ import (
 )
 
 // quiet drops agent logs: tests report what they check themselves.
-var quiet = slog.New(slog.DiscardHandler)
+// STRATA_TEST_LOGS=1 shows them, for debugging.
+var quiet = func() *slog.Logger {
+	if os.Getenv("STRATA_TEST_LOGS") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}()
 
 // testConfig is an agent on loopback ports chosen by the kernel, with its
 // data (and store) under dir.

@@ -13,13 +13,15 @@ import (
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/replica"
 	"github.com/strata-streaming/strata/internal/vfs"
 	"github.com/strata-streaming/strata/tiering"
 )
 
-// partition is one local replica: its log plus the state.json it was opened
-// with. On a single agent it is always the leader; the replication issue
-// adds followers. It implements kafka.Partition.
+// partition is one local replica: its log, the state.json it last applied
+// and the replica state machine that decides, from both, what it serves.
+// It implements kafka.Partition. Leader and follower sides are in
+// replication.go; the follower's fetcher in fetcher.go.
 type partition struct {
 	topic   string
 	topicID [16]byte
@@ -31,11 +33,23 @@ type partition struct {
 	// Reads below the local log go to it.
 	remote atomic.Pointer[tiering.Partition]
 	flush  log.FlushPolicy
-	// notify wakes long-polling fetches after the high watermark moves.
+	// notify wakes long-polling fetches (consumers' and followers').
 	notify func()
+	// cluster is the agent's side: ISR writes, state re-reads, peers.
+	cluster clusterOps
+	// hw is the high watermark, published after each machine decision so
+	// that readers need no lock.
+	hw atomic.Int64
 
-	mu        sync.RWMutex
-	state     metadata.PartitionState
+	mu      sync.RWMutex
+	rep     *replica.Machine // changed under the write lock
+	state   metadata.PartitionState
+	etag    string        // of state, as the store returned it
+	hwCh    chan struct{} // closed at every HW advance and state change
+	changed chan struct{} // closed at every applied state; wakes the fetcher
+	// stopped is closed by close: the fetcher and ISR writers end.
+	stopped   chan struct{}
+	fetching  sync.WaitGroup // the fetcher and ISR writers
 	minISR    int32
 	deleted   bool
 	appending sync.WaitGroup // appends in flight, waited for by close
@@ -72,53 +86,17 @@ func (p *partition) ISR() []int32 {
 // setMinISR applies a changed min.insync.replicas.
 func (p *partition) setMinISR(n int32) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.minISR = n
-	p.mu.Unlock()
+	if err := p.rep.SetConfig(p.replicaConfig()); err != nil {
+		return // Resolve validated it; the old value stays
+	}
+	p.publishLocked(replica.LeaderUpdate{HW: p.rep.HighWatermark()}, true)
 }
 
-// Append writes a checked batch. acks=all is refused with
-// NOT_ENOUGH_REPLICAS before anything is written when the ISR is smaller
-// than min.insync.replicas, as in Kafka. Every acks level waits for the
-// append (and its fsync under log.flush=always): on one agent there are no
-// followers to wait for, and answering acks=0/1 earlier would save nothing
-// but the client's wait.
-func (p *partition) Append(ctx context.Context, raw []byte, acks int16) (log.AppendResult, error) {
-	p.mu.RLock()
-	switch {
-	case p.deleted:
-		p.mu.RUnlock()
-		return log.AppendResult{}, kafka.ErrUnknownTopicOrPartition
-	case p.state.Leader != p.agentID:
-		p.mu.RUnlock()
-		return log.AppendResult{}, kafka.ErrNotLeader
-	case acks == -1 && int32(len(p.state.ISR)) < p.minISR:
-		isr, minISR := len(p.state.ISR), p.minISR
-		p.mu.RUnlock()
-		return log.AppendResult{}, fmt.Errorf("%w: ISR has %d replicas, min.insync.replicas is %d", kafka.ErrNotEnoughReplicas, isr, minISR)
-	}
-	epoch := p.state.LeaderEpoch
-	p.appending.Add(1)
-	p.mu.RUnlock()
-	defer p.appending.Done()
-
-	res, err := p.log.Append(raw, epoch)
-	if err != nil {
-		return log.AppendResult{}, err
-	}
-	p.notify()
-	return res, nil
-}
-
-// HighWatermark is what consumers may read. With log.flush=always only
-// fsynced bytes count, so a consumer never sees a record that a crash could
-// take back; the other policies accept that risk for speed, and expose
-// everything appended.
-func (p *partition) HighWatermark() int64 {
-	if p.flush == log.FlushAlways {
-		return p.log.FlushedOffset()
-	}
-	return p.log.LogEndOffset()
-}
+// HighWatermark is what consumers may read: the leader's HW, which counts
+// only records the ISR holds (and under log.flush=always, has fsynced).
+func (p *partition) HighWatermark() int64 { return p.hw.Load() }
 
 // Read returns batches from offset: from the local log, or from the bucket
 // below the local log start. A remote read waits for the store at most
@@ -215,16 +193,28 @@ func (p *partition) HighestTieredOffset() int64 {
 func (p *partition) LogEndOffset() int64 { return p.log.LogEndOffset() }
 func (p *partition) Size() int64         { return p.log.Size() }
 
-func (p *partition) EndOffsetForEpoch(epoch int32) (int32, int64) {
-	return p.log.EndOffsetForEpoch(epoch)
+func (p *partition) OffsetForLeaderEpoch(currentEpoch, epoch int32) (int32, int64, error) {
+	p.mu.RLock()
+	ans, err := p.rep.OffsetForLeaderEpoch(currentEpoch, epoch, p.log)
+	p.mu.RUnlock()
+	if errors.Is(err, replica.ErrUnknownLeaderEpoch) {
+		p.cluster.refreshState(p)
+	}
+	return ans.Epoch, ans.EndOffset, err
 }
 
-// close marks the partition deleted (new appends fail), waits for appends
-// in flight, and closes the log (fsync and clean-shutdown mark).
+// close marks the partition deleted (new appends fail), stops the
+// fetcher, waits for appends in flight, and closes the log (fsync and
+// clean-shutdown mark).
 func (p *partition) close() error {
 	p.mu.Lock()
-	p.deleted = true
+	if !p.deleted {
+		p.deleted = true
+		close(p.stopped)
+		p.signalLocked()
+	}
 	p.mu.Unlock()
+	p.fetching.Wait()
 	p.appending.Wait()
 	if r := p.remote.Load(); r != nil {
 		r.Close()

@@ -60,8 +60,17 @@ func (a *Agent) wakeReconcile() {
 
 // onMemberEvent reacts to gossip beyond logging.
 func (a *Agent) onMemberEvent(e membership.Event) {
-	if e.Type == membership.EventBroadcast && e.Key == topicsKey {
+	switch {
+	case e.Type == membership.EventBroadcast && e.Key == topicsKey:
 		a.wakeReconcile()
+	case e.Type == membership.EventBroadcast:
+		a.onStateBroadcast(e)
+	case e.Type == membership.EventFail, e.Type == membership.EventLeave, e.Type == membership.EventJoin:
+		// Elections and ISR eligibility follow at once.
+		select {
+		case a.refresh.wake <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -90,7 +99,7 @@ func (a *Agent) reconcileTopics(ctx context.Context) error {
 		}
 		switch {
 		case !ok:
-			parts, peers, err := a.openPartitions(ctx, t, r, 0)
+			parts, peers, err := a.openPartitions(ctx, t, r, 0, false)
 			if err != nil {
 				a.logger.Warn("reconcile: open topic", "topic", t.Name, "err", err)
 				continue
@@ -98,7 +107,7 @@ func (a *Agent) reconcileTopics(ctx context.Context) error {
 			a.putTopic(newTopicEntry(t, r, parts, peers))
 			a.logger.Info("topic found in the store", "topic", t.Name, "partitions", t.Partitions, "local", len(parts))
 		case t.Partitions > e.meta.Partitions:
-			parts, peers, err := a.openPartitions(ctx, t, r, e.meta.Partitions)
+			parts, peers, err := a.openPartitions(ctx, t, r, e.meta.Partitions, false)
 			if err != nil {
 				a.logger.Warn("reconcile: open new partitions", "topic", t.Name, "err", err)
 				continue

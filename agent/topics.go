@@ -16,6 +16,7 @@ import (
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/replica"
 )
 
 // topicEntry is a topic this agent serves: its stored metadata, its local
@@ -96,7 +97,7 @@ func (a *Agent) logDir() string { return filepath.Join(a.cfg.DataDir, "log") }
 // openPartition opens (creating if needed) the log of partition index of t.
 // A directory of the same name left by an earlier topic (another topic id)
 // is removed first, so a re-created topic never inherits old records.
-func (a *Agent) openPartition(t metadata.Topic, r metadata.Resolved, index int32, st metadata.PartitionState) (*partition, error) {
+func (a *Agent) openPartition(t metadata.Topic, r metadata.Resolved, index int32) (*partition, error) {
 	name := partitionDirName(t.Name, index)
 	dir := filepath.Join(a.logDir(), name)
 	if id, ok := readPartitionTopicID(a.fs, dir); ok && id != t.ID {
@@ -109,10 +110,25 @@ func (a *Agent) openPartition(t metadata.Topic, r metadata.Resolved, index int32
 	if err != nil {
 		return nil, fmt.Errorf("topic %s partition %d: %w", t.Name, index, err)
 	}
-	return &partition{
+	p := &partition{
 		topic: t.Name, topicID: t.ID, index: index, agentID: a.id, log: l, flush: a.flush,
-		notify: a.signal.notify, state: st, minISR: r.MinInsyncReplicas,
-	}, nil
+		notify: a.signal.notify, cluster: a, minISR: r.MinInsyncReplicas,
+		hwCh: make(chan struct{}), changed: make(chan struct{}), stopped: make(chan struct{}),
+		state: metadata.PartitionState{Leader: -1, LeaderEpoch: -1, StateEpoch: -1},
+	}
+	// No HW checkpoint is kept: the log start is a safe floor, and a
+	// leader's HW moves up at its followers' first fetches.
+	if p.rep, err = replica.New(a.id, p.replicaConfig(), l.LogStartOffset()); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("topic %s partition %d: %w", t.Name, index, err)
+	}
+	p.hw.Store(l.LogStartOffset())
+	p.fetching.Add(1)
+	go func() {
+		defer p.fetching.Done()
+		a.runFetcher(p)
+	}()
+	return p, nil
 }
 
 // loadTopics opens every partition of every stored topic that this agent
@@ -129,7 +145,7 @@ func (a *Agent) loadTopics(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("topic %s: stored configs: %w", t.Name, err)
 		}
-		parts, peers, err := a.openPartitions(ctx, t, r, 0)
+		parts, peers, err := a.openPartitions(ctx, t, r, 0, true)
 		if err != nil {
 			return err
 		}
@@ -263,8 +279,9 @@ func (a *Agent) CreateTopic(ctx context.Context, name string, partitions int32, 
 		partitions = a.cfg.NumPartitions
 	}
 	if rf < 0 {
-		rf = a.cfg.DefaultReplicationFactor
+		rf = a.defaultReplicationFactor()
 	}
+	configs = withMinISRDefault(configs, rf, a.cfg.TopicDefaults)
 	if validateOnly {
 		resolved, _, err := a.checkNewTopic(name, partitions, rf, configs)
 		if err != nil {
@@ -275,13 +292,44 @@ func (a *Agent) CreateTopic(ctx context.Context, name string, partitions int32, 
 	return a.createTopicLocked(ctx, name, partitions, rf, configs)
 }
 
+// defaultReplicationFactor is --default-replication-factor, or when that
+// is 0, 3 with at least three live agents and else the number alive.
+func (a *Agent) defaultReplicationFactor() int16 {
+	if rf := a.cfg.DefaultReplicationFactor; rf > 0 {
+		return rf
+	}
+	return int16(min(3, len(a.placementAgents())))
+}
+
+// withMinISRDefault sets min.insync.replicas=2 on a topic of three or more
+// replicas that sets none, when the agents' default is Kafka's 1: with
+// one in-sync copy an acks=all write would survive no failure. The value
+// is stored with the topic, so DescribeConfigs shows it.
+func withMinISRDefault(configs map[string]string, rf int16, defaults metadata.Defaults) map[string]string {
+	if rf < 3 {
+		return configs
+	}
+	if _, ok := configs[metadata.MinInsyncReplicas]; ok {
+		return configs
+	}
+	if _, ok := defaults[metadata.MinInsyncReplicas]; ok {
+		return configs
+	}
+	out := maps.Clone(configs)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[metadata.MinInsyncReplicas] = "2"
+	return out
+}
+
 // checkNewTopic validates a topic about to be created and places its
 // replicas. a.adminMu is held.
 func (a *Agent) checkNewTopic(name string, partitions int32, rf int16, configs map[string]string) (metadata.Resolved, [][]int32, error) {
 	if partitions == 0 {
 		return metadata.Resolved{}, nil, fmt.Errorf("%w: topic %q: 0 partitions; must be at least 1", metadata.ErrInvalidPartitions, name)
 	}
-	agents := []int32{a.id}
+	agents := a.placementAgents()
 	if rf == 0 || int(rf) > len(agents) {
 		return metadata.Resolved{}, nil, fmt.Errorf("%w: topic %q: replication factor %d; must be 1 to %d (the live agents)", metadata.ErrInvalidReplicationFactor, name, rf, len(agents))
 	}
@@ -313,7 +361,7 @@ func (a *Agent) createTopicLocked(ctx context.Context, name string, partitions i
 	if err != nil {
 		return nil, err
 	}
-	parts, peers, err := a.openPartitions(ctx, t, resolved, 0)
+	parts, peers, err := a.openPartitions(ctx, t, resolved, 0, false)
 	if err != nil {
 		return nil, err
 	}
@@ -324,10 +372,15 @@ func (a *Agent) createTopicLocked(ctx context.Context, name string, partitions i
 	return e.snap, nil
 }
 
-// openPartitions opens the local partitions of t from index first on. On
-// an error it closes what it opened.
-// The partitions of which this agent holds no replica come back as peers.
-func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata.Resolved, first int32) (parts []*partition, peers []*peerPartition, err error) {
+// openPartitions opens the local partitions of t from index first on and
+// applies their states. On an error it closes what it opened. The
+// partitions of which this agent holds no replica come back as peers.
+//
+// At start (restart set), a partition whose state names this agent leader
+// is taken over in a new leader epoch: the log may have lost records it
+// had not fsynced but followers had fetched, and new records must never
+// reuse those offsets under the same epoch.
+func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata.Resolved, first int32, restart bool) (parts []*partition, peers []*peerPartition, err error) {
 	defer func() {
 		if err != nil {
 			for _, p := range parts {
@@ -337,19 +390,28 @@ func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata
 		}
 	}()
 	for i := first; i < t.Partitions; i++ {
-		st, _, err := a.store.PartitionState(ctx, t.ID, i)
+		st, etag, err := a.store.PartitionState(ctx, t.ID, i)
 		if err != nil {
 			return parts, nil, fmt.Errorf("topic %s partition %d: %w", t.Name, i, err)
 		}
 		if !slices.Contains(st.Replicas, a.id) {
-			peers = append(peers, &peerPartition{index: i, state: st})
+			peers = append(peers, newPeerPartition(i, st))
 			continue
 		}
-		p, err := a.openPartition(t, r, i, st)
+		p, err := a.openPartition(t, r, i)
 		if err != nil {
 			return parts, nil, err
 		}
 		parts = append(parts, p)
+		if restart && st.Leader == a.id {
+			next := st
+			next.LeaderEpoch, next.StateEpoch = st.LeaderEpoch+1, st.StateEpoch+1
+			if err := a.takeOver(ctx, p, st, next, etag, "agent restarted"); err != nil {
+				return parts, nil, err
+			}
+		} else {
+			a.applyState(p, st, etag)
+		}
 		if r.RemoteStorage {
 			if err := a.startTiering(ctx, p); err != nil {
 				return parts, nil, err
@@ -404,7 +466,7 @@ func (a *Agent) CreatePartitions(ctx context.Context, name string, total int32, 
 	if total <= current {
 		return fmt.Errorf("%w: topic %q has %d partitions; the new count %d must be larger", metadata.ErrInvalidPartitions, name, current, total)
 	}
-	assignment, err := metadata.AllocateAssignment(total-current, e.snap.ReplicationFactor, []int32{a.id}, int(current))
+	assignment, err := metadata.AllocateAssignment(total-current, e.snap.ReplicationFactor, a.placementAgents(), int(current))
 	if err != nil {
 		return err
 	}
@@ -415,7 +477,7 @@ func (a *Agent) CreatePartitions(ctx context.Context, name string, total int32, 
 	if err != nil {
 		return err
 	}
-	added, addedPeers, err := a.openPartitions(ctx, t, e.snap.Resolved, current)
+	added, addedPeers, err := a.openPartitions(ctx, t, e.snap.Resolved, current, false)
 	if err != nil {
 		return err
 	}

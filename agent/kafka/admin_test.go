@@ -19,6 +19,7 @@ import (
 
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/log"
+	"github.com/strata-streaming/strata/agent/replica"
 	"github.com/strata-streaming/strata/agent/metadata"
 )
 
@@ -203,7 +204,23 @@ func (p *adminPartition) ReadsFromStore(offset int64) bool   { return false }
 func (p *adminPartition) HighestTieredOffset() int64         { return -1 }
 func (p *adminPartition) MaxTimestampBatch() ([]byte, error) { return nil, nil }
 
-func (p *adminPartition) EndOffsetForEpoch(epoch int32) (int32, int64) {
+func (p *adminPartition) ReplicaRead(int32, int32, int64, int) (ReplicaReadResult, error) {
+	return ReplicaReadResult{}, replica.ErrNotReplica
+}
+
+// OffsetForLeaderEpoch fences like the agent's machine does.
+func (p *adminPartition) OffsetForLeaderEpoch(current, epoch int32) (int32, int64, error) {
+	switch le := p.LeaderEpoch(); {
+	case current >= 0 && current < le:
+		return -1, -1, replica.ErrFencedLeaderEpoch
+	case current > le:
+		return -1, -1, replica.ErrUnknownLeaderEpoch
+	}
+	e, end := p.endOffsetForEpoch(epoch)
+	return e, end, nil
+}
+
+func (p *adminPartition) endOffsetForEpoch(epoch int32) (int32, int64) {
 	for i := len(p.epochs) - 1; i >= 0; i-- {
 		if int32(p.epochs[i][0]) <= epoch {
 			if i == len(p.epochs)-1 {

@@ -102,8 +102,23 @@ type Partition interface {
 	Size() int64
 	FindByTimestamp(ctx context.Context, ts int64) ([]byte, error)
 	MaxTimestampBatch() ([]byte, error)
-	EndOffsetForEpoch(epoch int32) (int32, int64)
+	// OffsetForLeaderEpoch checks currentEpoch (-1: unchecked) and that
+	// this replica leads, then answers where the largest epoch at or below
+	// epoch ends in the log.
+	OffsetForLeaderEpoch(currentEpoch, epoch int32) (int32, int64, error)
+	// ReplicaRead serves a follower's fetch (DESIGN.md §6): the epoch
+	// fence, records up to the log end, and the fetch recorded towards the
+	// HW and the ISR.
+	ReplicaRead(replicaID, currentEpoch int32, offset int64, maxBytes int) (ReplicaReadResult, error)
 	DeleteRecordsBefore(ctx context.Context, offset int64) error
+}
+
+// ReplicaReadResult is a follower fetch's answer; HighWatermark and
+// LogStartOffset (the local log start) are set with an error too.
+type ReplicaReadResult struct {
+	Records        []byte
+	HighWatermark  int64
+	LogStartOffset int64
 }
 
 // Errors the agent returns that map to specific Kafka codes.

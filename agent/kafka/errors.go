@@ -10,6 +10,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/replica"
 )
 
 // errorCode maps a Go error from the agent's packages to the Kafka error code
@@ -24,8 +25,18 @@ func errorCode(err error) int16 {
 		return e.Code
 	case errors.Is(err, ErrUnknownTopicOrPartition), errors.Is(err, metadata.ErrUnknownTopic), errors.Is(err, metadata.ErrUnknownPartition):
 		return kerr.UnknownTopicOrPartition.Code
-	case errors.Is(err, ErrNotLeader):
+	case errors.Is(err, ErrNotLeader), errors.Is(err, replica.ErrNotLeader), errors.Is(err, replica.ErrNotReplica):
 		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, replica.ErrFencedLeaderEpoch):
+		return kerr.FencedLeaderEpoch.Code
+	case errors.Is(err, replica.ErrUnknownLeaderEpoch):
+		return kerr.UnknownLeaderEpoch.Code
+	case errors.Is(err, replica.ErrNotEnoughReplicasAfterAppend):
+		return kerr.NotEnoughReplicasAfterAppend.Code
+	case errors.Is(err, replica.ErrNotEnoughReplicas):
+		return kerr.NotEnoughReplicas.Code
+	case errors.Is(err, replica.ErrBelowLocalStart):
+		return kerr.OffsetMovedToTieredStorage.Code
 	case errors.Is(err, ErrNotCoordinator), errors.Is(err, group.ErrClosed):
 		return kerr.NotCoordinator.Code
 	case errors.Is(err, ErrCoordinatorNotAvailable):

@@ -16,6 +16,13 @@ package kafka
 // waits at most until MaxWaitMs or Config.RemoteFetchMaxWait, whichever is
 // later, then the partition answers empty while the read goes on and warms
 // the cache (Kafka's remote.fetch.max.wait.ms).
+//
+// A fetch with a replica id (>= 0) is a follower's (DESIGN.md §6): it reads
+// the local log up to its end rather than the HW, refuses offsets below the
+// local log start with OFFSET_MOVED_TO_TIERED_STORAGE (the follower copies
+// only the local tail; older records are in the bucket), and each read
+// counts towards the HW and the ISR. Every fetch wakes on any append, so a
+// follower's long poll answers as soon as the leader writes.
 
 import (
 	"context"
@@ -133,6 +140,10 @@ func (s *Server) fetchOnce(ctx context.Context, deadline time.Time, r *request, 
 	total := 0
 	for _, rd := range append(local, remote...) {
 		fp := &resp.Topics[rd.topic].Partitions[rd.idx]
+		if replicaID := fetchReplicaID(r, req); replicaID >= 0 {
+			total += s.replicaFetchPartition(rd.p, replicaID, rd.rp, maxTotal-total, total == 0, fp)
+			continue
+		}
 		total += s.fetchPartition(ctx, rd.t, rd.p, rd.rp, maxTotal-total, total == 0, fp)
 	}
 	return total
@@ -178,6 +189,37 @@ func (s *Server) fetchPartition(ctx context.Context, t *Topic, p Partition, rp k
 	}
 	s.metrics.out(t.Name, len(data))
 	return len(data)
+}
+
+// fetchReplicaID is the sender's agent id when a follower fetches, -1 for
+// consumers (the field moved into ReplicaState in v15, KIP-903).
+func fetchReplicaID(r *request, req *kmsg.FetchRequest) int32 {
+	if r.version >= 15 {
+		return req.ReplicaState.ID
+	}
+	return req.ReplicaID
+}
+
+// replicaFetchPartition serves a follower: records up to the log end, not
+// the HW, and the fetch counted towards the HW and the ISR. The follower
+// learns the HW and the leader's local log start from the answer.
+func (s *Server) replicaFetchPartition(p Partition, replicaID int32, rp kmsg.FetchRequestTopicPartition, budget int, first bool, fp *kmsg.FetchResponseTopicPartition) int {
+	maxBytes := min(int(rp.PartitionMaxBytes), budget)
+	if maxBytes <= 0 && !first {
+		return 0
+	}
+	res, err := p.ReplicaRead(replicaID, rp.CurrentLeaderEpoch, rp.FetchOffset, maxBytes)
+	fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = res.HighWatermark, res.HighWatermark, res.LogStartOffset
+	if err != nil {
+		if fp.ErrorCode = errorCode(err); fp.ErrorCode == kerr.UnknownServerError.Code {
+			fp.ErrorCode = kerr.KafkaStorageError.Code
+		}
+		return 0
+	}
+	if len(res.Records) > 0 {
+		fp.RecordBatches = res.Records
+	}
+	return len(res.Records)
 }
 
 func maxTime(a, b time.Time) time.Time {

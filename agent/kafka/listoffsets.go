@@ -2,7 +2,8 @@ package kafka
 
 // ListOffsets (key 2), versions 1-10.
 //
-// Special timestamps: -1 latest (the high watermark), -2 earliest, -3 the
+// Special timestamps: -1 latest (the high watermark; the log end for a
+// follower, which sets a replica id, as in Kafka), -2 earliest, -3 the
 // record with the largest timestamp (v7+), -4 earliest local offset (v8+,
 // KIP-1005: the first offset on the leader's disk), -5 latest tiered offset
 // (v9+, -1 while nothing is tiered). A timestamp older than the local log
@@ -32,7 +33,7 @@ func handleListOffsets(ctx context.Context, s *Server, r *request, req *kmsg.Lis
 			if !ok || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions) {
 				lp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			} else {
-				s.listOffset(ctx, t.Partitions[rp.Partition], rp, &lp)
+				s.listOffset(ctx, t.Partitions[rp.Partition], req.ReplicaID, rp, &lp)
 			}
 			lt.Partitions = append(lt.Partitions, lp)
 		}
@@ -41,7 +42,7 @@ func handleListOffsets(ctx context.Context, s *Server, r *request, req *kmsg.Lis
 	return resp, nil
 }
 
-func (s *Server) listOffset(ctx context.Context, p Partition, rp kmsg.ListOffsetsRequestTopicPartition, lp *kmsg.ListOffsetsResponseTopicPartition) {
+func (s *Server) listOffset(ctx context.Context, p Partition, replicaID int32, rp kmsg.ListOffsetsRequestTopicPartition, lp *kmsg.ListOffsetsResponseTopicPartition) {
 	if p.Leader() != s.backend.AgentID() {
 		lp.ErrorCode = kerr.NotLeaderForPartition.Code
 		return
@@ -59,13 +60,16 @@ func (s *Server) listOffset(ctx context.Context, p Partition, rp kmsg.ListOffset
 	switch rp.Timestamp {
 	case -1:
 		lp.Offset, lp.LeaderEpoch = hw, p.LeaderEpoch()
+		if replicaID >= 0 {
+			lp.Offset = p.LogEndOffset() // a follower lining its log up with the leader's
+		}
 		return
 	case -2, -4:
 		lp.Offset = p.LogStartOffset()
 		if rp.Timestamp == -4 {
 			lp.Offset = p.LocalLogStartOffset()
 		}
-		lp.LeaderEpoch, _ = p.EndOffsetForEpoch(-1)
+		lp.LeaderEpoch, _, _ = p.OffsetForLeaderEpoch(-1, -1)
 		if lp.LeaderEpoch < 0 {
 			lp.LeaderEpoch = p.LeaderEpoch()
 		}

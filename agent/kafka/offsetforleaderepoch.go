@@ -11,7 +11,9 @@ package kafka
 // Only the leader answers (NOT_LEADER_OR_FOLLOWER elsewhere).
 //
 // ReplicaID (v3+) is not used: a consumer (-1), a follower (>= 0) and
-// Kafka's debugging id (-2) all get the consumer's answer from the leader.
+// Kafka's debugging id (-2) all get the same answer from the leader; a new
+// leader places epochs it has not written yet as Kafka's epoch cache would
+// (agent/replica's OffsetForLeaderEpoch).
 // Kafka additionally lets -2 be answered by a follower and checks
 // CLUSTER_ACTION for followers; Strata has no ACLs and its followers ask the
 // leader. Versions 0-1 are not served (Kafka 4 removed them).
@@ -52,14 +54,10 @@ func (s *Server) offsetForLeaderEpoch(p Partition, rp kmsg.OffsetForLeaderEpochR
 		op.ErrorCode = kerr.NotLeaderForPartition.Code
 		return
 	}
-	if e := rp.CurrentLeaderEpoch; e >= 0 {
-		if le := p.LeaderEpoch(); e < le {
-			op.ErrorCode = kerr.FencedLeaderEpoch.Code
-			return
-		} else if e > le {
-			op.ErrorCode = kerr.UnknownLeaderEpoch.Code
-			return
-		}
+	epoch, end, err := p.OffsetForLeaderEpoch(rp.CurrentLeaderEpoch, rp.LeaderEpoch)
+	if err != nil {
+		op.ErrorCode = errorCode(err)
+		return
 	}
-	op.LeaderEpoch, op.EndOffset = p.EndOffsetForEpoch(rp.LeaderEpoch)
+	op.LeaderEpoch, op.EndOffset = epoch, end
 }

@@ -63,6 +63,8 @@ type Resolved struct {
 	SegmentBytes        int64
 	SegmentMs           int64
 	IndexIntervalBytes  int32
+	// UncleanLeaderElection lets a replica outside the ISR lead.
+	UncleanLeaderElection bool
 }
 
 // effective returns the value of d and its source.
@@ -103,21 +105,22 @@ func Resolve(topicConfigs map[string]string, defaults Defaults) (Resolved, error
 		return n
 	}
 	r := Resolved{
-		CleanupPolicy:        "delete",
-		CompressionType:      value(CompressionType),
-		MaxMessageBytes:      int32(long(MaxMessageBytes)),
-		TimestampType:        value(MessageTimestampType),
-		TimestampBeforeMaxMs: long(MessageTimestampBeforeMaxMs),
-		TimestampAfterMaxMs:  long(MessageTimestampAfterMaxMs),
-		MinInsyncReplicas:    int32(long(MinInsyncReplicas)),
-		RemoteStorage:        strings.EqualFold(value(RemoteStorageEnable), "true"),
-		RetentionBytes:       long(RetentionBytes),
-		RetentionMs:          long(RetentionMs),
-		LocalRetentionBytes:  long(LocalRetentionBytes),
-		LocalRetentionMs:     long(LocalRetentionMs),
-		SegmentBytes:         long(SegmentBytes),
-		SegmentMs:            long(SegmentMs),
-		IndexIntervalBytes:   int32(long(IndexIntervalBytes)),
+		CleanupPolicy:         "delete",
+		CompressionType:       value(CompressionType),
+		MaxMessageBytes:       int32(long(MaxMessageBytes)),
+		TimestampType:         value(MessageTimestampType),
+		TimestampBeforeMaxMs:  long(MessageTimestampBeforeMaxMs),
+		TimestampAfterMaxMs:   long(MessageTimestampAfterMaxMs),
+		MinInsyncReplicas:     int32(long(MinInsyncReplicas)),
+		RemoteStorage:         strings.EqualFold(value(RemoteStorageEnable), "true"),
+		RetentionBytes:        long(RetentionBytes),
+		RetentionMs:           long(RetentionMs),
+		LocalRetentionBytes:   long(LocalRetentionBytes),
+		LocalRetentionMs:      long(LocalRetentionMs),
+		SegmentBytes:          long(SegmentBytes),
+		SegmentMs:             long(SegmentMs),
+		IndexIntervalBytes:    int32(long(IndexIntervalBytes)),
+		UncleanLeaderElection: strings.EqualFold(value(UncleanLeaderElectionEnable), "true"),
 	}
 	r.LocalRetentionBytes = localRetention(r.LocalRetentionBytes, r.RetentionBytes)
 	r.LocalRetentionMs = localRetention(r.LocalRetentionMs, r.RetentionMs)

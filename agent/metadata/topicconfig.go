@@ -59,6 +59,7 @@ const (
 	RetentionMs                 = "retention.ms"
 	SegmentBytes                = "segment.bytes"
 	SegmentMs                   = "segment.ms"
+	UncleanLeaderElectionEnable = "unclean.leader.election.enable"
 )
 
 // topicConfigDefs is the table, sorted by name. Defaults and ranges follow
@@ -102,6 +103,8 @@ var topicConfigDefs = []ConfigDef{
 		Doc: "Size in bytes at which the active segment is sealed and a new one started."},
 	{Name: SegmentMs, Type: TypeLong, Default: "604800000", validate: intRange(1, math.MaxInt64),
 		Doc: "Age in milliseconds at which the active segment is sealed even if it is not full."},
+	{Name: UncleanLeaderElectionEnable, Type: TypeBoolean, Default: "false", validate: oneOf("true", "false"),
+		Doc: "Whether a replica outside the ISR may lead when no in-sync replica is alive, accepting the loss of records it lacks."},
 }
 
 // TopicConfigDefs returns the table of topic configs, sorted by name. The

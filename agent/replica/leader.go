@@ -144,7 +144,11 @@ func (m *Machine) LeaderEndMoved(end LogEnd, now time.Time) (LeaderUpdate, error
 
 // CheckISR is the periodic ISR check (Kafka runs it every half lag
 // period): it proposes removing every ISR follower not caught up within
-// replica.lag.time.max.ms, unless a change is in flight. It also
+// replica.lag.time.max.ms, and every ineligible one (dead or draining, as
+// Kafka's controller removes fenced and shutting-down brokers: a follower
+// at the leader's end counts as caught up however long it is silent, so
+// without this a dead follower would stay in the ISR until the next
+// append), unless a change is in flight. It also
 // recomputes the HW, which time alone can free: a caught-up follower
 // outside the ISR stops holding it back once its lag expires.
 func (m *Machine) CheckISR(end LogEnd, now time.Time) (LeaderUpdate, error) {
@@ -155,7 +159,7 @@ func (m *Machine) CheckISR(end LogEnd, now time.Time) (LeaderUpdate, error) {
 	if m.pending == nil {
 		var out []int32
 		for _, id := range m.state.ISR {
-			if f := m.followers[id]; id != m.self && (f == nil || !f.caughtUp(end.LEO, now, m.cfg.ReplicaLagTimeMax)) {
+			if f := m.followers[id]; id != m.self && (f == nil || !m.eligible(id) || !f.caughtUp(end.LEO, now, m.cfg.ReplicaLagTimeMax)) {
 				out = append(out, id)
 			}
 		}

@@ -1,0 +1,211 @@
+package agent
+
+// The follower's fetcher: one goroutine per local replica, alive as long
+// as the partition, carrying out the machine's FollowerAction one at a
+// time (DESIGN.md §6). Actions that touch the log (truncate, restart,
+// append fetched records) are done under the partition's write lock and
+// only while the action is still the current one, so a fetcher racing a
+// leadership change never cuts or extends the log for a superseded epoch.
+// Network calls happen outside the lock.
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/log"
+	"github.com/strata-streaming/strata/agent/replica"
+)
+
+const (
+	// replicaFetchMaxWait is how long a follower's fetch long-polls; a
+	// produce on the leader answers it at once.
+	replicaFetchMaxWait = 500 * time.Millisecond
+	// replicaFetchMaxBytes bounds one follower fetch.
+	replicaFetchMaxBytes = 8 << 20
+	// fetcherBackoffMax bounds the wait after a failed request.
+	fetcherBackoffMax = time.Second
+)
+
+// followerAction returns the current action and the channel closed at the
+// next state change.
+func (p *partition) followerAction() (replica.FollowerAction, <-chan struct{}, <-chan struct{}) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.rep.FollowerAction(), p.changed, p.stopped
+}
+
+// withAction runs fn under the write lock if act is still current.
+func (p *partition) withAction(act replica.FollowerAction, fn func() (replica.FollowerAction, error)) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.deleted {
+		return log.ErrClosed
+	}
+	if p.rep.FollowerAction() != act {
+		return replica.ErrStaleAction
+	}
+	_, err := fn()
+	p.hw.Store(p.rep.HighWatermark())
+	return err
+}
+
+// runFetcher follows p's leader until p closes.
+func (a *Agent) runFetcher(p *partition) {
+	select {
+	case <-a.running:
+	case <-p.stopped:
+		return
+	}
+	f := fetcher{a: a, p: p}
+	defer f.closeClient()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-p.stopped
+		cancel()
+	}()
+	for ctx.Err() == nil {
+		act, changed, _ := p.followerAction()
+		err := f.do(ctx, act, changed)
+		if err == nil || ctx.Err() != nil {
+			f.backoff = 0
+			continue
+		}
+		if !errors.Is(err, replica.ErrStaleAction) {
+			f.failed(ctx, act, err, changed)
+		}
+	}
+}
+
+type fetcher struct {
+	a       *Agent
+	p       *partition
+	client  *kafka.PeerClient
+	leader  int32
+	backoff time.Duration
+	lastErr string
+}
+
+func (f *fetcher) closeClient() {
+	if f.client != nil {
+		f.client.Close()
+		f.client = nil
+	}
+}
+
+// do carries out one action.
+func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-chan struct{}) error {
+	p := f.p
+	switch act.Kind {
+	case replica.ActionWait:
+		f.closeClient()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+		}
+		return nil
+	case replica.ActionTruncate:
+		return p.withAction(act, func() (replica.FollowerAction, error) {
+			if err := p.log.TruncateTo(act.Offset); err != nil {
+				return act, err
+			}
+			f.a.logger.Info("follower truncated its log", "topic", p.topic, "partition", p.index, "offset", act.Offset, "leader", act.Leader, "leader_epoch", act.LeaderEpoch)
+			return p.rep.Applied(act, p.log)
+		})
+	case replica.ActionRestartAt:
+		return p.withAction(act, func() (replica.FollowerAction, error) {
+			if err := p.log.TruncateTo(p.log.LogStartOffset()); err != nil {
+				return act, err
+			}
+			if err := p.log.RestartAt(act.Offset, nil); err != nil {
+				return act, err
+			}
+			f.a.logger.Info("follower restarted its log at the leader's local start", "topic", p.topic, "partition", p.index, "offset", act.Offset)
+			return p.rep.Applied(act, p.log)
+		})
+	}
+	client, err := f.connect(ctx, act.Leader)
+	if err != nil {
+		return err
+	}
+	switch act.Kind {
+	case replica.ActionQueryEpoch:
+		epoch, end, err := client.EpochEndOffset(ctx, p.topic, p.index, f.a.id, act.LeaderEpoch, act.Epoch)
+		if err != nil {
+			return err
+		}
+		return p.withAction(act, func() (replica.FollowerAction, error) {
+			return p.rep.EpochAnswered(act, replica.EpochEndOffset{Epoch: epoch, EndOffset: end}, p.log)
+		})
+	case replica.ActionFetch:
+		res, err := client.Fetch(ctx, kafka.ReplicaFetch{Topic: p.topic, Partition: p.index, ReplicaID: f.a.id,
+			LeaderEpoch: act.LeaderEpoch, Offset: act.Offset, MaxBytes: replicaFetchMaxBytes, MaxWait: replicaFetchMaxWait})
+		if errors.Is(err, log.ErrOffsetOutOfRange) {
+			leaderEnd, err := client.LogEnd(ctx, p.topic, p.index, f.a.id, act.LeaderEpoch)
+			if err != nil {
+				return err
+			}
+			return p.withAction(act, func() (replica.FollowerAction, error) {
+				return p.rep.FetchOutOfRange(act, res.LogStartOffset, leaderEnd, p.log)
+			})
+		}
+		if err != nil {
+			return err
+		}
+		return p.withAction(act, func() (replica.FollowerAction, error) {
+			if len(res.Records) > 0 {
+				if _, err := p.log.AppendReplicated(res.Records); err != nil {
+					return act, err
+				}
+			}
+			return p.rep.Fetched(act, res.HighWatermark, p.log)
+		})
+	}
+	return nil
+}
+
+// connect returns a connection to leader, dialling when needed.
+func (f *fetcher) connect(ctx context.Context, leader int32) (*kafka.PeerClient, error) {
+	addr, err := f.a.agentAddr(ctx, leader)
+	if err != nil {
+		return nil, err
+	}
+	if f.client != nil && (f.leader != leader || f.client.Addr() != addr) {
+		f.closeClient()
+	}
+	if f.client == nil {
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		c, err := kafka.DialPeer(dctx, addr, f.a.id)
+		if err != nil {
+			return nil, err
+		}
+		f.client, f.leader = c, leader
+	}
+	return f.client, nil
+}
+
+// failed handles a failed action: the connection is dropped, the state is
+// re-read when the leader says this agent is behind (or does not answer
+// as leader), and the next attempt waits a little longer each time, or
+// until the state changes.
+func (f *fetcher) failed(ctx context.Context, act replica.FollowerAction, err error, changed <-chan struct{}) {
+	f.closeClient()
+	if errors.Is(err, kafka.ErrNotLeader) || errors.Is(err, replica.ErrFencedLeaderEpoch) || errors.Is(err, kafka.ErrUnknownTopicOrPartition) {
+		f.a.refreshState(f.p)
+	}
+	if msg := err.Error(); msg != f.lastErr {
+		f.lastErr = msg
+		f.a.logger.Warn("follower fetch failed", "topic", f.p.topic, "partition", f.p.index, "action", act.String(), "err", err)
+	}
+	f.backoff = min(max(2*f.backoff, 50*time.Millisecond), fetcherBackoffMax)
+	t := time.NewTimer(f.backoff)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-changed:
+	case <-ctx.Done():
+	}
+}

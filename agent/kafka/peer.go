@@ -1,0 +1,261 @@
+package kafka
+
+// The client side of replication: a follower talks to its leader with the
+// Kafka API (Fetch with a replica id, OffsetForLeaderEpoch, ListOffsets),
+// as Kafka's followers do. PeerClient is one connection, one request at a
+// time; the agent keeps one per partition it follows, so a slow partition
+// never holds another back. Answers come back as Go errors (the sentinels
+// of this package, agent/replica and agent/log), so the agent never sees a
+// Kafka error code.
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/log"
+	"github.com/strata-streaming/strata/agent/replica"
+)
+
+// Versions the follower sends; every agent serves them.
+const (
+	peerFetchVersion       = 12 // topic names, flexible
+	peerEpochVersion       = 4
+	peerListOffsetsVersion = 7
+)
+
+// maxPeerResponse bounds a response frame a leader may send.
+const maxPeerResponse = 256 << 20
+
+// PeerClient is a connection to another agent's Kafka listener.
+type PeerClient struct {
+	addr string
+	conn net.Conn
+	rd   *bufio.Reader
+	fmt  *kmsg.RequestFormatter
+	corr int32
+	buf  []byte
+}
+
+// DialPeer connects to addr as agent self.
+func DialPeer(ctx context.Context, addr string, self int32) (*PeerClient, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &PeerClient{addr: addr, conn: conn, rd: bufio.NewReaderSize(conn, 64<<10),
+		fmt: kmsg.NewRequestFormatter(kmsg.FormatterClientID(fmt.Sprintf("strata-replica-%d", self)))}, nil
+}
+
+// Addr is the address the client is connected to.
+func (c *PeerClient) Addr() string { return c.addr }
+
+// Close closes the connection.
+func (c *PeerClient) Close() error { return c.conn.Close() }
+
+// request sends req and reads its response into resp. A context that ends
+// closes the connection (the caller must dial again): a half-read response
+// would desynchronise the stream.
+func (c *PeerClient) request(ctx context.Context, req kmsg.Request, resp kmsg.Response) error {
+	c.corr++
+	c.buf = c.fmt.AppendRequest(c.buf[:0], req, c.corr)
+	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if _, err := c.conn.Write(c.buf); err != nil {
+		return c.fail(ctx, err)
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(c.rd, size[:]); err != nil {
+		return c.fail(ctx, err)
+	}
+	n := int32(binary.BigEndian.Uint32(size[:]))
+	if n < 4 || n > maxPeerResponse {
+		c.conn.Close()
+		return fmt.Errorf("kafka: peer %s sent a %d-byte response frame", c.addr, n)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(c.rd, body); err != nil {
+		return c.fail(ctx, err)
+	}
+	if corr := int32(binary.BigEndian.Uint32(body)); corr != c.corr {
+		c.conn.Close()
+		return fmt.Errorf("kafka: peer %s answered correlation id %d, want %d", c.addr, corr, c.corr)
+	}
+	body = body[4:]
+	if req.IsFlexible() {
+		var err error
+		if body, err = skipTags(body); err != nil {
+			c.conn.Close()
+			return fmt.Errorf("kafka: peer %s: response header: %w", c.addr, err)
+		}
+	}
+	resp.SetVersion(req.GetVersion())
+	if err := resp.ReadFrom(body); err != nil {
+		c.conn.Close()
+		return fmt.Errorf("kafka: peer %s: decode %T: %w", c.addr, resp, err)
+	}
+	return nil
+}
+
+func (c *PeerClient) fail(ctx context.Context, err error) error {
+	c.conn.Close()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("kafka: peer %s: %w", c.addr, err)
+}
+
+// skipTags drops a flexible header's tagged fields.
+func skipTags(b []byte) ([]byte, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return nil, errors.New("bad tag count")
+	}
+	b = b[k:]
+	for range n {
+		if _, k = binary.Uvarint(b); k <= 0 {
+			return nil, errors.New("bad tag")
+		}
+		b = b[k:]
+		size, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < size {
+			return nil, errors.New("bad tag size")
+		}
+		b = b[k+int(size):]
+	}
+	return b, nil
+}
+
+// ReplicaFetch is one follower fetch of one partition.
+type ReplicaFetch struct {
+	Topic       string
+	Partition   int32
+	ReplicaID   int32
+	LeaderEpoch int32 // the follower's current leader epoch
+	Offset      int64
+	MaxBytes    int32
+	MaxWait     time.Duration
+}
+
+// ReplicaFetched is the leader's answer.
+type ReplicaFetched struct {
+	Records        []byte
+	HighWatermark  int64
+	LogStartOffset int64 // the leader's local log start
+}
+
+// Fetch long-polls the leader for records at f.Offset.
+func (c *PeerClient) Fetch(ctx context.Context, f ReplicaFetch) (ReplicaFetched, error) {
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = peerFetchVersion
+	req.ReplicaID = f.ReplicaID
+	req.MaxWaitMillis = int32(f.MaxWait.Milliseconds())
+	req.MinBytes = 1
+	req.MaxBytes = f.MaxBytes
+	req.SessionEpoch = -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = f.Topic
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition, rp.CurrentLeaderEpoch, rp.FetchOffset, rp.PartitionMaxBytes = f.Partition, f.LeaderEpoch, f.Offset, f.MaxBytes
+	rp.LogStartOffset = -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := kmsg.NewPtrFetchResponse()
+	if err := c.request(ctx, req, resp); err != nil {
+		return ReplicaFetched{}, err
+	}
+	if resp.ErrorCode != 0 {
+		return ReplicaFetched{}, peerError(resp.ErrorCode, c.addr)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return ReplicaFetched{}, fmt.Errorf("kafka: peer %s answered a fetch of one partition with %d topics", c.addr, len(resp.Topics))
+	}
+	p := resp.Topics[0].Partitions[0]
+	out := ReplicaFetched{Records: p.RecordBatches, HighWatermark: p.HighWatermark, LogStartOffset: p.LogStartOffset}
+	if p.ErrorCode != 0 {
+		return out, peerError(p.ErrorCode, c.addr)
+	}
+	return out, nil
+}
+
+// EpochEndOffset asks where the leader's largest epoch at or below epoch
+// ends (OffsetForLeaderEpoch).
+func (c *PeerClient) EpochEndOffset(ctx context.Context, topic string, partition, replicaID, currentEpoch, epoch int32) (int32, int64, error) {
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.Version = peerEpochVersion
+	req.ReplicaID = replicaID
+	rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+	rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = partition, currentEpoch, epoch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := kmsg.NewPtrOffsetForLeaderEpochResponse()
+	if err := c.request(ctx, req, resp); err != nil {
+		return 0, 0, err
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return 0, 0, fmt.Errorf("kafka: peer %s answered OffsetForLeaderEpoch of one partition with %d topics", c.addr, len(resp.Topics))
+	}
+	p := resp.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 {
+		return 0, 0, peerError(p.ErrorCode, c.addr)
+	}
+	return p.LeaderEpoch, p.EndOffset, nil
+}
+
+// LogEnd asks the leader for its log end offset (ListOffsets latest with
+// a replica id, which Kafka answers with the log end, not the HW).
+func (c *PeerClient) LogEnd(ctx context.Context, topic string, partition, replicaID, currentEpoch int32) (int64, error) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.Version = peerListOffsetsVersion
+	req.ReplicaID = replicaID
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition, rp.CurrentLeaderEpoch, rp.Timestamp = partition, currentEpoch, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := kmsg.NewPtrListOffsetsResponse()
+	if err := c.request(ctx, req, resp); err != nil {
+		return 0, err
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return 0, fmt.Errorf("kafka: peer %s answered ListOffsets of one partition with %d topics", c.addr, len(resp.Topics))
+	}
+	p := resp.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 {
+		return 0, peerError(p.ErrorCode, c.addr)
+	}
+	return p.Offset, nil
+}
+
+// peerError turns a leader's error code into the error the agent acts on.
+func peerError(code int16, addr string) error {
+	kerrErr := kerr.ErrorForCode(code)
+	var base error
+	switch code {
+	case kerr.NotLeaderForPartition.Code, kerr.LeaderNotAvailable.Code:
+		base = ErrNotLeader
+	case kerr.FencedLeaderEpoch.Code:
+		base = replica.ErrFencedLeaderEpoch
+	case kerr.UnknownLeaderEpoch.Code:
+		base = replica.ErrUnknownLeaderEpoch
+	case kerr.OffsetOutOfRange.Code, kerr.OffsetMovedToTieredStorage.Code:
+		base = log.ErrOffsetOutOfRange
+	case kerr.UnknownTopicOrPartition.Code, kerr.UnknownTopicID.Code:
+		base = ErrUnknownTopicOrPartition
+	default:
+		return fmt.Errorf("kafka: peer %s: %w", addr, kerrErr)
+	}
+	return fmt.Errorf("%w: peer %s: %w", base, addr, kerrErr)
+}

@@ -1,0 +1,284 @@
+package agent
+
+// A partition's replication (DESIGN.md §6): the replica state machine
+// decides, the partition does the I/O. Every machine call is made under
+// p.mu's write lock (reads of the machine under the read lock); the store
+// writes it asks for (ISR changes) run outside the lock, through
+// clusterOps. See agent/replica's package comment for the contract.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/log"
+	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/replica"
+)
+
+// clusterOps is what a partition asks of the agent.
+type clusterOps interface {
+	// writeISR writes a proposed ISR change to the store (asynchronously)
+	// and reports the outcome back to the partition.
+	writeISR(p *partition, change replica.ISRChange)
+	// refreshState re-reads the partition's state.json soon: a request
+	// showed that this agent's view is behind.
+	refreshState(p *partition)
+	// replicaConfig is replica.lag.time.max.ms and friends.
+	replicaLagTimeMax() time.Duration
+}
+
+func toReplicaState(st metadata.PartitionState) replica.State {
+	return replica.State{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, Replicas: st.Replicas, ISR: st.ISR, StateEpoch: st.StateEpoch}
+}
+
+func toMetadataState(st replica.State) metadata.PartitionState {
+	return metadata.PartitionState{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, Replicas: st.Replicas, ISR: st.ISR, StateEpoch: st.StateEpoch}
+}
+
+func (p *partition) replicaConfig() replica.Config {
+	return replica.Config{ReplicaLagTimeMax: p.cluster.replicaLagTimeMax(), MinInsyncReplicas: int(max(p.minISR, 1))}
+}
+
+// logEnd is the leader's log position for the machine: with
+// log.flush=always the HW may reach only fsynced records.
+func (p *partition) logEnd() replica.LogEnd {
+	leo := p.log.LogEndOffset()
+	if p.flush == log.FlushAlways {
+		return replica.LogEnd{LEO: leo, Durable: min(p.log.FlushedOffset(), leo)}
+	}
+	return replica.LogEnd{LEO: leo, Durable: leo}
+}
+
+// publishLocked makes a machine decision visible: the new HW for readers,
+// and a wake-up for acks=all waiters and long polls when the HW moved or
+// force is set (a state change). p.mu is write-locked.
+func (p *partition) publishLocked(u replica.LeaderUpdate, force bool) {
+	if old := p.hw.Swap(u.HW); old != u.HW || u.Advanced || force {
+		p.signalLocked()
+	}
+	if u.Change != nil && !p.deleted {
+		p.cluster.writeISR(p, *u.Change)
+	}
+}
+
+// signalLocked wakes everyone waiting on this partition.
+func (p *partition) signalLocked() {
+	close(p.hwCh)
+	p.hwCh = make(chan struct{})
+	p.notify()
+}
+
+// applyState makes a state read from the store the served one (if it is
+// not older than the applied one) and returns whether it changed
+// anything. Leaving the leadership waits for appends in flight, so none
+// lands after the follower starts lining its log up with the new leader.
+func (p *partition) applyState(st metadata.PartitionState, etag string) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.deleted {
+		return false, nil
+	}
+	if st.StateEpoch < p.state.StateEpoch || st.StateEpoch == p.state.StateEpoch && p.rep.Role() != replica.RoleNone {
+		if st.StateEpoch == p.state.StateEpoch {
+			p.etag = etag
+		}
+		return false, nil
+	}
+	rs := toReplicaState(st)
+	var err error
+	if st.Leader == p.agentID {
+		var u replica.LeaderUpdate
+		if u, err = p.rep.BecomeLeader(rs, p.logEnd(), time.Now()); err == nil {
+			p.publishLocked(u, true)
+		}
+	} else {
+		if p.rep.Role() == replica.RoleLeader {
+			p.appending.Wait()
+		}
+		_, err = p.rep.BecomeFollower(rs, p.log)
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s-%d: apply state %+v: %w", p.topic, p.index, st, err)
+	}
+	p.state, p.etag = st, etag
+	p.hw.Store(p.rep.HighWatermark())
+	close(p.changed)
+	p.changed = make(chan struct{})
+	p.signalLocked()
+	return true, nil
+}
+
+// stateAndETag is the applied state with its ETag, for a CAS.
+func (p *partition) stateAndETag() (metadata.PartitionState, string) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.state, p.etag
+}
+
+// confirmISR applies a written ISR change.
+func (p *partition) confirmISR(written replica.State, etag string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	u, err := p.rep.ConfirmISRChange(written, p.logEnd(), time.Now())
+	if err != nil {
+		return err
+	}
+	p.state, p.etag = toMetadataState(written), etag
+	p.publishLocked(u, true)
+	return nil
+}
+
+// pendingISR reports whether change is still the one in flight.
+func (p *partition) pendingISR(change replica.ISRChange) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	cur, ok := p.rep.PendingChange()
+	return ok && cur.To.StateEpoch == change.To.StateEpoch && cur.Op == change.Op && !p.deleted
+}
+
+func (p *partition) abortISR(change replica.ISRChange) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if cur, ok := p.rep.PendingChange(); ok && cur.To.StateEpoch == change.To.StateEpoch {
+		p.rep.AbortISRChange()
+	}
+}
+
+// checkISR is the periodic ISR check of a leader.
+func (p *partition) checkISR(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.deleted || p.rep.Role() != replica.RoleLeader {
+		return
+	}
+	u, err := p.rep.CheckISR(p.logEnd(), now)
+	if err == nil {
+		p.publishLocked(u, false)
+	}
+}
+
+// setIneligible tells the machine which agents may not join the ISR.
+func (p *partition) setIneligible(agents []int32) {
+	p.mu.Lock()
+	p.rep.SetIneligible(agents)
+	p.mu.Unlock()
+}
+
+// Append writes a checked batch as the leader. acks=all is refused with
+// NOT_ENOUGH_REPLICAS before anything is written when the ISR is smaller
+// than min.insync.replicas, and otherwise waits until the HW passes the
+// batch: every replica in the ISR holds it. Every acks level waits for the
+// local append (and its fsync under log.flush=always): answering acks=0/1
+// earlier would save only the client's wait and risk the record.
+func (p *partition) Append(ctx context.Context, raw []byte, acks int16) (log.AppendResult, error) {
+	p.mu.RLock()
+	if p.deleted {
+		p.mu.RUnlock()
+		return log.AppendResult{}, kafka.ErrUnknownTopicOrPartition
+	}
+	if err := p.rep.CheckAppend(acks == -1); err != nil {
+		p.mu.RUnlock()
+		return log.AppendResult{}, err
+	}
+	epoch := p.rep.LeaderEpoch()
+	p.appending.Add(1)
+	p.mu.RUnlock()
+
+	res, err := p.log.Append(raw, epoch)
+	p.appending.Done()
+	if err != nil {
+		return log.AppendResult{}, err
+	}
+	p.endMoved()
+	if acks != -1 {
+		return res, nil
+	}
+	return res, p.awaitCommit(ctx, epoch, res.LastOffset+1)
+}
+
+// endMoved tells the machine that the leader's log moved, and wakes the
+// followers' long polls, which read the new records at once.
+func (p *partition) endMoved() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.rep.Role() != replica.RoleLeader {
+		return
+	}
+	u, err := p.rep.LeaderEndMoved(p.logEnd(), time.Now())
+	if err == nil {
+		p.publishLocked(u, false)
+	}
+	p.notify()
+}
+
+// awaitCommit waits until the append that ended at end, written in leader
+// epoch epoch, is committed or can no longer be.
+func (p *partition) awaitCommit(ctx context.Context, epoch int32, end int64) error {
+	for {
+		p.mu.RLock()
+		ch := p.hwCh
+		done, err := p.rep.AppendStatus(epoch, end)
+		deleted := p.deleted
+		p.mu.RUnlock()
+		switch {
+		case deleted:
+			return kafka.ErrUnknownTopicOrPartition
+		case done:
+			return err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the ISR to replicate up to offset %d: %w", end, ctx.Err())
+		}
+	}
+}
+
+// ReplicaRead serves a follower's fetch: the epoch and replica checks, a
+// read up to the log end (not the HW: followers copy what the leader has),
+// then the record of the fetch, which may move the HW and the ISR.
+func (p *partition) ReplicaRead(replicaID, leaderEpoch int32, offset int64, maxBytes int) (kafka.ReplicaReadResult, error) {
+	p.mu.RLock()
+	err := p.rep.CheckFollowerFetch(replicaID, leaderEpoch, offset, p.log.LogStartOffset())
+	deleted := p.deleted
+	p.mu.RUnlock()
+	out := kafka.ReplicaReadResult{HighWatermark: p.hw.Load(), LogStartOffset: p.log.LogStartOffset()}
+	switch {
+	case deleted:
+		return out, kafka.ErrUnknownTopicOrPartition
+	case errors.Is(err, replica.ErrUnknownLeaderEpoch):
+		p.cluster.refreshState(p) // the follower knows a newer state than this agent
+		return out, err
+	case err != nil:
+		return out, err
+	}
+	end := p.logEnd()
+	if offset > end.LEO {
+		return out, fmt.Errorf("%w: follower %d fetches %d, log end %d", log.ErrOffsetOutOfRange, replicaID, offset, end.LEO)
+	}
+	data, err := p.log.Read(offset, maxBytes, end.LEO, true)
+	if err != nil {
+		return out, p.closedErr(err)
+	}
+	p.mu.Lock()
+	u, err := p.rep.FollowerFetched(replicaID, offset, end, time.Now())
+	if err == nil {
+		p.publishLocked(u, false)
+	}
+	p.mu.Unlock()
+	out.Records, out.HighWatermark = data, p.hw.Load()
+	return out, err
+}
+
+// committedEpochStart reports whether this leader's HW has reached the
+// start of its leader epoch: everything the previous leaders committed is
+// then committed here too, and readers that must see all of it (the group
+// coordinator's replay) may start.
+func (p *partition) committedEpochStart() bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.rep.Role() == replica.RoleLeader && p.rep.HighWatermark() >= p.rep.EpochStartOffset()
+}

@@ -1,0 +1,393 @@
+package agent
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// cluster is n in-process agents sharing one store and joined by gossip.
+type cluster struct {
+	t      *testing.T
+	dir    string
+	store  string
+	agents []*running
+	cfgs   []Config
+}
+
+// clusterConfig is the settings the replication tests share: short lag
+// and reconcile periods so that ISR changes and repairs happen in seconds.
+func clusterConfig(dir, store string) Config {
+	cfg := testConfig(dir)
+	cfg.Store = store
+	cfg.ReplicaLagTimeMax = 2 * time.Second
+	cfg.ReconcileInterval = 500 * time.Millisecond
+	return cfg
+}
+
+func startCluster(t *testing.T, n int) *cluster {
+	t.Helper()
+	c := &cluster{t: t, dir: t.TempDir()}
+	c.store = "file://" + filepath.Join(c.dir, "store")
+	for i := range n {
+		cfg := clusterConfig(filepath.Join(c.dir, fmt.Sprint("agent", i)), c.store)
+		if i > 0 {
+			cfg.Gossip.Join = []string{c.agents[0].members.Self().GossipAddr}
+		}
+		c.cfgs = append(c.cfgs, cfg)
+		c.agents = append(c.agents, start(t, cfg, nil))
+	}
+	c.waitMembers(n)
+	return c
+}
+
+// waitMembers waits until every running agent lists n live agents.
+func (c *cluster) waitMembers(n int) {
+	c.t.Helper()
+	waitFor(c.t, 20*time.Second, fmt.Sprintf("%d agents to see each other", n), func() bool {
+		for _, a := range c.agents {
+			if a.cancel != nil && len(a.placementAgents()) != n {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// restart starts agent i again on its data directory.
+func (c *cluster) restart(i int) {
+	c.t.Helper()
+	cfg := c.cfgs[i]
+	cfg.Gossip.Join = nil
+	for j, a := range c.agents {
+		if j != i && a.cancel != nil {
+			cfg.Gossip.Join = append(cfg.Gossip.Join, a.members.Self().GossipAddr)
+		}
+	}
+	c.agents[i] = start(c.t, cfg, nil)
+}
+
+func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// localPartition is agent a's replica of topic-index, nil if none.
+func localPartition(a *running, topic string, index int32) *partition {
+	e, ok := a.entry(topic)
+	if !ok {
+		return nil
+	}
+	for _, p := range e.parts {
+		if p.index == index {
+			return p
+		}
+	}
+	return nil
+}
+
+// createReplicated creates a topic with rf replicas through agent a.
+func createReplicated(t *testing.T, a *running, topic string, partitions int32, rf int16, configs map[string]string) {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, partitions, rf
+	for k, v := range configs {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = k, kmsg.StringPtr(v)
+		rt.Configs = append(rt.Configs, c)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctxT(t), a.client(t))
+	if err != nil {
+		t.Fatalf("create %s: %v", topic, err)
+	}
+	if code := resp.Topics[0].ErrorCode; code != 0 {
+		t.Fatalf("create %s: %v %v", topic, kerr.ErrorForCode(code), resp.Topics[0].ErrorMessage)
+	}
+}
+
+// clusterClient is a producer/consumer that knows every running agent.
+func (c *cluster) client(opts ...kgo.Opt) *kgo.Client {
+	var seeds []string
+	for _, a := range c.agents {
+		if a.cancel != nil {
+			seeds = append(seeds, a.KafkaAddr().String())
+		}
+	}
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...)...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(cl.Close)
+	return cl
+}
+
+// logBatches reads every batch of a local replica up to its log end.
+func logBatches(t *testing.T, p *partition) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for off := p.log.LogStartOffset(); off < p.log.LogEndOffset(); {
+		b, err := p.log.Read(off, 1, p.log.LogEndOffset(), true)
+		if err != nil {
+			t.Fatalf("read %s-%d at %d: %v", p.topic, p.index, off, err)
+		}
+		out = append(out, b)
+		off = nextOffset(t, b)
+	}
+	return out
+}
+
+func nextOffset(t *testing.T, b []byte) int64 {
+	var rb kmsg.RecordBatch
+	if err := rb.ReadFrom(b); err != nil {
+		t.Fatal(err)
+	}
+	return rb.FirstOffset + int64(rb.LastOffsetDelta) + 1
+}
+
+// TestReplicationCopiesTheLeader: with three replicas every acks=all
+// record is on all three logs, byte for byte (offsets and leader epochs
+// included), the HW reaches the end, and Metadata lists the full ISR.
+func TestReplicationCopiesTheLeader(t *testing.T) {
+	c := startCluster(t, 3)
+	createReplicated(t, c.agents[0], "rep", 2, 3, nil)
+	cl := c.client(kgo.DefaultProduceTopic("rep"), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for i := range 200 {
+		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Partition: int32(i % 2), Value: []byte(fmt.Sprint("v", i))}).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+	}
+	for idx := range int32(2) {
+		var leader *partition
+		for _, a := range c.agents {
+			if p := localPartition(a, "rep", idx); p != nil && p.Leader() == a.id {
+				leader = p
+			}
+		}
+		if leader == nil {
+			t.Fatalf("partition %d has no leader", idx)
+		}
+		if leader.HighWatermark() != 100 {
+			t.Errorf("partition %d: leader HW %d after 100 acks=all records", idx, leader.HighWatermark())
+		}
+		if isr := leader.ISR(); len(isr) != 3 {
+			t.Errorf("partition %d: ISR %v, want three replicas", idx, isr)
+		}
+		want := logBatches(t, leader)
+		for _, a := range c.agents {
+			p := localPartition(a, "rep", idx)
+			waitFor(t, 10*time.Second, "follower to catch up", func() bool { return p.log.LogEndOffset() == 100 })
+			got := logBatches(t, p)
+			if !slices.EqualFunc(got, want, bytes.Equal) {
+				t.Errorf("partition %d: agent %d's log differs from the leader's", idx, a.id)
+			}
+		}
+	}
+}
+
+// leaderOf returns the index in c.agents of the agent leading topic-index,
+// as the store's state names it, once a running agent leads it.
+func (c *cluster) leaderOf(topic string, index int32) int {
+	c.t.Helper()
+	found := -1
+	waitFor(c.t, 20*time.Second, fmt.Sprintf("a running leader of %s-%d", topic, index), func() bool {
+		for i, a := range c.agents {
+			if a.cancel == nil {
+				continue
+			}
+			if p := localPartition(a, topic, index); p != nil && p.Leader() == a.id && p.committedEpochStart() {
+				found = i
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// consumeAll reads topic-index from the start up to n records.
+func (c *cluster) consumeAll(topic string, index int32, n int) []*kgo.Record {
+	c.t.Helper()
+	cl := c.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {index: kgo.NewOffset().AtStart()}}))
+	var out []*kgo.Record
+	ctx := ctxT(c.t)
+	for len(out) < n && ctx.Err() == nil {
+		fs := cl.PollFetches(ctx)
+		out = append(out, fs.Records()...)
+	}
+	return out
+}
+
+// TestLeaderFailover: the leader of a three-replica partition stops; the
+// first live ISR member takes over in a new epoch, the idempotent acks=all
+// producer carries on by itself, every acknowledged record is read back
+// once and in order, and the old leader, started again, follows and
+// rejoins the ISR.
+func TestLeaderFailover(t *testing.T) {
+	c := startCluster(t, 3)
+	createReplicated(t, c.agents[0], "fo", 1, 3, nil)
+	cl := c.client(kgo.DefaultProduceTopic("fo"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	produce := func(from, to int) {
+		for i := from; i < to; i++ {
+			if err := cl.ProduceSync(ctxT(t), &kgo.Record{Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+				t.Fatalf("produce %d: %v", i, err)
+			}
+		}
+	}
+	produce(0, 50)
+	old := c.leaderOf("fo", 0)
+	oldEpoch := localPartition(c.agents[old], "fo", 0).LeaderEpoch()
+	c.agents[old].stop(t)
+	produce(50, 100)
+	now := c.leaderOf("fo", 0)
+	p := localPartition(c.agents[now], "fo", 0)
+	if now == old || p.LeaderEpoch() <= oldEpoch {
+		t.Fatalf("leader after failover: agent index %d epoch %d; before: %d epoch %d", now, p.LeaderEpoch(), old, oldEpoch)
+	}
+	recs := c.consumeAll("fo", 0, 100)
+	if len(recs) != 100 {
+		t.Fatalf("read back %d records, want 100", len(recs))
+	}
+	for i, r := range recs {
+		if string(r.Value) != fmt.Sprint(i) || r.Offset != int64(i) {
+			t.Fatalf("record %d: value %q at offset %d", i, r.Value, r.Offset)
+		}
+	}
+	c.restart(old)
+	waitFor(t, 20*time.Second, "the old leader to rejoin the ISR", func() bool {
+		return len(localPartition(c.agents[now], "fo", 0).ISR()) == 3
+	})
+	back := localPartition(c.agents[old], "fo", 0)
+	waitFor(t, 10*time.Second, "the old leader's log to match", func() bool { return back.log.LogEndOffset() == 100 })
+	if back.Leader() == c.agents[old].id {
+		t.Fatalf("the restarted agent leads again at epoch %d", back.LeaderEpoch())
+	}
+}
+
+// metadataISR asks agent a (uncached) for topic-index's ISR.
+func metadataISR(t *testing.T, a *running, topic string, index int32) []int32 {
+	t.Helper()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctxT(t), a.client(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range resp.Topics[0].Partitions {
+		if p.Partition == index {
+			return slices.Sorted(slices.Values(p.ISR))
+		}
+	}
+	t.Fatalf("metadata lists no %s-%d", topic, index)
+	return nil
+}
+
+// TestISRShrinkAndExpand: followers that stop fetching leave the ISR after
+// replica.lag.time.max.ms, as Metadata and the ISR-change counter show;
+// with the ISR below min.insync.replicas an acks=all produce fails with
+// NOT_ENOUGH_REPLICAS and writes nothing, while acks=1 still works; a
+// follower that comes back catches up and rejoins, and acks=all works
+// again.
+func TestISRShrinkAndExpand(t *testing.T) {
+	c := startCluster(t, 3)
+	createReplicated(t, c.agents[0], "isr", 1, 3, nil) // min.insync.replicas defaults to 2
+	li := c.leaderOf("isr", 0)
+	leader := c.agents[li]
+	lcl := leader.client(t)
+	if code, _ := produceRaw(t, lcl, "isr", 0, "first"); code != 0 {
+		t.Fatalf("acks=all with a full ISR: %v", kerr.ErrorForCode(code))
+	}
+	var followers []int
+	for i := range c.agents {
+		if i != li {
+			followers = append(followers, i)
+			c.agents[i].stop(t)
+		}
+	}
+	waitFor(t, 20*time.Second, "the ISR to shrink to the leader", func() bool {
+		return slices.Equal(metadataISR(t, leader, "isr", 0), []int32{leader.id})
+	})
+	if n := testutilCounter(t, leader, "strata_isr_changes_total", "shrink"); n < 1 {
+		t.Errorf("strata_isr_changes_total{op=shrink} = %v after a shrink", n)
+	}
+	end := localPartition(leader, "isr", 0).LogEndOffset()
+	if code, _ := produceRaw(t, lcl, "isr", 0, "refused"); code != kerr.NotEnoughReplicas.Code {
+		t.Fatalf("acks=all with ISR 1 < min.insync.replicas 2: %v, want NOT_ENOUGH_REPLICAS", kerr.ErrorForCode(code))
+	}
+	if got := localPartition(leader, "isr", 0).LogEndOffset(); got != end {
+		t.Fatalf("a refused acks=all produce moved the log end from %d to %d", end, got)
+	}
+	one := leader.client(t, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	if code := produceAcks(t, one, "isr", 0, "acks=1", 1); code != 0 {
+		t.Fatalf("acks=1 with a shrunk ISR: %v", kerr.ErrorForCode(code))
+	}
+	c.restart(followers[0])
+	waitFor(t, 20*time.Second, "the follower to rejoin the ISR", func() bool {
+		return len(metadataISR(t, leader, "isr", 0)) == 2
+	})
+	if n := testutilCounter(t, leader, "strata_isr_changes_total", "expand"); n < 1 {
+		t.Errorf("strata_isr_changes_total{op=expand} = %v after an expand", n)
+	}
+	if code, _ := produceRaw(t, lcl, "isr", 0, "again"); code != 0 {
+		t.Fatalf("acks=all after the ISR grew back: %v", kerr.ErrorForCode(code))
+	}
+	back := localPartition(c.agents[followers[0]], "isr", 0)
+	waitFor(t, 10*time.Second, "the follower to hold every record", func() bool { return back.log.LogEndOffset() == 3 })
+}
+
+// testutilCounter reads a counter of agent a by name and "op" label.
+func testutilCounter(t *testing.T, a *running, name, op string) float64 {
+	t.Helper()
+	mfs, err := a.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "op" && l.GetValue() == op {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// produceAcks produces one record with the given acks and returns the
+// partition's error code.
+func produceAcks(t *testing.T, cl *kgo.Client, topic string, partition int32, value string, acks int16) int16 {
+	t.Helper()
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = acks, 10_000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition, rp.Records = partition, recordBatch(t, value)
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctxT(t), cl)
+	if err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	return resp.Topics[0].Partitions[0].ErrorCode
+}
