@@ -67,13 +67,14 @@ type Agent struct {
 	startedAt    time.Time
 	// running is closed when Run starts: fetchers wait for it, since
 	// gossip (a.members) is set up last in New.
-	running chan struct{}
-	isrChanges   *prometheus.CounterVec
-	elections    prometheus.Counter
-	clusterID    string
-	id           int32
-	advertised   hostPort
-	lockFile     *os.File
+	running    chan struct{}
+	isrChanges *prometheus.CounterVec
+	elections  prometheus.Counter
+	casLost    prometheus.Counter
+	clusterID  string
+	id         int32
+	advertised hostPort
+	lockFile   *os.File
 
 	adminMu sync.Mutex // serialises topic changes; before mu
 	mu      sync.RWMutex
@@ -139,7 +140,9 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		Help: "ISR changes this agent wrote as leader, by op (expand, shrink)."}, []string{"op"})
 	a.elections = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_leader_elections_total",
 		Help: "Partition leaderships this agent took over from a dead or restarted leader."})
-	a.registry.MustRegister(a.isrChanges, a.elections)
+	a.casLost = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_isr_change_conflicts_total",
+		Help: "ISR changes this agent proposed as leader that lost the CAS of state.json: another agent had changed the partition (a new leader), and this one re-read it."})
+	a.registry.MustRegister(a.isrChanges, a.elections, a.casLost)
 	a.flush, _ = log.ParseFlushPolicy(cfg.LogFlush) // checked by Validate
 	defer func() {
 		if err != nil {

@@ -137,6 +137,7 @@ func (a *Agent) tryWriteISR(p *partition, change replica.ISRChange) error {
 	if errors.Is(err, metadata.ErrConflict) {
 		// Replaced: re-read and apply, which drops the proposal; a leader
 		// whose epoch is gone steps down here.
+		a.casLost.Inc()
 		a.logger.Warn("ISR change lost the CAS; re-reading the partition state", "topic", p.topic, "partition", p.index, "op", change.Op)
 		return a.reloadState(ctx, p)
 	}

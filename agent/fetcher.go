@@ -24,6 +24,9 @@ const (
 	replicaFetchMaxWait = 500 * time.Millisecond
 	// replicaFetchMaxBytes bounds one follower fetch.
 	replicaFetchMaxBytes = 8 << 20
+	// replicaRequestSlack is how much longer than a long poll a request
+	// to the leader may take before the follower gives up on it.
+	replicaRequestSlack = 5 * time.Second
 	// fetcherBackoffMax bounds the wait after a failed request.
 	fetcherBackoffMax = time.Second
 )
@@ -126,6 +129,18 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 			return p.rep.Applied(act, p.log)
 		})
 	}
+	// A request ends when the state changes (the leader may be paused or
+	// cut off and never answer: this replica must follow the new one) or
+	// when it takes far longer than a long poll should.
+	ctx, cancel := context.WithTimeout(ctx, replicaFetchMaxWait+replicaRequestSlack)
+	defer cancel()
+	go func() {
+		select {
+		case <-changed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	client, err := f.connect(ctx, act.Leader)
 	if err != nil {
 		return err

@@ -373,6 +373,21 @@ func testutilCounter(t *testing.T, a *running, name, op string) float64 {
 	return 0
 }
 
+// testutilValue reads an unlabelled counter of agent a.
+func testutilValue(t *testing.T, a *running, name string) float64 {
+	t.Helper()
+	mfs, err := a.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
 // produceAcks produces one record with the given acks and returns the
 // partition's error code.
 func produceAcks(t *testing.T, cl *kgo.Client, topic string, partition int32, value string, acks int16) int16 {
@@ -390,4 +405,71 @@ func produceAcks(t *testing.T, cl *kgo.Client, topic string, partition int32, va
 		t.Fatalf("produce: %v", err)
 	}
 	return resp.Topics[0].Partitions[0].ErrorCode
+}
+
+// TestStaleLeaderLosesCAS: another agent is made leader in the store
+// without anyone being told (no broadcast, and re-reads a minute apart),
+// as when the leader misses an election. The stale leader's next ISR
+// change loses the CAS; it re-reads the state and follows, the new leader
+// learns of its leadership from the follower's newer epoch, and every
+// acks=all record acknowledged before or after is kept.
+func TestStaleLeaderLosesCAS(t *testing.T) {
+	c := &cluster{t: t, dir: t.TempDir()}
+	c.store = "file://" + filepath.Join(c.dir, "store")
+	for i := range 3 {
+		cfg := clusterConfig(filepath.Join(c.dir, fmt.Sprint("agent", i)), c.store)
+		cfg.ReconcileInterval = time.Minute
+		if i > 0 {
+			cfg.Gossip.Join = []string{c.agents[0].members.Self().GossipAddr}
+		}
+		c.cfgs = append(c.cfgs, cfg)
+		c.agents = append(c.agents, start(t, cfg, nil))
+	}
+	c.waitMembers(3)
+	createReplicated(t, c.agents[0], "stale", 1, 3, nil)
+	li := c.leaderOf("stale", 0)
+	stale := localPartition(c.agents[li], "stale", 0)
+	cl := c.client(kgo.DefaultProduceTopic("stale"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	produce := func(from, to int) {
+		for i := from; i < to; i++ {
+			if err := cl.ProduceSync(ctxT(t), &kgo.Record{Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+				t.Fatalf("produce %d: %v", i, err)
+			}
+		}
+	}
+	produce(0, 20)
+
+	st, etag, err := c.agents[li].store.PartitionState(ctxT(t), stale.topicID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ni, xi := (li+1)%3, (li+2)%3
+	next := st
+	next.Leader, next.LeaderEpoch, next.StateEpoch = c.agents[ni].id, st.LeaderEpoch+1, st.StateEpoch+1
+	if _, err := c.agents[li].store.CASPartitionState(ctxT(t), stale.topicID, 0, next, etag); err != nil {
+		t.Fatal(err)
+	}
+	// The third agent stops: the stale leader drops it from the ISR, a
+	// write that must fail.
+	c.agents[xi].stop(t)
+	waitFor(t, 20*time.Second, "the stale leader to follow", func() bool {
+		return stale.Leader() == c.agents[ni].id && stale.LeaderEpoch() == next.LeaderEpoch
+	})
+	if n := testutilValue(t, c.agents[li], "strata_isr_change_conflicts_total"); n < 1 {
+		t.Errorf("strata_isr_change_conflicts_total = %v on the stale leader, want its lost CAS counted", n)
+	}
+	newLeader := localPartition(c.agents[ni], "stale", 0)
+	waitFor(t, 20*time.Second, "the new leader to lead", func() bool {
+		return newLeader.Leader() == c.agents[ni].id && newLeader.committedEpochStart()
+	})
+	produce(20, 40)
+	recs := c.consumeAll("stale", 0, 40)
+	if len(recs) != 40 {
+		t.Fatalf("read back %d records, want 40", len(recs))
+	}
+	for i, r := range recs {
+		if string(r.Value) != fmt.Sprint(i) || r.Offset != int64(i) {
+			t.Fatalf("record %d: value %q at offset %d", i, r.Value, r.Offset)
+		}
+	}
 }

@@ -19,8 +19,8 @@ import (
 
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/log"
-	"github.com/strata-streaming/strata/agent/replica"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/replica"
 )
 
 // adminBackend is an in-memory Backend for the admin handler tests and the

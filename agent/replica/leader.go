@@ -144,11 +144,13 @@ func (m *Machine) LeaderEndMoved(end LogEnd, now time.Time) (LeaderUpdate, error
 
 // CheckISR is the periodic ISR check (Kafka runs it every half lag
 // period): it proposes removing every ISR follower not caught up within
-// replica.lag.time.max.ms, and every ineligible one (dead or draining, as
-// Kafka's controller removes fenced and shutting-down brokers: a follower
-// at the leader's end counts as caught up however long it is silent, so
-// without this a dead follower would stay in the ISR until the next
-// append), unless a change is in flight. It also
+// replica.lag.time.max.ms, and every ineligible one (dead or draining)
+// that has not fetched for half that, unless a change is in flight. The
+// second rule stands in for Kafka's controller, which removes fenced and
+// shutting-down brokers: a follower at the leader's end counts as caught
+// up however long it is silent, so a dead one would otherwise stay in the
+// ISR (holding acks=all) until the next append. The fetch condition keeps
+// a follower that gossip wrongly reports dead but that still fetches. It also
 // recomputes the HW, which time alone can free: a caught-up follower
 // outside the ISR stops holding it back once its lag expires.
 func (m *Machine) CheckISR(end LogEnd, now time.Time) (LeaderUpdate, error) {
@@ -159,7 +161,7 @@ func (m *Machine) CheckISR(end LogEnd, now time.Time) (LeaderUpdate, error) {
 	if m.pending == nil {
 		var out []int32
 		for _, id := range m.state.ISR {
-			if f := m.followers[id]; id != m.self && (f == nil || !m.eligible(id) || !f.caughtUp(end.LEO, now, m.cfg.ReplicaLagTimeMax)) {
+			if f := m.followers[id]; id != m.self && (f == nil || m.silentIneligible(id, f, now) || !f.caughtUp(end.LEO, now, m.cfg.ReplicaLagTimeMax)) {
 				out = append(out, id)
 			}
 		}
@@ -168,6 +170,12 @@ func (m *Machine) CheckISR(end LogEnd, now time.Time) (LeaderUpdate, error) {
 		}
 	}
 	return m.update(end, now, change), nil
+}
+
+// silentIneligible: an ineligible follower with no fetch for half the lag
+// limit.
+func (m *Machine) silentIneligible(id int32, f *follower, now time.Time) bool {
+	return !m.eligible(id) && now.Sub(f.lastFetch) > m.cfg.ReplicaLagTimeMax/2
 }
 
 func (m *Machine) update(end LogEnd, now time.Time, change *ISRChange) LeaderUpdate {

@@ -56,12 +56,13 @@ type Options struct {
 // Agent is one strata agent subprocess, possibly restarted several times on
 // the same ports and data directory.
 type Agent struct {
-	bin       string
-	opts      Options
-	dataDir   string
-	kafkaAddr string
-	httpAddr  string
-	logPath   string
+	bin        string
+	opts       Options
+	dataDir    string
+	kafkaAddr  string
+	httpAddr   string
+	gossipAddr string
+	logPath    string
 
 	mu     sync.Mutex // serialises start/stop/kill; guards the fields below
 	proc   *process   // nil when no process is running
@@ -95,12 +96,15 @@ func Start(t testing.TB, opts Options) *Agent {
 		a.dataDir = t.TempDir()
 	}
 	a.logPath = filepath.Join(t.TempDir(), "agent.log")
-	ports, err := freePorts(2)
+	ports, err := freePorts(3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.kafkaAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 	a.httpAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
+	// A fixed gossip port, so that other agents can --join this one and
+	// find it again after a restart.
+	a.gossipAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[2]))
 	t.Cleanup(func() {
 		// An agent must survive every test and shut down cleanly on SIGTERM.
 		for _, err := range a.stopForCleanup() {
@@ -114,6 +118,33 @@ func Start(t testing.TB, opts Options) *Agent {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// AddArgs appends flags for every later start (Restart), for example a
+// --join of agents started after this one.
+func (a *Agent) AddArgs(args ...string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.opts.ExtraArgs = append(a.opts.ExtraArgs, args...)
+}
+
+// GossipAddr is the agent's gossip address, for another agent's --join.
+func (a *Agent) GossipAddr() string { return a.gossipAddr }
+
+// Pause stops the process with SIGSTOP: it holds its sockets and state but
+// does nothing, as a process stalled by the OS or a long GC would. Resume
+// continues it; Stop, Kill and the cleanup resume it first.
+func (a *Agent) Pause() { a.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process with SIGCONT.
+func (a *Agent) Resume() { a.signal(syscall.SIGCONT) }
+
+func (a *Agent) signal(sig syscall.Signal) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.proc != nil {
+		_ = a.proc.cmd.Process.Signal(sig)
+	}
 }
 
 // Addr is the Kafka bootstrap address, "127.0.0.1:port".
@@ -213,6 +244,7 @@ func (a *Agent) stopLocked() error {
 	if err := p.exitedEarly(); err != nil {
 		return err
 	}
+	_ = p.cmd.Process.Signal(syscall.SIGCONT) // a paused agent cannot stop
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	timer := time.NewTimer(a.opts.StopTimeout)
 	defer timer.Stop()
@@ -249,7 +281,7 @@ func (a *Agent) start() error {
 		"--kafka-addr", a.kafkaAddr,
 		"--advertised-kafka-addr", a.kafkaAddr,
 		"--http-addr", a.httpAddr,
-		"--gossip-addr", "127.0.0.1:0", // agents of parallel tests must not share a port
+		"--gossip-addr", a.gossipAddr,
 	}
 	args = append(args, a.opts.ExtraArgs...)
 	cmd := exec.Command(a.bin, args...)
