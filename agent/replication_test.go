@@ -34,10 +34,17 @@ func clusterConfig(dir, store string) Config {
 
 func startCluster(t *testing.T, n int) *cluster {
 	t.Helper()
+	return startClusterWith(t, n, func(*Config) {})
+}
+
+// startClusterWith starts n agents whose configs tweak changes.
+func startClusterWith(t *testing.T, n int, tweak func(*Config)) *cluster {
+	t.Helper()
 	c := &cluster{t: t, dir: t.TempDir()}
 	c.store = "file://" + filepath.Join(c.dir, "store")
 	for i := range n {
 		cfg := clusterConfig(filepath.Join(c.dir, fmt.Sprint("agent", i)), c.store)
+		tweak(&cfg)
 		if i > 0 {
 			cfg.Gossip.Join = []string{c.agents[0].members.Self().GossipAddr}
 		}
@@ -470,6 +477,58 @@ func TestStaleLeaderLosesCAS(t *testing.T) {
 	for i, r := range recs {
 		if string(r.Value) != fmt.Sprint(i) || r.Offset != int64(i) {
 			t.Fatalf("record %d: value %q at offset %d", i, r.Value, r.Offset)
+		}
+	}
+}
+
+// TestTieringAcrossFailover: only the leader uploads; followers trim their
+// local logs as the leader's uploads land; after the leader stops, the new
+// leader re-reads the manifest and continues the uploads where the old
+// one stopped, and a consumer from offset 0 reads every record, the old
+// ones from the bucket.
+func TestTieringAcrossFailover(t *testing.T) {
+	c := startClusterWith(t, 3, func(cfg *Config) {
+		cfg.Tiering.Interval = 20 * time.Millisecond
+		cfg.Tiering.ChunkBytes = 4096
+		cfg.Tiering.CacheBytes = 1 << 20
+		cfg.RetentionCheckInterval = 50 * time.Millisecond
+	})
+	createReplicated(t, c.agents[0], "tf", 1, 3, tieredTopicConfigs)
+	cl := c.client(kgo.DefaultProduceTopic("tf"), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(4096))
+	send := func(from, to int) {
+		var recs []*kgo.Record
+		for i := from; i < to; i++ {
+			recs = append(recs, &kgo.Record{Value: fmt.Appendf(nil, "r%06d-%s", i, bytes.Repeat([]byte{'x'}, 180))})
+		}
+		if err := cl.ProduceSync(ctxT(t), recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(0, 1000)
+	li := c.leaderOf("tf", 0)
+	old := localPartition(c.agents[li], "tf", 0)
+	waitFor(t, 20*time.Second, "the leader to upload", func() bool { return old.HighestTieredOffset() > 500 })
+	for i, a := range c.agents {
+		p := localPartition(a, "tf", 0)
+		waitFor(t, 20*time.Second, fmt.Sprintf("agent %d to trim its local log", i), func() bool { return p.LocalLogStartOffset() > 0 })
+	}
+	tieredBefore := old.HighestTieredOffset()
+	c.agents[li].stop(t)
+	send(1000, 2000)
+	ni := c.leaderOf("tf", 0)
+	next := localPartition(c.agents[ni], "tf", 0)
+	waitFor(t, 20*time.Second, "the new leader to upload", func() bool { return next.HighestTieredOffset() > 1500 })
+	if next.HighestTieredOffset() <= tieredBefore {
+		t.Fatalf("tiered up to %d after failover, %d before", next.HighestTieredOffset(), tieredBefore)
+	}
+	recs := c.consumeAll("tf", 0, 2000)
+	if len(recs) != 2000 {
+		t.Fatalf("read back %d records, want 2000", len(recs))
+	}
+	for i, r := range recs {
+		if r.Offset != int64(i) || !bytes.HasPrefix(r.Value, fmt.Appendf(nil, "r%06d-", i)) {
+			t.Fatalf("record %d: offset %d value %.10q", i, r.Offset, r.Value)
 		}
 	}
 }

@@ -203,12 +203,16 @@ func (m *Manifest) update(ctx context.Context, epoch int32, fn func(*Head) error
 }
 
 // Append adds an uploaded segment at the end. The first segment of an
-// empty manifest sets its start; later ones must start at Next().
+// empty manifest sets its start; later ones must reach past Next() without
+// a gap. A segment may start below Next(): replicas roll their segments at
+// different offsets, so a new leader's first upload can overlap the old
+// leader's last. The overlap holds the same records (they were committed),
+// and Find picks the older entry for them, so readers are unaffected.
 func (m *Manifest) Append(ctx context.Context, epoch int32, e Entry) (Head, error) {
 	return m.update(ctx, epoch, func(h *Head) error {
 		if h.Empty() {
 			h.StartOffset = max(h.StartOffset, e.Base)
-		} else if e.Base != h.Next() {
+		} else if e.Base > h.Next() || e.Next <= h.Next() {
 			return fmt.Errorf("%w: segment [%d, %d), manifest ends at %d", ErrNotContiguous, e.Base, e.Next, h.Next())
 		}
 		h.Tail = append(h.Tail, e)

@@ -51,6 +51,9 @@ func TestManifestPagesAndLookups(t *testing.T) {
 	if _, err := m.Append(ctx, 1, entry(250, 260, 0)); !errors.Is(err, ErrNotContiguous) {
 		t.Errorf("gap: %v", err)
 	}
+	if _, err := m.Append(ctx, 1, entry(150, 200, 0)); !errors.Is(err, ErrNotContiguous) {
+		t.Errorf("nothing past the end: %v", err)
+	}
 	if _, err := m.Append(ctx, 2, entry(200, 210, 2000)); err != nil {
 		t.Fatal(err)
 	}

@@ -100,6 +100,11 @@ type Partition struct {
 	retryAt      time.Time
 	lastErr      error
 	cleaned      time.Time // last orphan cleanup
+	// headEpoch is the leader epoch in which h was last read or written:
+	// a replica that starts leading re-reads the manifest, which the
+	// previous leader changed meanwhile.
+	headEpoch int32
+	refreshed time.Time // a follower's last re-read of the manifest
 }
 
 func (p *Partition) name() string { return fmt.Sprintf("%s-%d", p.src.Topic(), p.src.Index()) }
@@ -116,8 +121,11 @@ func (t *Tierer) Open(ctx context.Context, src Source, prefix string) (*Partitio
 	}
 	l := src.Log()
 	// Restore also when every segment has expired from the manifest: the
-	// log must not reissue offsets below its start.
-	if next := h.Next(); l.LogEndOffset() < next {
+	// log must not reissue offsets below its start. Only a leader restores:
+	// a follower gets what it lacks from its leader (restarting empty at
+	// the leader's local log start when it is that far behind).
+	p.headEpoch = src.LeaderEpoch()
+	if next := h.Next(); src.Leading() && l.LogEndOffset() < next {
 		if l.LogStartOffset() != l.LogEndOffset() {
 			return nil, fmt.Errorf("tiering: %s: the local log ends at %d, below the bucket's %d, but is not empty; refusing to guess", p.name(), l.LogEndOffset(), next)
 		}
@@ -200,8 +208,9 @@ func (p *Partition) setHead(h Head) {
 // currentHead is the head as this leader last wrote it; a leader is the
 // only writer, so it re-reads only after a failure.
 func (p *Partition) currentHead(ctx context.Context) (Head, error) {
+	epoch := p.src.LeaderEpoch()
 	p.mu.Lock()
-	stale := p.lastErr != nil
+	stale := p.lastErr != nil || p.headEpoch != epoch
 	h := p.h
 	p.mu.Unlock()
 	if !stale {
@@ -212,7 +221,30 @@ func (p *Partition) currentHead(ctx context.Context) (Head, error) {
 		return Head{}, err
 	}
 	p.setHead(h)
-	return h, nil
+	p.mu.Lock()
+	p.headEpoch = epoch
+	p.mu.Unlock()
+	return p.head(), nil
+}
+
+// refresh re-reads the manifest on a follower now and then, so that its
+// local retention may delete what the leader has uploaded.
+func (p *Partition) refresh(ctx context.Context, now time.Time, every time.Duration) {
+	p.mu.Lock()
+	due := now.Sub(p.refreshed) >= every
+	if due {
+		p.refreshed = now
+	}
+	p.mu.Unlock()
+	if !due {
+		return
+	}
+	h, _, err := p.manifest.Load(ctx)
+	if err != nil {
+		p.t.logger.Warn("re-read manifest", "partition", p.name(), "err", err)
+		return
+	}
+	p.setHead(h)
 }
 
 // truncate raises the partition's remote start, deletes what drops out
@@ -271,6 +303,10 @@ func (t *Tierer) Run(ctx context.Context) {
 	}
 }
 
+// followerRefreshEvery is how many upload rounds apart a follower re-reads
+// its partition's manifest.
+const followerRefreshEvery = 10
+
 // UploadOnce runs one round of uploads and waits for it.
 func (t *Tierer) UploadOnce(ctx context.Context) {
 	g := errgroup.Group{}
@@ -280,7 +316,11 @@ func (t *Tierer) UploadOnce(ctx context.Context) {
 		p.mu.Lock()
 		wait := now.Before(p.retryAt)
 		p.mu.Unlock()
-		if wait || !p.src.Leading() {
+		if !p.src.Leading() {
+			p.refresh(ctx, now, followerRefreshEvery*t.cfg.Interval)
+			continue
+		}
+		if wait {
 			continue
 		}
 		g.Go(func() error {

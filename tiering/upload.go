@@ -51,9 +51,9 @@ func (t *Tierer) uploadPending(ctx context.Context, p *Partition) (int64, error)
 			}
 			head = p.head()
 		}
-		if seg.Base < head.Next() && !head.Empty() {
-			return uploaded, fmt.Errorf("tiering: %s: local segment [%d, %d) overlaps the manifest end %d", p.name(), seg.Base, seg.Next, head.Next())
-		}
+		// A segment starting below the manifest end (this replica rolled at
+		// other offsets than the leader before it) is uploaded whole; the
+		// manifest takes the overlap (Manifest.Append).
 		if err := t.pace(ctx, seg.Size); err != nil {
 			return uploaded, err
 		}
