@@ -9,6 +9,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -124,13 +125,44 @@ func (a *Agent) agentAddr(ctx context.Context, id int32) (string, error) {
 	return info.KafkaAddr, nil
 }
 
-// placementAgents are the agents new replicas go on: the live ones, in id
-// order, each once.
+// placementAgents are the agents new replicas go on: the live ones, each
+// once, in rack-alternating order (placementOrder).
 func (a *Agent) placementAgents() []int32 {
-	var ids []int32
-	for _, b := range a.Brokers() {
-		ids = append(ids, b.ID)
+	return placementOrder(a.Brokers())
+}
+
+// placementOrder lists agents so that neighbours sit in different racks
+// where racks allow, as Kafka's rack-aware assignment does: racks in name
+// order, agents by id within a rack, then one agent from each rack in
+// turn. The round-robin of metadata.AllocateAssignment places a
+// partition's replicas on neighbours, so they land in distinct racks
+// whenever there are at least as many racks as replicas. Agents without a
+// rack form one rack of their own (with no racks set, the order is by id).
+func placementOrder(brokers []kafka.Broker) []int32 {
+	byRack := map[string][]int32{}
+	seen := map[int32]bool{}
+	for _, b := range brokers {
+		if seen[b.ID] {
+			continue
+		}
+		seen[b.ID] = true
+		rack := ""
+		if b.Rack != nil {
+			rack = *b.Rack
+		}
+		byRack[rack] = append(byRack[rack], b.ID)
 	}
-	slices.Sort(ids)
-	return slices.Compact(ids)
+	racks := slices.Sorted(maps.Keys(byRack))
+	for _, r := range racks {
+		slices.Sort(byRack[r])
+	}
+	var out []int32
+	for i := 0; len(out) < len(seen); i++ {
+		for _, r := range racks {
+			if i < len(byRack[r]) {
+				out = append(out, byRack[r][i])
+			}
+		}
+	}
+	return out
 }

@@ -69,7 +69,12 @@ func (a *Agent) ensureOffsetsTopic(ctx context.Context) (*topicEntry, error) {
 	// Never more replicas than live agents: a lookup must not fail with
 	// INVALID_REPLICATION_FACTOR, which clients do not retry.
 	rf := min(a.defaultReplicationFactor(), 3, int16(len(a.placementAgents())))
-	if _, err := a.createTopicLocked(ctx, offsetsTopic, a.cfg.OffsetsTopicPartitions, rf, offsetsTopicConfigs); err != nil {
+	_, err := a.createTopicLocked(ctx, offsetsTopic, a.cfg.OffsetsTopicPartitions, rf, offsetsTopicConfigs)
+	if errors.Is(err, metadata.ErrTopicExists) {
+		// Another agent created it first, and this one has not heard yet.
+		err = a.adoptTopicLocked(ctx, offsetsTopic)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", offsetsTopic, err)
 	}
 	e, _ := a.entry(offsetsTopic)

@@ -138,11 +138,11 @@ func produceRaw(t *testing.T, cl *kgo.Client, topic string, partition int32, val
 	rp.Partition, rp.Records = partition, b
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctxT(t), cl)
+	resp, err := toSeed(t, cl, req)
 	if err != nil {
 		t.Fatalf("produce: %v", err)
 	}
-	p := resp.Topics[0].Partitions[0]
+	p := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0]
 	return p.ErrorCode, p.BaseOffset
 }
 
@@ -178,11 +178,11 @@ func fetchValuesFrom(t *testing.T, cl *kgo.Client, topic string, partition int32
 		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = partition, offset, 1<<20, -1
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(ctxT(t), cl)
+		raw, err := toSeed(t, cl, req)
 		if err != nil {
 			t.Fatalf("fetch: %v", err)
 		}
-		fp := resp.Topics[0].Partitions[0]
+		fp := raw.(*kmsg.FetchResponse).Topics[0].Partitions[0]
 		if fp.ErrorCode != 0 {
 			t.Fatalf("fetch %s-%d at %d: error code %d", topic, partition, offset, fp.ErrorCode)
 		}
@@ -200,4 +200,10 @@ func fetchValuesFrom(t *testing.T, cl *kgo.Client, topic string, partition int32
 	}
 	t.Fatal("fetch did not reach the high watermark in 100 requests")
 	return nil
+}
+
+// toSeed sends req to the agent cl was seeded with: kgo sends requests it
+// does not route by themselves to any broker it has discovered.
+func toSeed(t testing.TB, cl *kgo.Client, req kmsg.Request) (kmsg.Response, error) {
+	return cl.SeedBrokers()[0].Request(ctxT(t), req)
 }

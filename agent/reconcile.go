@@ -99,13 +99,10 @@ func (a *Agent) reconcileTopics(ctx context.Context) error {
 		}
 		switch {
 		case !ok:
-			parts, peers, err := a.openPartitions(ctx, t, r, 0, false)
-			if err != nil {
+			if err := a.adoptTopicLocked(ctx, t.Name); err != nil {
 				a.logger.Warn("reconcile: open topic", "topic", t.Name, "err", err)
 				continue
 			}
-			a.putTopic(newTopicEntry(t, r, parts, peers))
-			a.logger.Info("topic found in the store", "topic", t.Name, "partitions", t.Partitions, "local", len(parts))
 		case t.Partitions > e.meta.Partitions:
 			parts, peers, err := a.openPartitions(ctx, t, r, e.meta.Partitions, false)
 			if err != nil {
@@ -130,6 +127,26 @@ func (a *Agent) reconcileTopics(ctx context.Context) error {
 		}
 		a.dropTopicLocked(e, "deleted by another agent")
 	}
+	return nil
+}
+
+// adoptTopicLocked starts serving a topic found in the store. a.adminMu
+// is held.
+func (a *Agent) adoptTopicLocked(ctx context.Context, name string) error {
+	t, err := a.store.Topic(ctx, name)
+	if err != nil {
+		return err
+	}
+	r, err := metadata.Resolve(t.Configs, a.cfg.TopicDefaults)
+	if err != nil {
+		return err
+	}
+	parts, peers, err := a.openPartitions(ctx, t, r, 0, false)
+	if err != nil {
+		return err
+	}
+	a.putTopic(newTopicEntry(t, r, parts, peers))
+	a.logger.Info("topic found in the store", "topic", t.Name, "partitions", t.Partitions, "local", len(parts))
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -127,6 +128,27 @@ func createReplicated(t *testing.T, a *running, topic string, partitions int32, 
 	}
 }
 
+// create creates a topic with rf replicas and waits until every running
+// agent serves it.
+func (c *cluster) create(topic string, partitions int32, rf int16, configs map[string]string) {
+	c.t.Helper()
+	createReplicated(c.t, c.agents[0], topic, partitions, rf, configs)
+	c.waitTopicEverywhere(topic)
+}
+
+// waitTopicEverywhere waits until every running agent serves topic.
+func (c *cluster) waitTopicEverywhere(topic string) {
+	c.t.Helper()
+	waitFor(c.t, 10*time.Second, "every agent to know "+topic, func() bool {
+		for _, a := range c.agents {
+			if _, ok := a.entry(topic); a.cancel != nil && !ok {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // clusterClient is a producer/consumer that knows every running agent.
 func (c *cluster) client(opts ...kgo.Opt) *kgo.Client {
 	var seeds []string
@@ -171,7 +193,7 @@ func nextOffset(t *testing.T, b []byte) int64 {
 // included), the HW reaches the end, and Metadata lists the full ISR.
 func TestReplicationCopiesTheLeader(t *testing.T) {
 	c := startCluster(t, 3)
-	createReplicated(t, c.agents[0], "rep", 2, 3, nil)
+	c.create("rep", 2, 3, nil)
 	cl := c.client(kgo.DefaultProduceTopic("rep"), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for i := range 200 {
 		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Partition: int32(i % 2), Value: []byte(fmt.Sprint("v", i))}).FirstErr(); err != nil {
@@ -246,7 +268,7 @@ func (c *cluster) consumeAll(topic string, index int32, n int) []*kgo.Record {
 // rejoins the ISR.
 func TestLeaderFailover(t *testing.T) {
 	c := startCluster(t, 3)
-	createReplicated(t, c.agents[0], "fo", 1, 3, nil)
+	c.create("fo", 1, 3, nil)
 	cl := c.client(kgo.DefaultProduceTopic("fo"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produce := func(from, to int) {
 		for i := from; i < to; i++ {
@@ -313,7 +335,7 @@ func metadataISR(t *testing.T, a *running, topic string, index int32) []int32 {
 // again.
 func TestISRShrinkAndExpand(t *testing.T) {
 	c := startCluster(t, 3)
-	createReplicated(t, c.agents[0], "isr", 1, 3, nil) // min.insync.replicas defaults to 2
+	c.create("isr", 1, 3, nil) // min.insync.replicas defaults to 2
 	li := c.leaderOf("isr", 0)
 	leader := c.agents[li]
 	lcl := leader.client(t)
@@ -407,11 +429,11 @@ func produceAcks(t *testing.T, cl *kgo.Client, topic string, partition int32, va
 	rp.Partition, rp.Records = partition, recordBatch(t, value)
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctxT(t), cl)
+	resp, err := toSeed(t, cl, req)
 	if err != nil {
 		t.Fatalf("produce: %v", err)
 	}
-	return resp.Topics[0].Partitions[0].ErrorCode
+	return resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
 }
 
 // TestStaleLeaderLosesCAS: another agent is made leader in the store
@@ -433,7 +455,7 @@ func TestStaleLeaderLosesCAS(t *testing.T) {
 		c.agents = append(c.agents, start(t, cfg, nil))
 	}
 	c.waitMembers(3)
-	createReplicated(t, c.agents[0], "stale", 1, 3, nil)
+	c.create("stale", 1, 3, nil)
 	li := c.leaderOf("stale", 0)
 	stale := localPartition(c.agents[li], "stale", 0)
 	cl := c.client(kgo.DefaultProduceTopic("stale"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -493,7 +515,7 @@ func TestTieringAcrossFailover(t *testing.T) {
 		cfg.Tiering.CacheBytes = 1 << 20
 		cfg.RetentionCheckInterval = 50 * time.Millisecond
 	})
-	createReplicated(t, c.agents[0], "tf", 1, 3, tieredTopicConfigs)
+	c.create("tf", 1, 3, tieredTopicConfigs)
 	cl := c.client(kgo.DefaultProduceTopic("tf"), kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(4096))
 	send := func(from, to int) {
@@ -530,5 +552,99 @@ func TestTieringAcrossFailover(t *testing.T) {
 		if r.Offset != int64(i) || !bytes.HasPrefix(r.Value, fmt.Appendf(nil, "r%06d-", i)) {
 			t.Fatalf("record %d: offset %d value %.10q", i, r.Offset, r.Value)
 		}
+	}
+}
+
+// TestGroupOffsetsSurviveCoordinatorFailover: __consumer_offsets is
+// replicated like any topic, so when the agent coordinating a group stops,
+// the new leader of the group's partition coordinates it with every
+// committed offset.
+func TestGroupOffsetsSurviveCoordinatorFailover(t *testing.T) {
+	c := startClusterWith(t, 3, func(cfg *Config) { cfg.OffsetsTopicPartitions = 3 })
+	c.create("g", 2, 3, nil)
+	adm := kadm.NewClient(c.client())
+	commits := kadm.Offsets{}
+	commits.Add(kadm.Offset{Topic: "g", Partition: 0, At: 17, LeaderEpoch: -1})
+	commits.Add(kadm.Offset{Topic: "g", Partition: 1, At: 42, LeaderEpoch: -1})
+	resp, err := adm.CommitOffsets(ctxT(t), "grp", commits)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	coord := adm.FindGroupCoordinators(ctxT(t), "grp")
+	if coord["grp"].Err != nil {
+		t.Fatalf("find coordinator: %v", coord["grp"].Err)
+	}
+	ci := slices.IndexFunc(c.agents, func(a *running) bool { return a.id == coord["grp"].NodeID })
+	c.agents[ci].stop(t)
+	fresh := kadm.NewClient(c.client())
+	var got kadm.OffsetResponses
+	waitFor(t, 30*time.Second, "the group's offsets from the new coordinator", func() bool {
+		got, err = fresh.FetchOffsets(ctxT(t), "grp")
+		return err == nil && got.Error() == nil
+	})
+	for _, want := range []struct {
+		p  int32
+		at int64
+	}{{0, 17}, {1, 42}} {
+		if o, ok := got.Lookup("g", want.p); !ok || o.At != want.at {
+			t.Errorf("g-%d: committed %+v, want %d", want.p, o, want.at)
+		}
+	}
+}
+
+// TestRacingTakeOvers: two agents that both try to take over a partition
+// from the same state resolve to one leader; the loser re-reads the state
+// and follows in the winner's epoch.
+func TestRacingTakeOvers(t *testing.T) {
+	c := startCluster(t, 3)
+	c.create("race", 1, 3, nil)
+	li := c.leaderOf("race", 0)
+	x, y := c.agents[(li+1)%3], c.agents[(li+2)%3]
+	px, py := localPartition(x, "race", 0), localPartition(y, "race", 0)
+	st, etag := px.stateAndETag()
+	results := make(chan error, 2)
+	for _, r := range []struct {
+		a *running
+		p *partition
+	}{{x, px}, {y, py}} {
+		go func() {
+			next := st
+			next.Leader, next.LeaderEpoch, next.StateEpoch = r.a.id, st.LeaderEpoch+1, st.StateEpoch+1
+			results <- r.a.takeOver(ctxT(t), r.p, st, next, etag, "test race")
+		}()
+	}
+	for range 2 {
+		if err := <-results; err != nil {
+			t.Fatalf("takeOver: %v", err)
+		}
+	}
+	stored, _, err := x.store.PartitionState(ctxT(t), px.topicID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.LeaderEpoch != st.LeaderEpoch+1 || stored.Leader != x.id && stored.Leader != y.id {
+		t.Fatalf("stored state %+v after the race from %+v", stored, st)
+	}
+	waitFor(t, 10*time.Second, "all three agents to agree on the winner", func() bool {
+		for _, a := range c.agents {
+			p := localPartition(a, "race", 0)
+			if p.Leader() != stored.Leader || p.LeaderEpoch() != stored.LeaderEpoch {
+				return false
+			}
+		}
+		return true
+	})
+	if code := produceAcks(t, c.agents[slices.IndexFunc(c.agents, func(a *running) bool { return a.id == stored.Leader })].client(t), "race", 0, "after", -1); code != 0 {
+		t.Fatalf("acks=all to the winner: %v", kerr.ErrorForCode(code))
+	}
+	loser := x
+	if stored.Leader == x.id {
+		loser = y
+	}
+	if code := produceAcks(t, loser.client(t), "race", 0, "to-the-loser", -1); code != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("produce to the loser: %v, want NOT_LEADER_OR_FOLLOWER", kerr.ErrorForCode(code))
 	}
 }
