@@ -6,7 +6,10 @@ package kafka
 // and the request allows it (v4+; always allowed for v0-3, as in Kafka). A
 // topic created this way is returned at once with its partitions instead of
 // LEADER_NOT_AVAILABLE, because creation here is synchronous. Internal topics
-// are listed only when asked for by name. ControllerID is this agent's id:
+// are listed only when asked for by name. A partition whose leader is not
+// a live agent (it died and no successor is elected yet) is listed with
+// leader -1 and LEADER_NOT_AVAILABLE, and replicas on agents that are not
+// live as offline, as Kafka does. ControllerID is this agent's id:
 // Strata has no controller, and clients only need some live broker there.
 
 import (
@@ -22,7 +25,9 @@ import (
 func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.MetadataRequest) (*kmsg.MetadataResponse, error) {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	b := s.backend
+	live := map[int32]bool{}
 	for _, br := range b.Brokers() {
+		live[br.ID] = true
 		mb := kmsg.NewMetadataResponseBroker()
 		mb.NodeID, mb.Host, mb.Port, mb.Rack = br.ID, br.Host, br.Port, br.Rack
 		resp.Brokers = append(resp.Brokers, mb)
@@ -35,7 +40,7 @@ func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.Metada
 	if all {
 		for _, t := range b.Topics() {
 			if !t.Internal {
-				resp.Topics = append(resp.Topics, metadataTopic(t))
+				resp.Topics = append(resp.Topics, metadataTopic(t, live))
 			}
 		}
 		return resp, nil
@@ -86,12 +91,12 @@ func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.Metada
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		resp.Topics = append(resp.Topics, metadataTopic(t))
+		resp.Topics = append(resp.Topics, metadataTopic(t, live))
 	}
 	return resp, nil
 }
 
-func metadataTopic(t *Topic) kmsg.MetadataResponseTopic {
+func metadataTopic(t *Topic, live map[int32]bool) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic = &name
@@ -104,6 +109,15 @@ func metadataTopic(t *Topic) kmsg.MetadataResponseTopic {
 		mp.LeaderEpoch = p.LeaderEpoch()
 		mp.Replicas = p.Replicas()
 		mp.ISR = p.ISR()
+		for _, r := range mp.Replicas {
+			if !live[r] {
+				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
+			}
+		}
+		if !live[mp.Leader] {
+			// Its leader is gone and no successor is elected yet.
+			mp.Leader, mp.ErrorCode = -1, kerr.LeaderNotAvailable.Code
+		}
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt
