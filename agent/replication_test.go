@@ -248,6 +248,19 @@ func (c *cluster) leaderOf(topic string, index int32) int {
 	return found
 }
 
+// sequenceProducer returns a function that produces the values from..to-1
+// to partition 0 of topic, one acks=all record at a time.
+func (c *cluster) sequenceProducer(topic string) func(from, to int) {
+	cl := c.client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	return func(from, to int) {
+		for i := from; i < to; i++ {
+			if err := cl.ProduceSync(ctxT(c.t), &kgo.Record{Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+				c.t.Fatalf("produce %d: %v", i, err)
+			}
+		}
+	}
+}
+
 // consumeAll reads topic-index from the start up to n records.
 func (c *cluster) consumeAll(topic string, index int32, n int) []*kgo.Record {
 	c.t.Helper()
@@ -269,14 +282,7 @@ func (c *cluster) consumeAll(topic string, index int32, n int) []*kgo.Record {
 func TestLeaderFailover(t *testing.T) {
 	c := startCluster(t, 3)
 	c.create("fo", 1, 3, nil)
-	cl := c.client(kgo.DefaultProduceTopic("fo"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	produce := func(from, to int) {
-		for i := from; i < to; i++ {
-			if err := cl.ProduceSync(ctxT(t), &kgo.Record{Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
-				t.Fatalf("produce %d: %v", i, err)
-			}
-		}
-	}
+	produce := c.sequenceProducer("fo")
 	produce(0, 50)
 	old := c.leaderOf("fo", 0)
 	oldEpoch := localPartition(c.agents[old], "fo", 0).LeaderEpoch()
@@ -458,14 +464,7 @@ func TestStaleLeaderLosesCAS(t *testing.T) {
 	c.create("stale", 1, 3, nil)
 	li := c.leaderOf("stale", 0)
 	stale := localPartition(c.agents[li], "stale", 0)
-	cl := c.client(kgo.DefaultProduceTopic("stale"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	produce := func(from, to int) {
-		for i := from; i < to; i++ {
-			if err := cl.ProduceSync(ctxT(t), &kgo.Record{Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
-				t.Fatalf("produce %d: %v", i, err)
-			}
-		}
-	}
+	produce := c.sequenceProducer("stale")
 	produce(0, 20)
 
 	st, etag, err := c.agents[li].store.PartitionState(ctxT(t), stale.topicID, 0)
