@@ -71,6 +71,7 @@ type Agent struct {
 	isrChanges *prometheus.CounterVec
 	elections  prometheus.Counter
 	casLost    prometheus.Counter
+	movesDone  prometheus.Counter
 	clusterID  string
 	id         int32
 	advertised hostPort
@@ -142,7 +143,9 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		Help: "Partition leaderships this agent took over from a dead or restarted leader."})
 	a.casLost = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_isr_change_conflicts_total",
 		Help: "ISR changes this agent proposed as leader that lost the CAS of state.json: another agent had changed the partition (a new leader), and this one re-read it."})
-	a.registry.MustRegister(a.isrChanges, a.elections, a.casLost)
+	a.movesDone = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_reassignments_completed_total",
+		Help: "Partition reassignments this agent completed as leader."})
+	a.registry.MustRegister(a.isrChanges, a.elections, a.casLost, a.movesDone)
 	a.flush, _ = log.ParseFlushPolicy(cfg.LogFlush) // checked by Validate
 	defer func() {
 		if err != nil {

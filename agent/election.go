@@ -133,7 +133,9 @@ func (a *Agent) tryWriteISR(p *partition, change replica.ISRChange) error {
 		p.abortISR(change) // the state moved on under it
 		return nil
 	}
-	newETag, err := a.store.CASPartitionState(ctx, p.topicID, p.index, toMetadataState(change.To), etag)
+	next := toMetadataState(change.To)
+	next.Target = st.Target // an ISR change keeps a reassignment in progress
+	newETag, err := a.store.CASPartitionState(ctx, p.topicID, p.index, next, etag)
 	if errors.Is(err, metadata.ErrConflict) {
 		// Replaced: re-read and apply, which drops the proposal; a leader
 		// whose epoch is gone steps down here.
@@ -144,7 +146,7 @@ func (a *Agent) tryWriteISR(p *partition, change replica.ISRChange) error {
 	if err != nil {
 		return err
 	}
-	if err := p.confirmISR(change.To, newETag); err != nil {
+	if err := p.confirmISR(next, newETag); err != nil {
 		return a.reloadState(ctx, p)
 	}
 	a.isrChanges.WithLabelValues(change.Op.String()).Inc()
@@ -159,7 +161,7 @@ func (a *Agent) reloadState(ctx context.Context, p *partition) error {
 	if err != nil {
 		return err
 	}
-	a.applyState(p, st, etag)
+	a.applyStored(partitionKey{p.topicID, p.index}, st, etag)
 	return nil
 }
 
@@ -205,6 +207,7 @@ func (a *Agent) replicationLoop() {
 		ctx, cancel := context.WithTimeout(context.Background(), a.cfg.ReconcileInterval)
 		a.refreshStates(ctx, all)
 		a.electLeaders(ctx)
+		a.completeMoves(ctx)
 		cancel()
 		now := time.Now()
 		for _, p := range a.localPartitions() {
@@ -246,11 +249,7 @@ func (a *Agent) refreshStates(ctx context.Context, all bool) {
 			}
 			continue
 		}
-		if local != nil {
-			a.applyState(local, st, etag)
-		} else {
-			peer.setState(st)
-		}
+		a.applyStored(k, st, etag)
 	}
 }
 

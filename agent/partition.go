@@ -52,6 +52,7 @@ type partition struct {
 	fetching  sync.WaitGroup // the fetcher and ISR writers
 	minISR    int32
 	deleted   bool
+	moved     bool           // closed because its replica moved to other agents
 	appending sync.WaitGroup // appends in flight, waited for by close
 }
 

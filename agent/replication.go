@@ -119,14 +119,14 @@ func (p *partition) stateAndETag() (metadata.PartitionState, string) {
 }
 
 // confirmISR applies a written ISR change.
-func (p *partition) confirmISR(written replica.State, etag string) error {
+func (p *partition) confirmISR(written metadata.PartitionState, etag string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	u, err := p.rep.ConfirmISRChange(written, p.logEnd(), time.Now())
+	u, err := p.rep.ConfirmISRChange(toReplicaState(written), p.logEnd(), time.Now())
 	if err != nil {
 		return err
 	}
-	p.state, p.etag = toMetadataState(written), etag
+	p.state, p.etag = written, etag
 	p.publishLocked(u, true)
 	return nil
 }
@@ -221,9 +221,11 @@ func (p *partition) awaitCommit(ctx context.Context, epoch int32, end int64) err
 		p.mu.RLock()
 		ch := p.hwCh
 		done, err := p.rep.AppendStatus(epoch, end)
-		deleted := p.deleted
+		deleted, moved := p.deleted, p.moved
 		p.mu.RUnlock()
 		switch {
+		case moved:
+			return fmt.Errorf("%w: the replica moved to other agents", kafka.ErrNotLeader)
 		case deleted:
 			return kafka.ErrUnknownTopicOrPartition
 		case done:
@@ -271,6 +273,15 @@ func (p *partition) ReplicaRead(replicaID, leaderEpoch int32, offset int64, maxB
 	p.mu.Unlock()
 	out.Records, out.HighWatermark = data, p.hw.Load()
 	return out, err
+}
+
+// movedAway marks the partition as closing because its replica moved to
+// other agents: appends waiting for the ISR hear NOT_LEADER_OR_FOLLOWER
+// (retriable), not that the topic is gone.
+func (p *partition) movedAway() {
+	p.mu.Lock()
+	p.moved = true
+	p.mu.Unlock()
 }
 
 // committedEpochStart reports whether this leader's HW has reached the

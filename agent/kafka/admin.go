@@ -22,7 +22,10 @@ func registerAdmin() {
 	register(33, 0, 2, typed(handleAlterConfigs))
 	register(35, 1, 4, typed(handleDescribeLogDirs))
 	register(37, 0, 3, typed(handleCreatePartitions))
+	register(43, 0, 2, typed(handleElectLeaders))
 	register(44, 0, 1, typed(handleIncrementalAlterConfigs))
+	register(45, 0, 0, typed(handleAlterPartitionReassignments))
+	register(46, 0, 0, typed(handleListPartitionReassignments))
 	register(60, 0, 1, typed(handleDescribeCluster))
 }
 

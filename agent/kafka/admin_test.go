@@ -41,6 +41,14 @@ type adminBackend struct {
 
 var _ Backend = (*adminBackend)(nil)
 
+func (b *adminBackend) AlterPartitionReassignment(context.Context, string, int32, []int32) error {
+	return ErrUnknownTopicOrPartition
+}
+func (b *adminBackend) PartitionReassignments(map[string][]int32) []Reassignment { return nil }
+func (b *adminBackend) ElectPreferredLeader(context.Context, string, int32) error {
+	return ErrElectionNotNeeded
+}
+
 func newAdminBackend() *adminBackend {
 	return &adminBackend{
 		agentID:           1,

@@ -49,6 +49,25 @@ type Backend interface {
 	GroupCoordinator(ctx context.Context, group string) (*group.Coordinator, error)
 	// GroupCoordinators returns the coordinators loaded on this agent.
 	GroupCoordinators() []*group.Coordinator
+
+	// AlterPartitionReassignment moves a partition to replicas, or
+	// cancels its move when replicas is nil.
+	AlterPartitionReassignment(ctx context.Context, topic string, partition int32, replicas []int32) error
+	// PartitionReassignments lists the moves in progress, of only the
+	// named topics and partitions unless only is nil (a nil partition
+	// list: every partition of the topic).
+	PartitionReassignments(only map[string][]int32) []Reassignment
+	// ElectPreferredLeader makes a partition's first replica its leader.
+	ElectPreferredLeader(ctx context.Context, topic string, partition int32) error
+}
+
+// Reassignment is a partition move in progress.
+type Reassignment struct {
+	Topic     string
+	Partition int32
+	Replicas  []int32
+	Adding    []int32
+	Removing  []int32
 }
 
 // Broker is one live agent as Metadata reports it.
@@ -129,4 +148,9 @@ var (
 	ErrTopicBeingDeleted       = errors.New("kafka: topic is being deleted")
 	ErrNotCoordinator          = errors.New("kafka: not the coordinator for this group")
 	ErrCoordinatorNotAvailable = errors.New("kafka: coordinator not available")
+	// ErrElectionNotNeeded: the preferred replica already leads.
+	ErrElectionNotNeeded = errors.New("kafka: the preferred replica already leads")
+	// ErrPreferredLeaderNotAvailable: the preferred replica is not alive
+	// and in sync.
+	ErrPreferredLeaderNotAvailable = errors.New("kafka: the preferred replica cannot lead now")
 )

@@ -77,6 +77,12 @@ func errorCode(err error) int16 {
 		return kerr.UnsupportedAssignor.Code
 	case errors.Is(err, group.ErrInvalidRegex):
 		return kerr.InvalidRegularExpression.Code
+	case errors.Is(err, ErrElectionNotNeeded):
+		return kerr.ElectionNotNeeded.Code
+	case errors.Is(err, ErrPreferredLeaderNotAvailable):
+		return kerr.PreferredLeaderNotAvailable.Code
+	case errors.Is(err, metadata.ErrNoReassignment):
+		return kerr.NoReassignmentInProgress.Code
 	case errors.Is(err, ErrNotEnoughReplicas):
 		return kerr.NotEnoughReplicas.Code
 	case errors.Is(err, metadata.ErrTopicExists):

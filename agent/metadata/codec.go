@@ -121,6 +121,9 @@ type stateObject struct {
 	Replicas    []int32 `json:"replicas"`
 	ISR         []int32 `json:"isr"`
 	StateEpoch  int32   `json:"state_epoch"`
+	// Target and Adding are a reassignment in progress (omitted when none).
+	Target []int32 `json:"target_replicas,omitempty"`
+	Adding []int32 `json:"adding_replicas,omitempty"`
 }
 
 // decodeObject checks size and version before decoding data into v. The

@@ -6,6 +6,9 @@ import (
 )
 
 var (
+	// ErrNoReassignment: a cancel for a partition that is not being
+	// reassigned (NO_REASSIGNMENT_IN_PROGRESS).
+	ErrNoReassignment = errors.New("metadata: no reassignment in progress")
 	// ErrTopicExists: CreateTopic of a name that is taken.
 	ErrTopicExists = errors.New("metadata: topic already exists")
 	// ErrUnknownTopic: the topic does not exist (or only half-exists, see the

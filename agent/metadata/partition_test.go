@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -140,5 +141,60 @@ func TestPartitionStateValidate(t *testing.T) {
 	}
 	if _, err := s.CASPartitionState(ctx, [16]byte{1}, -1, cases[0].st, ""); !errors.Is(err, ErrInvalidPartitions) {
 		t.Fatalf("CAS of partition -1 = %v", err)
+	}
+}
+
+// TestReassignmentStates walks a reassignment through its states: start
+// (new replicas added), replace, completion with a leader hand-over, and
+// cancel; every state passes Validate.
+func TestReassignmentStates(t *testing.T) {
+	st := PartitionState{Leader: 1, LeaderEpoch: 4, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, StateEpoch: 7}
+	check := func(what string, got PartitionState, want PartitionState) {
+		t.Helper()
+		if err := got.Validate(5); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s:\n got %+v\nwant %+v", what, got, want)
+		}
+	}
+	moving, err := st.Reassign([]int32{3, 2}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("start", moving, PartitionState{Leader: 1, LeaderEpoch: 4, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2}, StateEpoch: 8, Target: []int32{3, 2}, Adding: []int32{3}})
+	if got := moving.Removing(); !slices.Equal(got, []int32{1}) {
+		t.Errorf("Removing = %v, want [1]", got)
+	}
+	if _, ok := moving.CompleteReassignment(); ok {
+		t.Fatal("completed before the new replica is in sync")
+	}
+	replaced, err := moving.Reassign([]int32{4, 2}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("replace", replaced, PartitionState{Leader: 1, LeaderEpoch: 4, Replicas: []int32{1, 2, 4}, ISR: []int32{1, 2}, StateEpoch: 9, Target: []int32{4, 2}, Adding: []int32{4}})
+	synced := moving
+	synced.ISR = []int32{1, 2, 3}
+	done, ok := synced.CompleteReassignment()
+	if !ok {
+		t.Fatal("not completed with every target replica in sync")
+	}
+	check("complete", done, PartitionState{Leader: 3, LeaderEpoch: 5, Replicas: []int32{3, 2}, ISR: []int32{2, 3}, StateEpoch: 9})
+	cancelled, err := synced.CancelReassignment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("cancel", cancelled, PartitionState{Leader: 1, LeaderEpoch: 4, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, StateEpoch: 9})
+	if back, err := moving.Reassign([]int32{1, 2}, 5); err != nil || back.Moving() {
+		t.Errorf("reassigning to the original replicas: %+v, %v; want a cancel", back, err)
+	}
+	if _, err := st.CancelReassignment(); !errors.Is(err, ErrNoReassignment) {
+		t.Errorf("cancel without a reassignment: %v", err)
+	}
+	for _, bad := range [][]int32{nil, {1, 1}, {-1}, {1, 2, 3, 4, 5, 6}} {
+		if _, err := st.Reassign(bad, 5); err == nil {
+			t.Errorf("Reassign(%v) accepted", bad)
+		}
 	}
 }

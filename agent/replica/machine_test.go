@@ -6,16 +6,10 @@ import (
 	"time"
 
 	"github.com/strata-streaming/strata/agent/log"
-	"github.com/strata-streaming/strata/agent/metadata"
 )
 
-// The agent hands its partition log to the machine as an EpochLog, and
-// converts state.json's PartitionState to a State and back.
-var (
-	_ EpochLog = (*log.Log)(nil)
-	_          = State(metadata.PartitionState{})
-	_          = metadata.PartitionState(State{})
-)
+// The agent hands its partition log to the machine as an EpochLog.
+var _ EpochLog = (*log.Log)(nil)
 
 func TestConfigValidate(t *testing.T) {
 	for _, tc := range []struct {

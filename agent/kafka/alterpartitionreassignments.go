@@ -1,0 +1,36 @@
+package kafka
+
+// AlterPartitionReassignments (key 45), version 0.
+//
+// Each partition's target replicas are written into its state; the new
+// replicas start copying the leader's local tail at once (older records are
+// in the bucket), and the leader completes the move when all of them are in
+// sync (DESIGN.md §8). A null replica list cancels a move in progress
+// (NO_REASSIGNMENT_IN_PROGRESS when there is none); cancelling drops the
+// replicas the move added. Target agents must be live
+// (INVALID_REPLICA_ASSIGNMENT names the others). Version 1 (KIP-860's
+// AllowReplicationFactorChange) is not served.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleAlterPartitionReassignments(ctx context.Context, s *Server, r *request, req *kmsg.AlterPartitionAssignmentsRequest) (*kmsg.AlterPartitionAssignmentsResponse, error) {
+	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
+	for _, rt := range req.Topics {
+		at := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+		at.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			ap := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+			ap.Partition = rp.Partition
+			if err := s.backend.AlterPartitionReassignment(ctx, rt.Topic, rp.Partition, rp.Replicas); err != nil {
+				ap.ErrorCode, ap.ErrorMessage = errorCode(err), errorMessage(err)
+			}
+			at.Partitions = append(at.Partitions, ap)
+		}
+		resp.Topics = append(resp.Topics, at)
+	}
+	return resp, nil
+}
