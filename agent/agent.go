@@ -72,10 +72,12 @@ type Agent struct {
 	elections  prometheus.Counter
 	casLost    prometheus.Counter
 	movesDone  prometheus.Counter
-	clusterID  string
-	id         int32
-	advertised hostPort
-	lockFile   *os.File
+	// copiedBytes counts the bytes followers copied from their leaders.
+	copiedBytes *prometheus.CounterVec
+	clusterID   string
+	id          int32
+	advertised  hostPort
+	lockFile    *os.File
 
 	adminMu sync.Mutex // serialises topic changes; before mu
 	mu      sync.RWMutex
@@ -145,7 +147,9 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		Help: "ISR changes this agent proposed as leader that lost the CAS of state.json: another agent had changed the partition (a new leader), and this one re-read it."})
 	a.movesDone = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_reassignments_completed_total",
 		Help: "Partition reassignments this agent completed as leader."})
-	a.registry.MustRegister(a.isrChanges, a.elections, a.casLost, a.movesDone)
+	a.copiedBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_replica_copied_bytes_total",
+		Help: "Record bytes this agent's follower replicas copied from their leaders, by topic."}, []string{"topic"})
+	a.registry.MustRegister(a.isrChanges, a.elections, a.casLost, a.movesDone, a.copiedBytes)
 	a.flush, _ = log.ParseFlushPolicy(cfg.LogFlush) // checked by Validate
 	defer func() {
 		if err != nil {

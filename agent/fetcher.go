@@ -111,7 +111,10 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 		return nil
 	case replica.ActionTruncate:
 		return p.withAction(act, func() (replica.FollowerAction, error) {
-			if err := p.log.TruncateTo(act.Offset); err != nil {
+			// Never below the log start: a log restored from the bucket
+			// has no epochs and truncates "to its HW", which may be older
+			// than its start; the records below are in the bucket.
+			if err := p.log.TruncateTo(max(act.Offset, p.log.LogStartOffset())); err != nil {
 				return act, err
 			}
 			f.a.logger.Info("follower truncated its log", "topic", p.topic, "partition", p.index, "offset", act.Offset, "leader", act.Leader, "leader_epoch", act.LeaderEpoch)
@@ -174,6 +177,7 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 				if _, err := p.log.AppendReplicated(res.Records); err != nil {
 					return act, err
 				}
+				f.a.copiedBytes.WithLabelValues(p.topic).Add(float64(len(res.Records)))
 			}
 			return p.rep.Fetched(act, res.HighWatermark, p.log)
 		})

@@ -88,15 +88,19 @@ func (a *Agent) moveReplica(k partitionKey, st metadata.PartitionState, etag str
 			a.logger.Error("open a new replica", "topic", e.meta.Name, "partition", k.index, "err", err)
 			return
 		}
-		a.applyState(p, st, etag)
 		if e.snap.Resolved.RemoteStorage {
+			// First: the empty log then starts where the bucket ends,
+			// and only the untiered tail is copied from the leader.
+			p.state = st
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			err := a.startTiering(ctx, p)
 			cancel()
+			p.state = metadata.PartitionState{Leader: -1, LeaderEpoch: -1, StateEpoch: -1}
 			if err != nil {
 				a.logger.Warn("tiering of a new replica; retried later", "topic", e.meta.Name, "partition", k.index, "err", err)
 			}
 		}
+		a.applyState(p, st, etag)
 		peers = slices.Delete(peers, i, i+1)
 		parts = append(parts, p)
 		a.logger.Info("replica added to this agent", "topic", e.meta.Name, "partition", k.index, "leader", st.Leader)

@@ -403,19 +403,25 @@ func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata
 			return parts, nil, err
 		}
 		parts = append(parts, p)
-		if restart && st.Leader == a.id {
-			next := st
-			next.LeaderEpoch, next.StateEpoch = st.LeaderEpoch+1, st.StateEpoch+1
-			if err := a.takeOver(ctx, p, st, next, etag, "agent restarted"); err != nil {
-				return parts, nil, err
-			}
-		} else {
-			a.applyState(p, st, etag)
-		}
+		// Tiering opens first, knowing the stored leader: an empty log
+		// continues where the bucket ends, and a leader's log that is
+		// behind the bucket is refused.
+		p.state = st
 		if r.RemoteStorage {
 			if err := a.startTiering(ctx, p); err != nil {
 				return parts, nil, err
 			}
+		}
+		if restart && st.Leader == a.id {
+			next := st
+			next.LeaderEpoch, next.StateEpoch = st.LeaderEpoch+1, st.StateEpoch+1
+			p.state = metadata.PartitionState{Leader: -1, LeaderEpoch: -1, StateEpoch: -1}
+			if err := a.takeOver(ctx, p, st, next, etag, "agent restarted"); err != nil {
+				return parts, nil, err
+			}
+		} else {
+			p.state = metadata.PartitionState{Leader: -1, LeaderEpoch: -1, StateEpoch: -1}
+			a.applyState(p, st, etag)
 		}
 	}
 	return parts, peers, nil

@@ -121,12 +121,14 @@ func (t *Tierer) Open(ctx context.Context, src Source, prefix string) (*Partitio
 	}
 	l := src.Log()
 	// Restore also when every segment has expired from the manifest: the
-	// log must not reissue offsets below its start. Only a leader restores:
-	// a follower gets what it lacks from its leader (restarting empty at
-	// the leader's local log start when it is that far behind).
+	// log must not reissue offsets below its start. An empty log of a
+	// follower restores too, so that a new replica copies from its leader
+	// only what the bucket does not hold. A follower whose log is behind
+	// but not empty gets what it lacks from its leader instead.
 	p.headEpoch = src.LeaderEpoch()
-	if next := h.Next(); src.Leading() && l.LogEndOffset() < next {
-		if l.LogStartOffset() != l.LogEndOffset() {
+	empty := l.LogStartOffset() == l.LogEndOffset()
+	if next := h.Next(); l.LogEndOffset() < next && (empty || src.Leading()) {
+		if !empty {
 			return nil, fmt.Errorf("tiering: %s: the local log ends at %d, below the bucket's %d, but is not empty; refusing to guess", p.name(), l.LogEndOffset(), next)
 		}
 		snap, err := p.lastSnapshot(ctx, &h)
