@@ -1,0 +1,259 @@
+package membership
+
+// Placement (DESIGN.md §8): a pure, deterministic function from the active
+// agents and the current replica sets to target replica sets that
+//
+//   - put no replica on an agent that is not active (draining, gone),
+//   - spread replicas so that agents' counts differ by at most one,
+//   - spread preferred leaders (the first replica) the same way,
+//   - keep a partition's replicas on different racks where racks allow,
+//   - and move as few replicas as possible: a replica moves only to fix
+//     one of the above, and leaders are balanced by reordering replicas,
+//     which copies nothing.
+
+import (
+	"cmp"
+	"slices"
+)
+
+// PlacementAgent is an agent that may hold replicas.
+type PlacementAgent struct {
+	ID   int32
+	Rack string
+}
+
+// PlacementPartition is one partition's current replicas, in preferred
+// order. A Fixed partition is counted but never changed (the balancer
+// fixes partitions with replicas on agents that are down, so that a
+// restart does not cause a move).
+type PlacementPartition struct {
+	Topic    string
+	Index    int32
+	Replicas []int32
+	Fixed    bool
+}
+
+// placer holds the working state of one Place call.
+type placer struct {
+	agents  []PlacementAgent
+	rack    map[int32]string
+	load    map[int32]int
+	leaders map[int32]int
+	parts   []PlacementPartition // sorted copy; Replicas are owned
+}
+
+// maxPlacementRounds bounds each balancing loop; every round moves one
+// replica or leader closer to even, so real inputs finish far below it.
+const maxPlacementRounds = 1 << 16
+
+// Place returns the target replicas of each partition, in the order of
+// parts. A partition keeps its replication factor, unless fewer active
+// agents than that exist (then it keeps as many as there are agents).
+func Place(agents []PlacementAgent, parts []PlacementPartition) [][]int32 {
+	pl := &placer{rack: map[int32]string{}, load: map[int32]int{}, leaders: map[int32]int{}}
+	pl.agents = slices.Clone(agents)
+	slices.SortFunc(pl.agents, func(a, b PlacementAgent) int { return cmp.Compare(a.ID, b.ID) })
+	pl.agents = slices.CompactFunc(pl.agents, func(a, b PlacementAgent) bool { return a.ID == b.ID })
+	for _, a := range pl.agents {
+		pl.rack[a.ID] = a.Rack
+		pl.load[a.ID] = 0
+		pl.leaders[a.ID] = 0
+	}
+	order := make([]int, len(parts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int {
+		if c := cmp.Compare(parts[x].Topic, parts[y].Topic); c != 0 {
+			return c
+		}
+		return cmp.Compare(parts[x].Index, parts[y].Index)
+	})
+	for _, i := range order {
+		p := parts[i]
+		p.Replicas = slices.Clone(p.Replicas)
+		pl.parts = append(pl.parts, p)
+	}
+	if len(pl.agents) > 0 {
+		pl.dropInactive()
+		pl.count()
+		pl.fill()
+		pl.balanceReplicas()
+		pl.balanceLeaders()
+	}
+	out := make([][]int32, len(parts))
+	for k, i := range order {
+		out[i] = pl.parts[k].Replicas
+	}
+	return out
+}
+
+func (pl *placer) active(id int32) bool { _, ok := pl.rack[id]; return ok }
+
+// dropInactive removes replicas on agents that are not active from every
+// partition that is not fixed; fill replaces them. It remembers each
+// partition's replication factor in want.
+func (pl *placer) dropInactive() {
+	for i := range pl.parts {
+		p := &pl.parts[i]
+		if p.Fixed {
+			continue
+		}
+		rf := min(len(p.Replicas), len(pl.agents))
+		kept := slices.DeleteFunc(p.Replicas, func(r int32) bool { return !pl.active(r) })
+		if len(kept) > rf {
+			kept = kept[:rf]
+		}
+		// Short partitions are filled with placeholder -1 entries, kept
+		// in place so that a replaced leader's position is filled again.
+		for len(kept) < rf {
+			kept = append(kept, -1)
+		}
+		p.Replicas = kept
+	}
+}
+
+func (pl *placer) count() {
+	for _, p := range pl.parts {
+		for i, r := range p.Replicas {
+			if pl.active(r) {
+				pl.load[r]++
+				if i == 0 {
+					pl.leaders[r]++
+				}
+			}
+		}
+	}
+}
+
+// fill gives every placeholder the least-loaded agent not yet in the
+// partition, preferring racks the partition does not use yet.
+func (pl *placer) fill() {
+	for i := range pl.parts {
+		p := &pl.parts[i]
+		for j, r := range p.Replicas {
+			if r >= 0 {
+				continue
+			}
+			best := pl.pick(p.Replicas, -1)
+			p.Replicas[j] = best
+			pl.load[best]++
+			if j == 0 {
+				pl.leaders[best]++
+			}
+		}
+	}
+}
+
+// pick returns the best agent to add to replicas in place of old (-1: a
+// placeholder): not in the partition, new rack first, then least loaded,
+// then lowest id.
+func (pl *placer) pick(replicas []int32, old int32) int32 {
+	best, bestKey := int32(-1), [3]int{}
+	for _, a := range pl.agents {
+		if slices.Contains(replicas, a.ID) {
+			continue
+		}
+		key := [3]int{pl.rackPenalty(replicas, old, a.ID), pl.load[a.ID], int(a.ID)}
+		if best < 0 || slices.Compare(key[:], bestKey[:]) < 0 {
+			best, bestKey = a.ID, key
+		}
+	}
+	return best
+}
+
+// rackPenalty is how many other replicas of the partition (old excluded)
+// share cand's rack.
+func (pl *placer) rackPenalty(replicas []int32, old, cand int32) int {
+	n := 0
+	for _, r := range replicas {
+		if r != old && r >= 0 && pl.rack[r] == pl.rack[cand] {
+			n++
+		}
+	}
+	return n
+}
+
+// balanceReplicas moves one replica at a time from the most loaded agent
+// to the least loaded one until counts differ by at most one, never
+// putting more replicas of a partition in one rack than before.
+func (pl *placer) balanceReplicas() {
+	for range maxPlacementRounds {
+		if !pl.improve(pl.load, pl.moveReplica) {
+			return
+		}
+	}
+}
+
+// improve tries pairs from the most loaded agent down and the least loaded
+// up, whose counts differ by more than one, until step succeeds for one;
+// it reports whether any did.
+func (pl *placer) improve(counts map[int32]int, step func(from, to int32) bool) bool {
+	byCount := make([]int32, 0, len(pl.agents))
+	for _, a := range pl.agents {
+		byCount = append(byCount, a.ID)
+	}
+	slices.SortStableFunc(byCount, func(x, y int32) int { return cmp.Compare(counts[y], counts[x]) })
+	for _, from := range byCount {
+		for k := len(byCount) - 1; k >= 0; k-- {
+			to := byCount[k]
+			if counts[from]-counts[to] <= 1 {
+				break
+			}
+			if step(from, to) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (pl *placer) moveReplica(from, to int32) bool {
+	for i := range pl.parts {
+		p := &pl.parts[i]
+		j := slices.Index(p.Replicas, from)
+		if p.Fixed || j < 0 || slices.Contains(p.Replicas, to) {
+			continue
+		}
+		if pl.rackPenalty(p.Replicas, from, to) > pl.rackPenalty(p.Replicas, from, from) {
+			continue
+		}
+		p.Replicas[j] = to
+		pl.load[from]--
+		pl.load[to]++
+		if j == 0 {
+			pl.leaders[from]--
+			pl.leaders[to]++
+		}
+		return true
+	}
+	return false
+}
+
+// balanceLeaders evens out preferred leaders by swapping a replica to the
+// front of a partition's list, which moves no data.
+func (pl *placer) balanceLeaders() {
+	for range maxPlacementRounds {
+		if !pl.improve(pl.leaders, pl.swapLeader) {
+			return
+		}
+	}
+}
+
+func (pl *placer) swapLeader(from, to int32) bool {
+	for i := range pl.parts {
+		p := &pl.parts[i]
+		if p.Fixed || len(p.Replicas) == 0 || p.Replicas[0] != from {
+			continue
+		}
+		j := slices.Index(p.Replicas, to)
+		if j < 0 {
+			continue
+		}
+		p.Replicas[0], p.Replicas[j] = to, from
+		pl.leaders[from]--
+		pl.leaders[to]++
+		return true
+	}
+	return false
+}
