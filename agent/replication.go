@@ -193,7 +193,7 @@ func (p *partition) Append(ctx context.Context, raw []byte, acks int16) (log.App
 		return log.AppendResult{}, err
 	}
 	p.endMoved()
-	if acks != -1 {
+	if acks != -1 || unsafeAckBeforeReplication {
 		return res, nil
 	}
 	return res, p.awaitCommit(ctx, epoch, res.LastOffset+1)
