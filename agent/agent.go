@@ -65,6 +65,10 @@ type Agent struct {
 	reconcileNow chan struct{} // wakes reconcileLoop
 	refresh      stateRefresh  // partition states to re-read; wakes replicationLoop
 	startedAt    time.Time
+	// membersChangedAt is the last gossip join, leave, failure or state
+	// change, in Unix nanoseconds; the balancer waits for it to settle.
+	membersChangedAt atomic.Int64
+	movesStarted     prometheus.Counter
 	// running is closed when Run starts: fetchers wait for it, since
 	// gossip (a.members) is set up last in New.
 	running    chan struct{}
@@ -149,7 +153,10 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		Help: "Partition reassignments this agent completed as leader."})
 	a.copiedBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_replica_copied_bytes_total",
 		Help: "Record bytes this agent's follower replicas copied from their leaders, by topic."}, []string{"topic"})
-	a.registry.MustRegister(a.isrChanges, a.elections, a.casLost, a.movesDone, a.copiedBytes)
+	a.movesStarted = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_reassignments_started_total",
+		Help: "Partition moves the balancer started while this agent held its lease."})
+	a.registry.MustRegister(a.isrChanges, a.elections, a.casLost, a.movesDone, a.copiedBytes, a.movesStarted)
+	a.memberChanged()
 	a.flush, _ = log.ParseFlushPolicy(cfg.LogFlush) // checked by Validate
 	defer func() {
 		if err != nil {
@@ -299,7 +306,7 @@ func (a *Agent) HTTPAddr() net.Addr { return a.httpLn.Addr() }
 func (a *Agent) Run(ctx context.Context) error {
 	errc := make(chan error, 2)
 	close(a.running)
-	a.wg.Add(7)
+	a.wg.Add(8)
 	go func() {
 		defer a.wg.Done()
 		if err := a.kafkaSrv.Serve(a.kafkaLn); err != nil {
@@ -331,6 +338,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	go func() {
 		defer a.wg.Done()
 		a.replicationLoop()
+	}()
+	go func() {
+		defer a.wg.Done()
+		a.balancerLoop()
 	}()
 	a.ready.Store(true)
 	a.setMemberState(membership.StateActive)

@@ -51,6 +51,18 @@ type Config struct {
 	// replica.lag.time.max.ms: an ISR follower not caught up for this long
 	// leaves the ISR.
 	ReplicaLagTimeMax time.Duration
+	// AutoRebalance (--auto-rebalance) lets the balancer move replicas
+	// onto new agents and off draining ones.
+	AutoRebalance bool
+	// AutoLeaderRebalance (--auto-leader-rebalance) is
+	// auto.leader.rebalance.enable: leadership returns to each partition's
+	// preferred replica.
+	AutoLeaderRebalance bool
+	// RebalanceSettle (--rebalance-settle) is how long membership must be
+	// unchanged before the balancer acts.
+	RebalanceSettle time.Duration
+	// RebalanceMaxMoves (--rebalance-max-moves) bounds the moves in flight.
+	RebalanceMaxMoves int
 	// LogFlush (--log-flush) is always, interval or never.
 	LogFlush string
 	// LogFlushInterval (--log-flush-interval) is the fsync period under
@@ -113,6 +125,10 @@ func DefaultConfig() Config {
 		NumPartitions:                  1,
 		DefaultReplicationFactor:       0,
 		ReplicaLagTimeMax:              30 * time.Second,
+		AutoRebalance:                  true,
+		AutoLeaderRebalance:            true,
+		RebalanceSettle:                30 * time.Second,
+		RebalanceMaxMoves:              4,
 		LogFlush:                       "always",
 		LogFlushInterval:               log.DefaultFlushInterval,
 		RetentionCheckInterval:         5 * time.Minute,
@@ -157,6 +173,10 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.AutoCreateTopics, "auto-create-topics", c.AutoCreateTopics, "Create a topic when a client asks for metadata of one that does not exist (auto.create.topics.enable).")
 	fs.Int32Var(&c.NumPartitions, "num-partitions", c.NumPartitions, "Partition count of topics created without one (num.partitions).")
 	fs.Int16Var(&c.DefaultReplicationFactor, "default-replication-factor", c.DefaultReplicationFactor, "Replication factor of topics created without one; 0 means 3 when at least three agents are alive, else the number alive.")
+	fs.BoolVar(&c.AutoRebalance, "auto-rebalance", c.AutoRebalance, "Move replicas onto agents that join and off agents that drain, without an operator.")
+	fs.BoolVar(&c.AutoLeaderRebalance, "auto-leader-rebalance", c.AutoLeaderRebalance, "Hand leadership back to each partition's preferred replica (auto.leader.rebalance.enable).")
+	fs.DurationVar(&c.RebalanceSettle, "rebalance-settle", c.RebalanceSettle, "How long membership must be unchanged before replicas are moved.")
+	fs.IntVar(&c.RebalanceMaxMoves, "rebalance-max-moves", c.RebalanceMaxMoves, "Most partition moves in flight at once, cluster-wide.")
 	fs.DurationVar(&c.ReplicaLagTimeMax, "replica-lag-time-max", c.ReplicaLagTimeMax, "A follower not caught up with its leader for this long leaves the ISR (replica.lag.time.max.ms).")
 	fs.StringVar(&c.LogFlush, "log-flush", c.LogFlush, "When appends are fsynced before they are acknowledged: always, interval or never.")
 	fs.DurationVar(&c.LogFlushInterval, "log-flush-interval", c.LogFlushInterval, "How often the log is fsynced under --log-flush=interval.")
@@ -221,6 +241,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--num-partitions %d: must be at least 1", c.NumPartitions)
 	case c.DefaultReplicationFactor < 0:
 		return fmt.Errorf("--default-replication-factor %d: must be 0 (automatic) or at least 1", c.DefaultReplicationFactor)
+	case c.RebalanceSettle < 0:
+		return fmt.Errorf("--rebalance-settle %v: must not be negative", c.RebalanceSettle)
+	case c.RebalanceMaxMoves < 1:
+		return fmt.Errorf("--rebalance-max-moves %d: must be at least 1", c.RebalanceMaxMoves)
 	case c.ReplicaLagTimeMax < 10*time.Millisecond:
 		return fmt.Errorf("--replica-lag-time-max %v: must be at least 10ms", c.ReplicaLagTimeMax)
 	case c.LogFlushInterval <= 0:

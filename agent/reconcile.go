@@ -65,7 +65,8 @@ func (a *Agent) onMemberEvent(e membership.Event) {
 		a.wakeReconcile()
 	case e.Type == membership.EventBroadcast:
 		a.onStateBroadcast(e)
-	case e.Type == membership.EventFail, e.Type == membership.EventLeave, e.Type == membership.EventJoin:
+	case e.Type == membership.EventFail, e.Type == membership.EventLeave, e.Type == membership.EventJoin, e.Type == membership.EventUpdate:
+		a.memberChanged()
 		// Elections and ISR eligibility follow at once.
 		select {
 		case a.refresh.wake <- struct{}{}:

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/strata-streaming/strata/tiering/objstore"
 )
@@ -212,5 +213,28 @@ func TestReserveProducerIDsLimits(t *testing.T) {
 	}
 	if _, err := s2.ReserveProducerIDs(ctx, 1); !errors.Is(err, ErrConflict) {
 		t.Fatalf("reserve with every CAS lost = %v, want ErrConflict", err)
+	}
+}
+
+// TestLease: one holder at a time; the holder renews; another takes an
+// expired lease; a racing second taker loses.
+func TestLease(t *testing.T) {
+	s := newTestStore(t, objstore.NewMem())
+	ctx := testContext(t)
+	now := time.Unix(1000, 0)
+	if _, ok, err := s.AcquireLease(ctx, "balancer", 1, now, 10*time.Second); err != nil || !ok {
+		t.Fatalf("first acquire: %v %v", ok, err)
+	}
+	if l, ok, _ := s.AcquireLease(ctx, "balancer", 2, now.Add(5*time.Second), 10*time.Second); ok || l.Holder != 1 {
+		t.Fatalf("second agent took a live lease: %+v", l)
+	}
+	if _, ok, _ := s.AcquireLease(ctx, "balancer", 1, now.Add(9*time.Second), 10*time.Second); !ok {
+		t.Fatal("the holder could not renew")
+	}
+	if _, ok, _ := s.AcquireLease(ctx, "balancer", 2, now.Add(15*time.Second), 10*time.Second); ok {
+		t.Fatal("taken before the renewed term ended")
+	}
+	if l, ok, _ := s.AcquireLease(ctx, "balancer", 2, now.Add(20*time.Second), 10*time.Second); !ok || l.Holder != 2 {
+		t.Fatalf("expired lease not taken over: %+v", l)
 	}
 }

@@ -1,0 +1,171 @@
+package agent
+
+// The balancer (DESIGN.md §8): one agent at a time, the holder of the
+// "balancer" lease in the store, computes target replica sets with
+// membership.Place once membership has been stable for --rebalance-settle,
+// and writes them as reassignments (reassign.go), at most
+// --rebalance-max-moves in flight. The partitions' leaders carry the moves
+// out. With --auto-leader-rebalance it also hands leadership back to each
+// partition's preferred (first) replica. A holder that dies loses the lease
+// after its term; the next one continues from the states in the store.
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/membership"
+)
+
+const (
+	balancerLease = "balancer"
+	// leaseTerm is how long a lease lasts without renewal; the holder
+	// renews it every balancer round (leaseTerm/3).
+	leaseTerm = 10 * time.Second
+)
+
+// balancerLoop runs balancer rounds until the agent stops.
+func (a *Agent) balancerLoop() {
+	t := time.NewTicker(leaseTerm / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), leaseTerm/2)
+		a.balanceOnce(ctx, time.Now())
+		cancel()
+	}
+}
+
+// memberChanged records a membership change: the balancer waits for the
+// settling period after the last one.
+func (a *Agent) memberChanged() { a.membersChangedAt.Store(time.Now().UnixNano()) }
+
+// balanceOnce is one round: renew or take the lease, then, if held and
+// membership has settled, start moves and leader elections.
+func (a *Agent) balanceOnce(ctx context.Context, now time.Time) {
+	if !a.cfg.AutoRebalance && !a.cfg.AutoLeaderRebalance {
+		return
+	}
+	_, held, err := a.store.AcquireLease(ctx, balancerLease, a.id, now, leaseTerm)
+	if err != nil {
+		a.logger.Warn("balancer lease", "err", err)
+	}
+	if !held || now.Sub(time.Unix(0, a.membersChangedAt.Load())) < a.cfg.RebalanceSettle {
+		return
+	}
+	live := a.activeAgents()
+	if len(live) == 0 {
+		return
+	}
+	if a.cfg.AutoRebalance {
+		a.startMoves(ctx, live)
+	}
+	if a.cfg.AutoLeaderRebalance {
+		a.electPreferred(ctx, live)
+	}
+}
+
+// activeAgents are the live agents that may take replicas: gossip's
+// members in state active (not joining, not draining), and this agent if
+// it is active.
+func (a *Agent) activeAgents() []membership.PlacementAgent {
+	var out []membership.PlacementAgent
+	if a.members == nil {
+		return out
+	}
+	if self := a.members.Self(); self.State == membership.StateActive {
+		out = append(out, membership.PlacementAgent{ID: self.ID, Rack: self.Rack})
+	}
+	for _, m := range a.members.Members() {
+		if m.State == membership.StateActive && m.ID != a.id {
+			out = append(out, membership.PlacementAgent{ID: m.ID, Rack: m.Rack})
+		}
+	}
+	return out
+}
+
+// placementInput is every partition's applied state, as Place wants it.
+// Partitions that are moving, or have a replica on an agent that is not
+// live (down, perhaps restarting), are fixed: moving them would copy data
+// for what may be a short absence. Draining agents are live but not
+// active, so their replicas move.
+func (a *Agent) placementInput() ([]membership.PlacementPartition, []metadata.PartitionState, []string) {
+	alive := map[int32]bool{a.id: true}
+	for _, m := range a.members.Members() {
+		alive[m.ID] = true
+	}
+	var parts []membership.PlacementPartition
+	var states []metadata.PartitionState
+	var topics []string
+	for _, t := range a.Topics() {
+		for _, p := range t.Partitions {
+			st := partitionState(p)
+			fixed := st.Moving() || st.Leader < 0
+			for _, r := range st.Replicas {
+				fixed = fixed || !alive[r]
+			}
+			parts = append(parts, membership.PlacementPartition{Topic: t.Name, Index: p.Index(), Replicas: st.Replicas, Fixed: fixed})
+			states = append(states, st)
+			topics = append(topics, t.Name)
+		}
+	}
+	return parts, states, topics
+}
+
+// startMoves writes reassignments towards the placement, keeping at most
+// RebalanceMaxMoves in flight.
+func (a *Agent) startMoves(ctx context.Context, live []membership.PlacementAgent) {
+	parts, states, topics := a.placementInput()
+	inFlight := 0
+	for _, st := range states {
+		if st.Moving() {
+			inFlight++
+		}
+	}
+	targets := membership.Place(live, parts)
+	for i, target := range targets {
+		if inFlight >= a.cfg.RebalanceMaxMoves {
+			return
+		}
+		if parts[i].Fixed || slices.Equal(target, parts[i].Replicas) {
+			continue
+		}
+		err := a.AlterPartitionReassignment(ctx, topics[i], parts[i].Index, target)
+		if err != nil {
+			a.logger.Warn("balancer: start move", "topic", topics[i], "partition", parts[i].Index, "target", target, "err", err)
+			continue
+		}
+		inFlight++
+		a.movesStarted.Inc()
+		a.logger.Info("balancer: move started", "topic", topics[i], "partition", parts[i].Index, "from", parts[i].Replicas, "to", target)
+	}
+}
+
+// electPreferred hands leadership to each partition's first replica where
+// it is live, in sync and not leading (Kafka's auto.leader.rebalance).
+func (a *Agent) electPreferred(ctx context.Context, live []membership.PlacementAgent) {
+	ids := make([]int32, 0, len(live))
+	for _, l := range live {
+		ids = append(ids, l.ID)
+	}
+	parts, states, topics := a.placementInput()
+	for i, st := range states {
+		if st.Moving() || len(st.Replicas) == 0 || st.Leader == st.Replicas[0] || st.Leader < 0 {
+			continue
+		}
+		if _, err := preferredLeaderState(st, ids); err != nil {
+			continue
+		}
+		err := a.ElectPreferredLeader(ctx, topics[i], parts[i].Index)
+		if err != nil && !errors.Is(err, kafka.ErrElectionNotNeeded) {
+			a.logger.Warn("balancer: preferred leader election", "topic", topics[i], "partition", parts[i].Index, "err", err)
+		}
+	}
+}
