@@ -68,6 +68,7 @@ type Agent struct {
 	// membersChangedAt is the last gossip join, leave, failure or state
 	// change, in Unix nanoseconds; the balancer waits for it to settle.
 	membersChangedAt atomic.Int64
+	draining         atomic.Bool
 	movesStarted     prometheus.Counter
 	// running is closed when Run starts: fetchers wait for it, since
 	// gossip (a.members) is set up last in New.
@@ -349,6 +350,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		a.logger.Info("agent stopping")
+		if a.cfg.DrainTimeout > 0 {
+			dctx, cancel := context.WithTimeout(context.Background(), a.cfg.DrainTimeout)
+			if err := a.Drain(dctx); err != nil {
+				a.logger.Warn("drain before stopping ended early", "err", err)
+			}
+			cancel()
+		}
 	case <-a.stop: // Close was called elsewhere
 	case runErr = <-errc:
 		a.logger.Error("agent stopping after a server failed", "err", runErr)

@@ -57,7 +57,9 @@ func (a *Agent) balanceOnce(ctx context.Context, now time.Time) {
 	if err != nil {
 		a.logger.Warn("balancer lease", "err", err)
 	}
-	if !held || now.Sub(time.Unix(0, a.membersChangedAt.Load())) < a.cfg.RebalanceSettle {
+	// A draining agent is waiting to leave: its moves start at once.
+	settled := now.Sub(time.Unix(0, a.membersChangedAt.Load())) >= a.cfg.RebalanceSettle || a.someoneDraining()
+	if !held || !settled {
 		return
 	}
 	live := a.activeAgents()
@@ -70,6 +72,20 @@ func (a *Agent) balanceOnce(ctx context.Context, now time.Time) {
 	if a.cfg.AutoLeaderRebalance {
 		a.electPreferred(ctx, live)
 	}
+}
+
+// someoneDraining reports whether a live agent (this one included) is
+// draining.
+func (a *Agent) someoneDraining() bool {
+	if a.draining.Load() {
+		return true
+	}
+	for _, m := range a.members.Members() {
+		if m.State == membership.StateDraining {
+			return true
+		}
+	}
+	return false
 }
 
 // activeAgents are the live agents that may take replicas: gossip's

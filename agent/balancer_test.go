@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -29,52 +31,7 @@ func TestJoinRebalances(t *testing.T) {
 	const topic, partitions = "bal", 12
 	c.create(topic, partitions, 2, map[string]string{"segment.bytes": "16384", "local.retention.bytes": "16384", "retention.ms": "-1"})
 
-	cl := c.client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()),
-		kgo.ProducerBatchMaxBytes(8192), kgo.RecordRetries(1<<20), kgo.RecordDeliveryTimeout(60*time.Second))
-	var mu sync.Mutex
-	acked := map[int32]map[int64]string{}
-	var failed []error
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(2 * time.Millisecond)
-		defer tick.Stop()
-		for seq := 0; seq < 200_000; seq++ {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			p := int32(seq % partitions)
-			v := fmt.Sprintf("%06d-%0200d", seq, 0)
-			cl.Produce(context.Background(), &kgo.Record{Topic: topic, Partition: p, Value: []byte(v)}, func(r *kgo.Record, err error) {
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					failed = append(failed, err)
-					return
-				}
-				if acked[r.Partition] == nil {
-					acked[r.Partition] = map[int64]string{}
-				}
-				acked[r.Partition][r.Offset] = string(r.Value)
-			})
-		}
-	}()
-	stopProducer := func() {
-		select {
-		case <-stop:
-		default:
-			close(stop)
-		}
-		wg.Wait()
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cl.Flush(ctx)
-	}
-	t.Cleanup(stopProducer)
+	prod := startLoad(t, c, topic, partitions, 200, kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(8192))
 
 	// Some history, most of it in the bucket.
 	waitFor(t, 60*time.Second, "history in the bucket", func() bool {
@@ -123,12 +80,7 @@ func TestJoinRebalances(t *testing.T) {
 		return replicas >= 5 && replicas <= 7 && leaders >= 2 && leaders <= 4
 	})
 	took := time.Since(joined)
-	stopProducer()
-	mu.Lock()
-	defer mu.Unlock()
-	if len(failed) > 0 {
-		t.Fatalf("%d produces failed, first: %v", len(failed), failed[0])
-	}
+	prod.halt()
 
 	// What the newcomer copied, against the tails not in the bucket when
 	// it joined (read from the current leaders' logs).
@@ -152,24 +104,7 @@ func TestJoinRebalances(t *testing.T) {
 		t.Errorf("the new agent copied %.0f bytes; the untiered tails were %d", copied, tails)
 	}
 
-	total := 0
-	for idx := range int32(partitions) {
-		recs := c.consumeAll(topic, idx, len(acked[idx]))
-		seen := map[string]bool{}
-		for i, r := range recs {
-			if r.Offset != int64(i) || seen[string(r.Value)] {
-				t.Fatalf("partition %d: record %d at offset %d (duplicate %v)", idx, i, r.Offset, seen[string(r.Value)])
-			}
-			seen[string(r.Value)] = true
-		}
-		for off, v := range acked[idx] {
-			if off >= int64(len(recs)) || string(recs[off].Value) != v {
-				t.Fatalf("partition %d: acknowledged record at %d missing", idx, off)
-			}
-		}
-		total += len(acked[idx])
-	}
-	t.Logf("%d acknowledged records read back", total)
+	prod.stopAndCheck(t, c)
 }
 
 // localPartitionsOf is agent a's replicas of topic.
@@ -201,4 +136,137 @@ func testutilTopicCounter(t *testing.T, a *running, name, topic string) float64 
 		}
 	}
 	return 0
+}
+
+// TestDrainUnderLoad (issue 6): one of four agents drains (POST /v1/drain)
+// while a producer writes to a topic of 8 partitions with two replicas:
+// the agent exits by itself once it holds nothing, no partition is left
+// leaderless or under-replicated, the producer sees no error it did not
+// retry, and every acknowledged record is read back once.
+func TestDrainUnderLoad(t *testing.T) {
+	c := startClusterWith(t, 4, func(cfg *Config) { cfg.DrainTimeout = time.Minute })
+	const topic, partitions = "drain", 8
+	c.create(topic, partitions, 2, nil)
+	prod := startLoad(t, c, topic, partitions, 16)
+	waitFor(t, 30*time.Second, "some load", func() bool { return prod.count() > 500 })
+
+	victim := c.agents[3]
+	resp, err := http.Post("http://"+victim.HTTPAddr().String()+"/v1/drain", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	select {
+	case err := <-victim.done:
+		if err != nil {
+			t.Fatalf("drained agent's Run: %v", err)
+		}
+		victim.cancel = nil // it stopped by itself
+	case <-time.After(90 * time.Second):
+		t.Fatal("the drained agent did not exit by itself")
+	}
+	waitFor(t, 10*time.Second, "full ISRs without the drained agent", func() bool {
+		e, _ := c.agents[0].entry(topic)
+		for _, p := range e.snap.Partitions {
+			st := partitionState(p)
+			if st.Leader < 0 || st.Leader == victim.id || len(st.ISR) != 2 || len(st.Replicas) != 2 || slices.Contains(st.Replicas, victim.id) {
+				return false
+			}
+		}
+		return true
+	})
+	prod.stopAndCheck(t, c)
+}
+
+// load is a steady producer recording what was acknowledged.
+type load struct {
+	cl     *kgo.Client
+	topic  string
+	parts  int32
+	mu     sync.Mutex
+	acked  map[int32]map[int64]string
+	failed []error
+	n      int
+	stop   chan struct{}
+	wg     sync.WaitGroup
+}
+
+func startLoad(t *testing.T, c *cluster, topic string, partitions int32, valueSize int, opts ...kgo.Opt) *load {
+	l := &load{topic: topic, parts: partitions, acked: map[int32]map[int64]string{}, stop: make(chan struct{})}
+	opts = append([]kgo.Opt{kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordRetries(1 << 20), kgo.RecordDeliveryTimeout(90 * time.Second)}, opts...)
+	l.cl = c.client(opts...)
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for seq := 0; seq < 500_000; seq++ {
+			select {
+			case <-l.stop:
+				return
+			case <-tick.C:
+			}
+			p := int32(seq) % partitions
+			v := fmt.Sprintf("%08d-%0*d", seq, valueSize, 0)
+			l.cl.Produce(context.Background(), &kgo.Record{Topic: topic, Partition: p, Value: []byte(v)}, l.record)
+		}
+	}()
+	t.Cleanup(l.halt)
+	return l
+}
+
+func (l *load) record(r *kgo.Record, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.failed = append(l.failed, err)
+		return
+	}
+	if l.acked[r.Partition] == nil {
+		l.acked[r.Partition] = map[int64]string{}
+	}
+	l.acked[r.Partition][r.Offset] = string(r.Value)
+	l.n++
+}
+
+func (l *load) count() int { l.mu.Lock(); defer l.mu.Unlock(); return l.n }
+
+func (l *load) halt() {
+	select {
+	case <-l.stop:
+		return
+	default:
+		close(l.stop)
+	}
+	l.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	l.cl.Flush(ctx)
+}
+
+// stopAndCheck stops the load and reads every partition back.
+func (l *load) stopAndCheck(t *testing.T, c *cluster) {
+	t.Helper()
+	l.halt()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.failed) > 0 {
+		t.Fatalf("%d produces failed, first: %v", len(l.failed), l.failed[0])
+	}
+	for idx := range l.parts {
+		recs := c.consumeAll(l.topic, idx, len(l.acked[idx]))
+		seen := map[string]bool{}
+		for i, r := range recs {
+			if r.Offset != int64(i) || seen[string(r.Value)] {
+				t.Fatalf("partition %d: record %d at offset %d (duplicate %v)", idx, i, r.Offset, seen[string(r.Value)])
+			}
+			seen[string(r.Value)] = true
+		}
+		for off, v := range l.acked[idx] {
+			if off >= int64(len(recs)) || string(recs[off].Value) != v {
+				t.Fatalf("partition %d: acknowledged record at %d missing", idx, off)
+			}
+		}
+	}
+	t.Logf("%d acknowledged records read back", l.n)
 }

@@ -63,6 +63,10 @@ type Config struct {
 	RebalanceSettle time.Duration
 	// RebalanceMaxMoves (--rebalance-max-moves) bounds the moves in flight.
 	RebalanceMaxMoves int
+	// DrainTimeout (--drain-timeout) bounds the drain a stopping agent
+	// does first (SIGTERM) and the one POST /v1/drain starts; 0 stops
+	// without draining.
+	DrainTimeout time.Duration
 	// LogFlush (--log-flush) is always, interval or never.
 	LogFlush string
 	// LogFlushInterval (--log-flush-interval) is the fsync period under
@@ -129,6 +133,7 @@ func DefaultConfig() Config {
 		AutoLeaderRebalance:            true,
 		RebalanceSettle:                30 * time.Second,
 		RebalanceMaxMoves:              4,
+		DrainTimeout:                   60 * time.Second,
 		LogFlush:                       "always",
 		LogFlushInterval:               log.DefaultFlushInterval,
 		RetentionCheckInterval:         5 * time.Minute,
@@ -176,6 +181,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.AutoRebalance, "auto-rebalance", c.AutoRebalance, "Move replicas onto agents that join and off agents that drain, without an operator.")
 	fs.BoolVar(&c.AutoLeaderRebalance, "auto-leader-rebalance", c.AutoLeaderRebalance, "Hand leadership back to each partition's preferred replica (auto.leader.rebalance.enable).")
 	fs.DurationVar(&c.RebalanceSettle, "rebalance-settle", c.RebalanceSettle, "How long membership must be unchanged before replicas are moved.")
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", c.DrainTimeout, "On SIGTERM, first move this agent's leaderships and replicas to the others for up to this long; 0 stops at once.")
 	fs.IntVar(&c.RebalanceMaxMoves, "rebalance-max-moves", c.RebalanceMaxMoves, "Most partition moves in flight at once, cluster-wide.")
 	fs.DurationVar(&c.ReplicaLagTimeMax, "replica-lag-time-max", c.ReplicaLagTimeMax, "A follower not caught up with its leader for this long leaves the ISR (replica.lag.time.max.ms).")
 	fs.StringVar(&c.LogFlush, "log-flush", c.LogFlush, "When appends are fsynced before they are acknowledged: always, interval or never.")
@@ -241,6 +247,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--num-partitions %d: must be at least 1", c.NumPartitions)
 	case c.DefaultReplicationFactor < 0:
 		return fmt.Errorf("--default-replication-factor %d: must be 0 (automatic) or at least 1", c.DefaultReplicationFactor)
+	case c.DrainTimeout < 0:
+		return fmt.Errorf("--drain-timeout %v: must not be negative", c.DrainTimeout)
 	case c.RebalanceSettle < 0:
 		return fmt.Errorf("--rebalance-settle %v: must not be negative", c.RebalanceSettle)
 	case c.RebalanceMaxMoves < 1:

@@ -33,6 +33,7 @@ func testConfig(dir string) Config {
 	cfg.KafkaAddr = "127.0.0.1:0"
 	cfg.HTTPAddr = "127.0.0.1:0"
 	cfg.Gossip = membership.LoopbackConfig()
+	cfg.DrainTimeout = 0 // tests stop agents to see failures; drain tests ask for it
 	return cfg
 }
 

@@ -37,6 +37,7 @@ func (a *Agent) newHTTPServer() *http.Server {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	mux.HandleFunc("GET /v1/tiering", a.tieringStatus)
+	mux.HandleFunc("/v1/drain", a.drainHandler)
 	mux.HandleFunc("/{$}", a.statusPage)
 	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 }

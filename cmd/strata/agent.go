@@ -57,6 +57,7 @@ command line wins over the environment, which wins over the file.`,
 	fs.StringVar(&logLevel, "log-level", "info", "Log level: debug, info, warn or error.")
 	fs.StringVar(&logFormat, "log-format", "text", "Log format: text or json.")
 	cfg.RegisterFlags(fs)
+	cmd.AddCommand(newAgentDrainCmd())
 	return cmd
 }
 

@@ -282,6 +282,9 @@ func (a *Agent) start() error {
 		"--advertised-kafka-addr", a.kafkaAddr,
 		"--http-addr", a.httpAddr,
 		"--gossip-addr", a.gossipAddr,
+		// Stop at once on SIGTERM, as a failure would; tests of the drain
+		// ask for one in ExtraArgs.
+		"--drain-timeout", "0",
 	}
 	args = append(args, a.opts.ExtraArgs...)
 	cmd := exec.Command(a.bin, args...)

@@ -1,0 +1,252 @@
+package main
+
+// `strata cluster status` shows the agents and, per agent, the replicas and
+// leaderships it holds and the partitions being moved, from Metadata and
+// ListPartitionReassignments. `strata reassign` moves partitions with
+// AlterPartitionReassignments: a plan in kafka-reassign-partitions' JSON,
+// then execute, verify or cancel. `strata agent drain` asks an agent to
+// drain (POST /v1/drain) and, with --wait, waits until it has stopped.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+func newClusterCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "cluster", Short: "Show the agents and what each holds"}
+	var cf clientFlags
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Agents, replicas and leaderships per agent, and partition moves in flight",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			adm, err := cf.newAdmin()
+			if err != nil {
+				return err
+			}
+			defer adm.Close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
+			defer cancel()
+			md, err := adm.Metadata(ctx)
+			if err != nil {
+				return err
+			}
+			moves, err := adm.ListPartitionReassignments(ctx, md.Topics.TopicsSet())
+			if err != nil {
+				return err
+			}
+			printClusterStatus(cmd, md, moves)
+			return nil
+		},
+	}
+	cf.register(status.Flags())
+	cmd.AddCommand(status)
+	return cmd
+}
+
+func printClusterStatus(cmd *cobra.Command, md kadm.Metadata, moves kadm.ListPartitionReassignmentsResponses) {
+	replicas, leaders := map[int32]int{}, map[int32]int{}
+	leaderless := 0
+	underReplicated := 0
+	for _, t := range md.Topics {
+		for _, p := range t.Partitions {
+			for _, r := range p.Replicas {
+				replicas[r]++
+			}
+			if p.Leader >= 0 {
+				leaders[p.Leader]++
+			} else {
+				leaderless++
+			}
+			if len(p.ISR) < len(p.Replicas) {
+				underReplicated++
+			}
+		}
+	}
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "AGENT\tADDRESS\tRACK\tREPLICAS\tLEADERS")
+	for _, b := range md.Brokers {
+		rack := "-"
+		if b.Rack != nil {
+			rack = *b.Rack
+		}
+		fmt.Fprintf(w, "%d\t%s:%d\t%s\t%d\t%d\n", b.NodeID, b.Host, b.Port, rack, replicas[b.NodeID], leaders[b.NodeID])
+	}
+	w.Flush()
+	fmt.Fprintf(cmd.OutOrStdout(), "\npartitions: leaderless %d, under-replicated %d, moving %d\n", leaderless, underReplicated, len(moves.Sorted()))
+	for _, m := range moves.Sorted() {
+		fmt.Fprintf(cmd.OutOrStdout(), "  %s-%d replicas %v adding %v removing %v\n", m.Topic, m.Partition, m.Replicas, m.AddingReplicas, m.RemovingReplicas)
+	}
+}
+
+// reassignPlan is kafka-reassign-partitions' JSON.
+type reassignPlan struct {
+	Version    int `json:"version"`
+	Partitions []struct {
+		Topic     string  `json:"topic"`
+		Partition int32   `json:"partition"`
+		Replicas  []int32 `json:"replicas"`
+	} `json:"partitions"`
+}
+
+func readPlan(path string) (reassignPlan, error) {
+	var plan reassignPlan
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return plan, err
+	}
+	if err := json.Unmarshal(b, &plan); err != nil {
+		return plan, fmt.Errorf("reassign: %s: %w", path, err)
+	}
+	if len(plan.Partitions) == 0 {
+		return plan, fmt.Errorf("reassign: %s lists no partitions", path)
+	}
+	return plan, nil
+}
+
+func newReassignCmd() *cobra.Command {
+	var cf clientFlags
+	var file string
+	cmd := &cobra.Command{
+		Use:   "reassign execute|verify|cancel --plan FILE",
+		Short: "Move partitions to other agents (kafka-reassign-partitions' JSON plan)",
+		Long: `Move partitions with AlterPartitionReassignments. FILE is
+{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]}]}.
+execute starts the moves; verify reports each as done, moving or differing;
+cancel stops the moves of the listed partitions.`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"execute", "verify", "cancel"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			plan, err := readPlan(file)
+			if err != nil {
+				return err
+			}
+			adm, err := cf.newAdmin()
+			if err != nil {
+				return err
+			}
+			defer adm.Close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
+			defer cancel()
+			switch args[0] {
+			case "execute", "cancel":
+				var req kadm.AlterPartitionAssignmentsReq
+				for _, p := range plan.Partitions {
+					replicas := p.Replicas
+					if args[0] == "cancel" {
+						replicas = nil
+					}
+					req.Assign(p.Topic, p.Partition, replicas)
+				}
+				resp, err := adm.AlterPartitionAssignments(ctx, req)
+				if err != nil {
+					return err
+				}
+				failed := false
+				for _, ps := range resp {
+					for _, r := range ps {
+						if r.Err != nil {
+							failed = true
+							fmt.Fprintf(cmd.ErrOrStderr(), "%s-%d: %v %s\n", r.Topic, r.Partition, r.Err, r.ErrMessage)
+						} else {
+							done := map[string]string{"execute": "moving", "cancel": "cancelled"}[args[0]]
+							fmt.Fprintf(cmd.OutOrStdout(), "%s-%d: %s\n", r.Topic, r.Partition, done)
+						}
+					}
+				}
+				if failed {
+					return errSomeFailed
+				}
+				return nil
+			case "verify":
+				return verifyPlan(cmd, adm, cf, plan)
+			}
+			return fmt.Errorf("reassign: unknown action %q; want execute, verify or cancel", args[0])
+		},
+	}
+	cmd.Flags().StringVar(&file, "plan", "", "The JSON plan.")
+	cmd.MarkFlagRequired("plan")
+	cf.register(cmd.Flags())
+	return cmd
+}
+
+func verifyPlan(cmd *cobra.Command, adm *kadm.Client, cf clientFlags, plan reassignPlan) error {
+	ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
+	defer cancel()
+	md, err := adm.Metadata(ctx)
+	if err != nil {
+		return err
+	}
+	moves, err := adm.ListPartitionReassignments(ctx, md.Topics.TopicsSet())
+	if err != nil {
+		return err
+	}
+	pending := false
+	for _, p := range plan.Partitions {
+		state := "differs"
+		if _, moving := moves[p.Topic][p.Partition]; moving {
+			state, pending = "moving", true
+		} else if t, ok := md.Topics[p.Topic]; ok && slices.Equal(t.Partitions[p.Partition].Replicas, p.Replicas) {
+			state = "done"
+		} else {
+			pending = true
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%s-%d: %s\n", p.Topic, p.Partition, state)
+	}
+	if pending {
+		return errors.New("reassign: not every partition is where the plan puts it")
+	}
+	return nil
+}
+
+// newAgentDrainCmd is `strata agent drain`.
+func newAgentDrainCmd() *cobra.Command {
+	var addr string
+	var wait bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "drain",
+		Short: "Move an agent's leaderships and replicas to the others, then stop it",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			url := "http://" + addr + "/v1/drain"
+			resp, err := http.Post(url, "", nil)
+			if err != nil {
+				return fmt.Errorf("drain: %w", err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("drain: %s answered %s", url, resp.Status)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "agent at %s is draining\n", addr)
+			if !wait {
+				return nil
+			}
+			deadline := time.Now().Add(timeout)
+			for time.Now().Before(deadline) {
+				resp, err := http.Get(url)
+				if err != nil {
+					fmt.Fprintln(cmd.OutOrStdout(), "drained; the agent has stopped")
+					return nil
+				}
+				resp.Body.Close()
+				time.Sleep(500 * time.Millisecond)
+			}
+			return fmt.Errorf("drain: the agent at %s still runs after %v", addr, timeout)
+		},
+	}
+	cmd.Flags().StringVar(&addr, "http", "localhost:9644", "HTTP address (--http-addr) of the agent to drain.")
+	cmd.Flags().BoolVar(&wait, "wait", false, "Wait until the agent has stopped.")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "Longest --wait.")
+	return cmd
+}
