@@ -40,6 +40,7 @@ func runFake(args []string) int {
 	kafkaAddr := fs.String("kafka-addr", "", "")
 	fs.String("advertised-kafka-addr", "", "")
 	fs.String("gossip-addr", "", "")
+	fs.String("drain-timeout", "", "")
 	httpAddr := fs.String("http-addr", "", "")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
