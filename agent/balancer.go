@@ -66,6 +66,7 @@ func (a *Agent) balanceOnce(ctx context.Context, now time.Time) {
 	if len(live) == 0 {
 		return
 	}
+	a.rollBackStalledMoves(ctx)
 	if a.cfg.AutoRebalance {
 		a.startMoves(ctx, live)
 	}
@@ -133,6 +134,29 @@ func (a *Agent) placementInput() ([]membership.PlacementPartition, []metadata.Pa
 		}
 	}
 	return parts, states, topics
+}
+
+// rollBackStalledMoves cancels moves that wait for a replica on an agent
+// that is no longer live: it would never join the ISR. The partition keeps
+// its leader and original replicas, and the next round plans it again.
+func (a *Agent) rollBackStalledMoves(ctx context.Context) {
+	alive := map[int32]bool{a.id: true}
+	for _, m := range a.members.Members() {
+		alive[m.ID] = true
+	}
+	for _, t := range a.Topics() {
+		for _, p := range t.Partitions {
+			st := partitionState(p)
+			if !slices.ContainsFunc(st.Adding, func(r int32) bool { return !alive[r] && !slices.Contains(st.ISR, r) }) {
+				continue
+			}
+			if err := a.AlterPartitionReassignment(ctx, t.Name, p.Index(), nil); err != nil {
+				a.logger.Warn("balancer: roll back a move to a dead agent", "topic", t.Name, "partition", p.Index(), "err", err)
+				continue
+			}
+			a.logger.Info("balancer: rolled back a move to an agent that died", "topic", t.Name, "partition", p.Index(), "adding", st.Adding)
+		}
+	}
 }
 
 // startMoves writes reassignments towards the placement, keeping at most

@@ -87,3 +87,27 @@ func TestAlterPartitionReassignments(t *testing.T) {
 		t.Fatalf("target with an unknown agent: %v / %+v, want INVALID_REPLICA_ASSIGNMENT", err, resp["mv"][0])
 	}
 }
+
+// TestMoveToDeadAgentRollsBack: a move waiting for a replica on an agent
+// that is not alive (here one that never existed, written straight into
+// the store) is cancelled by the balancer; the partition keeps its leader
+// and original replicas throughout.
+func TestMoveToDeadAgentRollsBack(t *testing.T) {
+	c := startClusterWith(t, 3, func(cfg *Config) { cfg.RebalanceSettle = time.Second })
+	c.create("dead", 1, 2, nil)
+	li := c.leaderOf("dead", 0)
+	p := localPartition(c.agents[li], "dead", 0)
+	st, etag := p.stateAndETag()
+	moving, err := st.Reassign([]int32{st.Replicas[0], 99}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.agents[li].store.CASPartitionState(ctxT(t), p.topicID, 0, moving, etag); err != nil {
+		t.Fatal(err)
+	}
+	c.agents[li].refreshState(p)
+	waitFor(t, 30*time.Second, "the stalled move to be rolled back", func() bool {
+		got, _, err := c.agents[li].store.PartitionState(ctxT(t), p.topicID, 0)
+		return err == nil && !got.Moving() && slices.Equal(got.Replicas, st.Replicas) && got.Leader == st.Leader
+	})
+}
