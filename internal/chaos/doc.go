@@ -1,0 +1,45 @@
+// Package chaos proves DESIGN.md §11 under faults (issue 8): it starts
+// agents as processes (internal/testagent) on a shared store, runs a
+// workload that records everything the cluster acknowledged, injects
+// faults on a seeded schedule, heals, and checks that nothing
+// acknowledged was lost.
+//
+//	        seed ──▶ Planner ──▶ faults: SIGKILL+restart, SIGSTOP/SIGCONT,
+//	                               stall followers then SIGKILL the leader,
+//	                               store errors/resets/latency
+//	                                 │
+//	workload ──Kafka──▶ agent 0..N-1 ◀┘ ──S3──▶ StoreProxy ──▶ MinIO
+//	(recorder)                                    (or a file:// store)
+//	    │
+//	    └──▶ History ──▶ Check (pure) ──▶ Report ──▶ Result (result.json, summary)
+//
+// Run is the whole of a run and must be called from a test's goroutine
+// (it restarts agents with testagent, which fails the test when an agent
+// does not come back). Everything a run waits for is bounded: the fault
+// phase by Config.Duration and MaxFaults, healing by Config.HealTimeout,
+// each request by requestTimeout, reading back by readbackTimeout.
+//
+// The workload: Config.Producers idempotent acks=all producers cycle over
+// the partitions of Config.Topics topics (RF 3, min.insync.replicas 2),
+// recording every acknowledged (topic, partition, offset, value); one
+// acks=1 producer does the same on a topic of its own, recorded apart
+// (its promise is weaker and its losses are reported, not failed); a
+// consumer group of Config.Consumers members reads the acks=all topics,
+// committing after each poll and recording what each member received in
+// each generation and which commits the coordinator acknowledged; a
+// sampler reads the group's committed offsets with OffsetFetch.
+//
+// After healing, Check requires that every acknowledged acks=all record
+// is read back exactly once at the offset it was acknowledged with, that
+// offsets are contiguous from 0, that acknowledged commits never go down
+// and OffsetFetch never returns less than one, that the group received
+// only records of the final log and, once caught up, every acknowledged
+// one. Run also requires that every partition (the internal offsets topic
+// included) has one live leader and a full ISR on every agent within
+// HealTimeout, that producers are acknowledged again after healing, and
+// that `strata verify` finds every object the manifests name.
+//
+// The plan of faults repeats exactly from the seed (SeedEnv overrides
+// it); which agent "the leader of partition k" is, and which store
+// request a store fault hits, depend on the run.
+package chaos

@@ -1,0 +1,361 @@
+package chaos
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/internal/testagent"
+)
+
+// offsetsTopic is the internal topic of the group coordinators; its
+// partitions must heal too.
+const offsetsTopic = "__consumer_offsets"
+
+// minProgress is how many new acks=all acknowledgements after healing show
+// that the cluster serves again.
+const minProgress = 100
+
+// topicConfigs: RF 3 with two in-sync replicas required, nothing ever
+// deleted (so offsets run from 0), and small segments that seal, upload and
+// leave the local disk within seconds.
+func topicConfigs() map[string]*string {
+	s := func(v string) *string { return &v }
+	return map[string]*string{
+		"min.insync.replicas":   s("2"),
+		"retention.ms":          s("-1"),
+		"segment.bytes":         s("65536"),
+		"local.retention.bytes": s("131072"),
+	}
+}
+
+// Run starts the cluster, runs the workload under cfg's faults, heals,
+// checks, writes result.json and the agents' logs to cfg.OutDir, and
+// returns the result. It fails t only when the harness itself cannot go on
+// (an agent that does not restart, MinIO that does not start); broken
+// promises are in the result, for the caller to judge. Run must be called
+// from the test's goroutine.
+func Run(t testing.TB, cfg Config) *Result {
+	t.Helper()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.OutDir == "" {
+		cfg.OutDir = t.TempDir()
+	}
+	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("chaos: seed %d (repeat with %s=%d); %d agents on %s, fault phase %v, faults %v, output in %s",
+		cfg.Seed, SeedEnv, cfg.Seed, cfg.Agents, cfg.Store, cfg.Duration, cfg.Faults, cfg.OutDir)
+	r := &runner{t: t, cfg: cfg, res: &Result{
+		Seed: cfg.Seed, Repeat: cfg.Repeat, Started: time.Now(), Agents: cfg.Agents, Store: cfg.Store,
+		Duration: cfg.Duration.String(), UnsafeAck: cfg.UnsafeAck, FaultCounts: map[string]int{},
+	}}
+	// Whatever happens, even a t.Fatal, the result and the logs are kept.
+	defer r.save()
+	r.run()
+	return r.res
+}
+
+type runner struct {
+	t   testing.TB
+	cfg Config
+	res *Result
+	c   *cluster
+	w   *workload
+	// down and paused are the agents a fault has taken away; heal brings
+	// them back.
+	down, paused map[int]bool
+	faultStart   time.Time
+}
+
+func (r *runner) run() {
+	cfg := r.cfg
+	r.c = startCluster(r.t, cfg)
+	r.down, r.paused = map[int]bool{}, map[int]bool{}
+
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(r.c.seeds()...))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer admCl.Close()
+	adm := kadm.NewClient(admCl)
+	var allTopics []string
+	var allTPs, oneTPs []TopicPartition
+	for i := range cfg.Topics {
+		topic := fmt.Sprintf("chaos-all-%d", i)
+		allTopics = append(allTopics, topic)
+		r.c.createTopic(adm, topic, cfg.Partitions, topicConfigs())
+		for p := range cfg.Partitions {
+			allTPs = append(allTPs, TopicPartition{topic, p})
+		}
+	}
+	const oneTopic = "chaos-acks1"
+	r.c.createTopic(adm, oneTopic, cfg.Partitions, topicConfigs())
+	for p := range cfg.Partitions {
+		oneTPs = append(oneTPs, TopicPartition{oneTopic, p})
+	}
+	r.res.Topics = append(slices.Clone(allTopics), oneTopic)
+
+	r.w = newWorkload(cfg, r.c.seeds(), allTPs, oneTPs)
+	if err := r.w.start(); err != nil {
+		r.t.Fatal(err)
+	}
+	time.Sleep(cfg.Warmup) // the schedule's first quiet period
+	if _, ok := waitUntil(formTimeout, func() string {
+		if n, _ := r.w.rec.counts(); n == 0 {
+			return "no acks=all record acknowledged yet"
+		}
+		return ""
+	}); !ok {
+		r.t.Fatalf("chaos: no record acknowledged within %v of the start, before any fault", cfg.Warmup+formTimeout)
+	}
+
+	r.faults(allTPs)
+	healed := time.Now()
+	r.heal()
+	r.t.Logf("chaos: healed after %d faults", len(r.res.Faults))
+
+	before, _ := r.w.rec.counts()
+	if _, ok := waitUntil(cfg.HealTimeout, func() string {
+		if n, _ := r.w.rec.counts(); n < before+minProgress {
+			return "waiting"
+		}
+		return ""
+	}); ok {
+		r.res.ProgressAfterHeal = time.Since(healed).Round(time.Millisecond).String()
+	}
+	time.Sleep(cfg.Cooldown)
+	healthTopics := append(slices.Clone(r.res.Topics), offsetsTopic)
+	if detail, ok := waitUntil(cfg.HealTimeout, func() string { return r.c.unhealthy(healthTopics) }); ok {
+		r.res.HealedAfter = time.Since(healed).Round(time.Millisecond).String()
+	} else {
+		r.res.Unhealthy = detail
+	}
+	if err := r.w.stopProducers(); err != nil {
+		r.t.Logf("chaos: %v", err)
+	}
+
+	groupCaughtUp := r.waitGroup(adm, allTopics)
+	r.w.stopConsumers()
+
+	logs, incomplete, err := readBack(r.c.seeds(), r.res.Topics)
+	if err != nil {
+		incomplete = map[TopicPartition]string{}
+		for _, tp := range append(slices.Clone(allTPs), oneTPs...) {
+			incomplete[tp] = err.Error()
+		}
+	}
+	r.verify()
+
+	rec := r.w.rec
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	r.res.Check = Check(History{
+		AcksAll: rec.acksAll, AcksOne: rec.acksOne,
+		Logs: logs, Incomplete: incomplete,
+		Deliveries: rec.deliveries, Commits: rec.commits, Samples: rec.samples,
+		GroupCaughtUp: groupCaughtUp,
+	})
+}
+
+// faults injects planned faults until the fault phase is over.
+func (r *runner) faults(tps []TopicPartition) {
+	planner := NewPlanner(r.cfg.Seed, r.cfg.Faults, r.cfg.Timings)
+	r.faultStart = time.Now()
+	deadline := r.faultStart.Add(r.cfg.Duration)
+	for i := 0; r.cfg.MaxFaults == 0 || i < r.cfg.MaxFaults; i++ {
+		f := planner.Next()
+		if time.Now().Add(f.Gap).After(deadline) {
+			return
+		}
+		time.Sleep(f.Gap)
+		r.inject(f, tps)
+	}
+}
+
+// inject runs one fault to its end: at return every agent is up again and
+// the store proxy passes everything.
+func (r *runner) inject(f Fault, tps []TopicPartition) {
+	n := len(r.c.agents)
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	rec := FaultRecord{At: time.Since(r.faultStart).Round(time.Millisecond).String(), Time: time.Now(), Fault: f}
+	target := f.Target % n
+	tp := tps[f.Target%len(tps)]
+	if f.Leader {
+		if l := r.c.leaderOf(tp, all); l >= 0 {
+			target = l
+		}
+	}
+	switch f.Kind {
+	case FaultKill:
+		rec.Agents = []int{target}
+		rec.What = fmt.Sprintf("SIGKILL agent %d, restart after %v", target, f.Hold)
+		r.logFault(rec)
+		r.kill(target)
+		time.Sleep(f.Hold)
+		r.restart(target)
+	case FaultPause:
+		rec.Agents = []int{target}
+		rec.What = fmt.Sprintf("SIGSTOP agent %d for %v", target, f.Hold)
+		r.logFault(rec)
+		r.pause(target)
+		time.Sleep(f.Hold)
+		r.resume(target)
+	case FaultStallKill:
+		replicas := r.c.replicasOf(tp, all)
+		if len(replicas) == 0 {
+			replicas = all
+		}
+		followers := slices.DeleteFunc(slices.Clone(replicas), func(i int) bool { return i == target })
+		rec.Agents = append([]int{target}, followers...)
+		rec.What = fmt.Sprintf("%s: SIGSTOP followers %v for %v, SIGKILL leader %d, SIGCONT followers, restart %d after %v",
+			tp, followers, f.Stall, target, target, f.Hold)
+		r.logFault(rec)
+		for _, i := range followers {
+			r.pause(i)
+		}
+		time.Sleep(f.Stall)
+		r.kill(target)
+		for _, i := range followers {
+			r.resume(i)
+		}
+		time.Sleep(f.Hold)
+		r.restart(target)
+	case FaultStore:
+		rec.What = fmt.Sprintf("store proxy for %v: %v", f.Hold, f.Store)
+		r.logFault(rec)
+		r.c.proxy.Set(f.Store)
+		time.Sleep(f.Hold)
+		r.c.proxy.Set(StoreFault{})
+	}
+}
+
+func (r *runner) logFault(rec FaultRecord) {
+	r.res.Faults = append(r.res.Faults, rec)
+	r.res.FaultCounts[string(rec.Fault.Kind)]++
+	acked, _ := r.w.rec.counts()
+	r.t.Logf("chaos: %s fault %d: %s (%d acks=all acknowledged so far)", rec.At, len(r.res.Faults), rec.What, acked)
+}
+
+func (r *runner) kill(i int)   { r.c.agents[i].Kill(); r.down[i] = true; delete(r.paused, i) }
+func (r *runner) pause(i int)  { r.c.agents[i].Pause(); r.paused[i] = true }
+func (r *runner) resume(i int) { r.c.agents[i].Resume(); delete(r.paused, i) }
+
+// restart starts a killed agent again; it fails the test if the agent
+// does not become ready (testagent's bound).
+func (r *runner) restart(i int) {
+	r.c.agents[i].Restart(r.t)
+	delete(r.down, i)
+}
+
+// heal ends every fault still in force.
+func (r *runner) heal() {
+	if r.c.proxy != nil {
+		r.c.proxy.Set(StoreFault{})
+	}
+	for i := range r.paused {
+		r.resume(i)
+	}
+	for i := range r.down {
+		r.restart(i)
+	}
+}
+
+// waitGroup waits until the group's committed offsets reach the end of
+// every acks=all partition.
+func (r *runner) waitGroup(adm *kadm.Client, topics []string) bool {
+	start := time.Now()
+	ends, err := endOffsets(adm, topics, formTimeout)
+	if err != nil {
+		r.t.Logf("chaos: %v", err)
+		return false
+	}
+	detail, ok := waitUntil(r.cfg.HealTimeout, func() string {
+		committed := r.w.sampleOnce(r.t.Context(), adm)
+		for tp, end := range ends {
+			if got, ok := committed[tp]; end > 0 && (!ok || got < end) {
+				return fmt.Sprintf("%s committed %d of end %d", tp, got, end)
+			}
+		}
+		return ""
+	})
+	if !ok {
+		r.t.Logf("chaos: the group did not catch up within %v: %s", r.cfg.HealTimeout, detail)
+		return false
+	}
+	r.res.GroupCaughtUpAfter = time.Since(start).Round(time.Millisecond).String()
+	return true
+}
+
+// verify runs `strata verify` on the store, straight to MinIO.
+func (r *runner) verify() {
+	rep, err := verifyStore(testagent.Build(r.t), r.c.verifyURL, r.c.env)
+	if err != nil {
+		r.res.VerifyError = err.Error()
+		r.res.VerifyStats = "error"
+		return
+	}
+	r.res.Verify = &rep
+	r.res.VerifyStats = fmt.Sprintf("%d partitions, %d segments, %d bytes in the store, %d problems, %d orphans",
+		rep.Partitions, rep.Segments, rep.Bytes, len(rep.Problems), len(rep.Orphans))
+	for i, p := range rep.Problems {
+		if i == 10 {
+			break
+		}
+		r.res.VerifyStats += fmt.Sprintf("; %s %s", p.What, p.Key)
+	}
+}
+
+// save fills in the counts, writes result.json and the agents' logs, and
+// logs the summary. It runs even when the run was cut short.
+func (r *runner) save() {
+	res := r.res
+	if r.w != nil {
+		// Cut short by a t.Fatal: the clients must not outlive the run.
+		r.w.stopProducers()
+		r.w.stopConsumers()
+	}
+	res.Elapsed = time.Since(res.Started).Round(time.Second).String()
+	if r.c != nil && r.c.proxy != nil {
+		s := r.c.proxy.Stats()
+		res.Proxy = &s
+	}
+	if r.w != nil {
+		rec := r.w.rec
+		rec.mu.Lock()
+		res.AckedAll, res.FailedAll, res.AckedOne, res.FailedOne = len(rec.acksAll), rec.failedAll, len(rec.acksOne), rec.failedOne
+		res.ProduceErrors, res.ClientDataLoss = rec.produceErr, rec.dataLoss
+		res.CommitErrors, res.FetchErrors, res.ConsumeErrors = rec.commitErrs, rec.fetchErrs, rec.consumeErr
+		rec.mu.Unlock()
+	}
+	if r.c != nil {
+		for i, a := range r.c.agents {
+			path := filepath.Join(r.cfg.OutDir, fmt.Sprintf("agent-%d.log", i))
+			if err := os.WriteFile(path, []byte(a.Logs()), 0o644); err == nil {
+				res.AgentLogs = append(res.AgentLogs, path)
+			}
+		}
+	}
+	if res.Check == nil {
+		res.Failures = []string{"the run did not reach the check"}
+		res.Outcome = "ABORTED"
+	} else {
+		res.finish()
+	}
+	path, err := res.write(r.cfg.OutDir)
+	if err != nil {
+		r.t.Logf("chaos: write result: %v", err)
+	}
+	r.t.Logf("\n%s  result: %s", res.Summary(), path)
+}

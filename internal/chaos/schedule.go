@@ -1,0 +1,198 @@
+package chaos
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// The schedule is pure: a Planner turns a seed into a sequence of faults,
+// the same sequence for the same seed and Config. Which agent a fault that
+// targets "the leader of partition k" hits is decided when it is injected,
+// from the cluster's Metadata; everything else is in the plan.
+
+// FaultKind is one kind of fault the harness injects.
+type FaultKind string
+
+const (
+	// FaultKill sends SIGKILL to an agent and restarts it after Hold.
+	FaultKill FaultKind = "kill"
+	// FaultPause sends SIGSTOP to an agent and SIGCONT after Hold, which
+	// is longer than failure detection and the replica lag limit.
+	FaultPause FaultKind = "pause"
+	// FaultStallKill stops (SIGSTOP) the followers of a partition for
+	// Stall, shorter than failure detection, while its leader keeps
+	// taking produces; then SIGKILLs the leader, continues the followers,
+	// and restarts the leader after Hold. A leader that acknowledges
+	// before its followers have the records loses them here.
+	FaultStallKill FaultKind = "stall-kill"
+	// FaultStore makes the store proxy answer with errors, resets and
+	// latency (Store) for Hold.
+	FaultStore FaultKind = "store"
+)
+
+// AllFaults are the kinds this slice of the harness can inject.
+var AllFaults = []FaultKind{FaultKill, FaultPause, FaultStallKill, FaultStore}
+
+// StoreFault is what the store proxy does to each request while a store
+// fault lasts. The zero value passes every request through unchanged.
+type StoreFault struct {
+	// SlowDown is the fraction of requests answered 503 SlowDown.
+	SlowDown float64 `json:"slow_down,omitempty"`
+	// Reset is the fraction of requests whose connection is reset: half
+	// before the request reaches the store, half after the store has
+	// acted on it (the answer is lost, the effect is not).
+	Reset float64 `json:"reset,omitempty"`
+	// Latency is added before forwarding, uniform in [MinLatency, MaxLatency].
+	MinLatency time.Duration `json:"min_latency,omitempty"`
+	MaxLatency time.Duration `json:"max_latency,omitempty"`
+}
+
+func (s StoreFault) String() string {
+	return fmt.Sprintf("slowdown %.0f%%, reset %.0f%%, latency %v-%v", s.SlowDown*100, s.Reset*100, s.MinLatency, s.MaxLatency)
+}
+
+// Fault is one planned fault.
+type Fault struct {
+	Kind FaultKind `json:"kind"`
+	// Gap is the quiet time before the fault.
+	Gap time.Duration `json:"gap"`
+	// Leader says the target is the leader of workload partition Target
+	// (an index into the sorted list of the workload's partitions, modulo
+	// its length); otherwise Target is an agent index (modulo the number
+	// of agents). Unused by FaultStore; FaultStallKill always targets a
+	// leader.
+	Leader bool `json:"leader,omitempty"`
+	Target int  `json:"target"`
+	// Hold is how long the fault lasts.
+	Hold time.Duration `json:"hold"`
+	// Stall is how long FaultStallKill stops the followers.
+	Stall time.Duration `json:"stall,omitempty"`
+	// Store is FaultStore's behaviour.
+	Store StoreFault `json:"store,omitempty"`
+}
+
+func (f Fault) String() string {
+	target := fmt.Sprintf("agent #%d", f.Target)
+	if f.Leader || f.Kind == FaultStallKill {
+		target = fmt.Sprintf("leader of partition #%d", f.Target)
+	}
+	switch f.Kind {
+	case FaultStore:
+		return fmt.Sprintf("store for %v: %v", f.Hold, f.Store)
+	case FaultStallKill:
+		return fmt.Sprintf("stall-kill %s: followers stopped %v, leader down %v", target, f.Stall, f.Hold)
+	}
+	return fmt.Sprintf("%s %s for %v", f.Kind, target, f.Hold)
+}
+
+// Timings bound the random durations of the plan: each is uniform in
+// [min, max].
+type Timings struct {
+	Gap       [2]time.Duration // quiet time between faults
+	KillHold  [2]time.Duration // time a killed agent stays down
+	PauseHold [2]time.Duration // time a paused agent stays stopped
+	Stall     [2]time.Duration // followers stopped before a stall-kill
+	StoreHold [2]time.Duration // time a store fault lasts
+}
+
+// DefaultTimings suit the cluster flags of clusterArgs: failure detection
+// in about two seconds and a replica lag limit of three, so pauses of 4 s
+// or more outlast both and stalls of at most 0.6 s outlast neither.
+func DefaultTimings() Timings {
+	return Timings{
+		Gap:       [2]time.Duration{2 * time.Second, 5 * time.Second},
+		KillHold:  [2]time.Duration{time.Second, 6 * time.Second},
+		PauseHold: [2]time.Duration{4 * time.Second, 8 * time.Second},
+		Stall:     [2]time.Duration{300 * time.Millisecond, 600 * time.Millisecond},
+		StoreHold: [2]time.Duration{3 * time.Second, 10 * time.Second},
+	}
+}
+
+// Planner draws faults from a seeded source. Kinds are dealt from a
+// shuffled deck, so that every kind comes once in each len(kinds) faults
+// (a short run covers them all whatever the seed); the store's modes
+// likewise. It is not safe for concurrent use.
+type Planner struct {
+	rng       *rand.Rand
+	kinds     []FaultKind
+	timings   Timings
+	kindDeck  []FaultKind
+	storeDeck []int
+}
+
+// NewPlanner plans faults of the given kinds (at least one) from seed.
+func NewPlanner(seed uint64, kinds []FaultKind, timings Timings) *Planner {
+	if len(kinds) == 0 {
+		panic("chaos: NewPlanner with no fault kinds")
+	}
+	// The second PCG word is fixed so that the one seed printed is the
+	// whole of the plan's randomness.
+	return &Planner{rng: rand.New(rand.NewPCG(seed, 0x5eed)), kinds: kinds, timings: timings}
+}
+
+// deal returns the next card of *deck, reshuffling a fresh deck of cards
+// when it is empty.
+func deal[T any](rng *rand.Rand, deck *[]T, cards []T) T {
+	if len(*deck) == 0 {
+		*deck = append((*deck)[:0], cards...)
+		rng.Shuffle(len(*deck), func(i, j int) { (*deck)[i], (*deck)[j] = (*deck)[j], (*deck)[i] })
+	}
+	c := (*deck)[0]
+	*deck = (*deck)[1:]
+	return c
+}
+
+// Next returns the next fault of the plan.
+func (p *Planner) Next() Fault {
+	f := Fault{Kind: deal(p.rng, &p.kindDeck, p.kinds), Gap: p.between(p.timings.Gap)}
+	// Drawn for every kind, so that a change to one kind's parameters
+	// does not shift the others'.
+	f.Target = p.rng.IntN(1 << 16)
+	f.Leader = p.rng.IntN(4) != 0 // most kills and pauses hit a leader
+	switch f.Kind {
+	case FaultKill:
+		f.Hold = p.between(p.timings.KillHold)
+	case FaultPause:
+		f.Hold = p.between(p.timings.PauseHold)
+	case FaultStallKill:
+		f.Leader = true
+		f.Stall = p.between(p.timings.Stall)
+		f.Hold = p.between(p.timings.KillHold)
+	case FaultStore:
+		f.Leader = false
+		f.Hold = p.between(p.timings.StoreHold)
+		f.Store = p.storeFault()
+	default:
+		panic(fmt.Sprintf("chaos: unknown fault kind %q", f.Kind))
+	}
+	return f
+}
+
+// storeFault is one of: 503 SlowDown on a share of requests, connection
+// resets on a share, latency on every request, or all three at once.
+func (p *Planner) storeFault() StoreFault {
+	slowDown := 0.2 + 0.4*p.rng.Float64()
+	reset := 0.05 + 0.15*p.rng.Float64()
+	minLatency := time.Duration(20+p.rng.IntN(80)) * time.Millisecond
+	maxLatency := minLatency + time.Duration(p.rng.IntN(500))*time.Millisecond
+	switch deal(p.rng, &p.storeDeck, []int{0, 1, 2, 3}) {
+	case 0:
+		return StoreFault{SlowDown: slowDown}
+	case 1:
+		return StoreFault{Reset: reset}
+	case 2:
+		return StoreFault{MinLatency: minLatency, MaxLatency: maxLatency}
+	default:
+		return StoreFault{SlowDown: slowDown / 2, Reset: reset / 2, MinLatency: minLatency, MaxLatency: maxLatency}
+	}
+}
+
+func (p *Planner) between(r [2]time.Duration) time.Duration {
+	if r[1] <= r[0] {
+		return r[0]
+	}
+	// Whole milliseconds: plans print and compare cleanly.
+	ms := int64(r[1]-r[0]) / int64(time.Millisecond)
+	return r[0] + time.Duration(p.rng.Int64N(ms+1))*time.Millisecond
+}

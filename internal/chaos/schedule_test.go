@@ -1,0 +1,86 @@
+package chaos
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func plan(seed uint64, kinds []FaultKind, n int) []Fault {
+	p := NewPlanner(seed, kinds, DefaultTimings())
+	out := make([]Fault, n)
+	for i := range out {
+		out[i] = p.Next()
+	}
+	return out
+}
+
+func TestPlanRepeatsFromSeed(t *testing.T) {
+	a, b := plan(42, AllFaults, 50), plan(42, AllFaults, 50)
+	if !slices.Equal(a, b) {
+		t.Fatal("two plans from seed 42 differ")
+	}
+	if c := plan(43, AllFaults, 50); slices.Equal(a, c) {
+		t.Fatal("seeds 42 and 43 give the same plan")
+	}
+}
+
+func TestPlanDealsEveryKind(t *testing.T) {
+	for seed := range uint64(20) {
+		faults := plan(seed, AllFaults, 2*len(AllFaults))
+		for deck := range 2 {
+			var kinds []FaultKind
+			for _, f := range faults[deck*len(AllFaults) : (deck+1)*len(AllFaults)] {
+				kinds = append(kinds, f.Kind)
+			}
+			slices.Sort(kinds)
+			want := slices.Sorted(slices.Values(AllFaults))
+			if !slices.Equal(kinds, want) {
+				t.Fatalf("seed %d, deck %d: kinds %v, want each of %v once", seed, deck, kinds, want)
+			}
+		}
+	}
+}
+
+// The timings bound every duration, and the pauses outlast failure
+// detection (about 2 s with clusterArgs) and the replica lag limit (3 s)
+// while the stalls outlast neither: what the fault kinds are for.
+func TestPlanWithinTimings(t *testing.T) {
+	tm := DefaultTimings()
+	in := func(d time.Duration, r [2]time.Duration) bool { return d >= r[0] && d <= r[1] }
+	if tm.PauseHold[0] <= 3*time.Second || tm.Stall[1] >= time.Second {
+		t.Fatalf("default timings %+v: pauses must outlast 3 s, stalls stay under 1 s", tm)
+	}
+	storeModes := map[[3]bool]bool{}
+	for _, f := range plan(7, AllFaults, 400) {
+		if !in(f.Gap, tm.Gap) {
+			t.Errorf("%v: gap %v outside %v", f, f.Gap, tm.Gap)
+		}
+		switch f.Kind {
+		case FaultKill:
+			if !in(f.Hold, tm.KillHold) {
+				t.Errorf("%v: hold outside %v", f, tm.KillHold)
+			}
+		case FaultPause:
+			if !in(f.Hold, tm.PauseHold) {
+				t.Errorf("%v: hold outside %v", f, tm.PauseHold)
+			}
+		case FaultStallKill:
+			if !f.Leader || !in(f.Stall, tm.Stall) || !in(f.Hold, tm.KillHold) {
+				t.Errorf("%v: not a leader, or stall/hold outside %v/%v", f, tm.Stall, tm.KillHold)
+			}
+		case FaultStore:
+			s := f.Store
+			if !in(f.Hold, tm.StoreHold) || s.SlowDown < 0 || s.Reset < 0 || s.SlowDown+s.Reset > 1 || s.MaxLatency < s.MinLatency || s.MaxLatency > time.Second {
+				t.Errorf("%v: bad store fault", f)
+			}
+			if s == (StoreFault{}) {
+				t.Errorf("%v: a store fault that does nothing", f)
+			}
+			storeModes[[3]bool{s.SlowDown > 0, s.Reset > 0, s.MaxLatency > 0}] = true
+		}
+	}
+	if len(storeModes) != 4 {
+		t.Errorf("store modes seen %v, want slowdown, reset, latency and all three", storeModes)
+	}
+}
