@@ -40,6 +40,9 @@ type partition struct {
 	// hw is the high watermark, published after each machine decision so
 	// that readers need no lock.
 	hw atomic.Int64
+	// appended wakes the followers' long polls on this partition alone,
+	// at every append and state change (a produce elsewhere does not).
+	appended dataSignal
 
 	mu      sync.RWMutex
 	rep     *replica.Machine // changed under the write lock

@@ -67,6 +67,10 @@ func (p *peerPartition) MaxTimestampBatch() ([]byte, error) { return nil, p.notH
 func (p *peerPartition) FindByTimestamp(context.Context, int64) ([]byte, error) {
 	return nil, p.notHere()
 }
+
+// DataSignal never fires: requests for a peer partition fail at once.
+func (p *peerPartition) DataSignal() <-chan struct{} { return nil }
+
 func (p *peerPartition) OffsetForLeaderEpoch(int32, int32) (int32, int64, error) {
 	return -1, -1, p.notHere()
 }

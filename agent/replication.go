@@ -68,8 +68,13 @@ func (p *partition) publishLocked(u replica.LeaderUpdate, force bool) {
 func (p *partition) signalLocked() {
 	close(p.hwCh)
 	p.hwCh = make(chan struct{})
+	p.appended.notify()
 	p.notify()
 }
+
+// DataSignal implements kafka.Partition: closed at this partition's next
+// append or state change.
+func (p *partition) DataSignal() <-chan struct{} { return p.appended.wait() }
 
 // applyState makes a state read from the store the served one (if it is
 // not older than the applied one) and returns whether it changed
@@ -211,6 +216,7 @@ func (p *partition) endMoved() {
 	if err == nil {
 		p.publishLocked(u, false)
 	}
+	p.appended.notify()
 	p.notify()
 }
 

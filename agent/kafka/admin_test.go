@@ -212,6 +212,8 @@ func (p *adminPartition) ReadsFromStore(offset int64) bool   { return false }
 func (p *adminPartition) HighestTieredOffset() int64         { return -1 }
 func (p *adminPartition) MaxTimestampBatch() ([]byte, error) { return nil, nil }
 
+func (p *adminPartition) DataSignal() <-chan struct{} { return nil }
+
 func (p *adminPartition) ReplicaRead(int32, int32, int64, int) (ReplicaReadResult, error) {
 	return ReplicaReadResult{}, replica.ErrNotReplica
 }

@@ -129,6 +129,9 @@ type Partition interface {
 	// fence, records up to the log end, and the fetch recorded towards the
 	// HW and the ISR.
 	ReplicaRead(replicaID, currentEpoch int32, offset int64, maxBytes int) (ReplicaReadResult, error)
+	// DataSignal is closed at this partition's next append or state
+	// change; a follower's long poll waits on it alone.
+	DataSignal() <-chan struct{}
 	DeleteRecordsBefore(ctx context.Context, offset int64) error
 }
 

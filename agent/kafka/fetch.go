@@ -45,7 +45,7 @@ func handleFetch(ctx context.Context, s *Server, r *request, req *kmsg.FetchRequ
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		signal := s.backend.DataSignal() // taken before reading, so no append is missed
+		signal := s.fetchSignal(r, req) // taken before reading, so no append is missed
 		total := s.fetchOnce(ctx, deadline, r, req, resp)
 		if total >= int(req.MinBytes) || total > 0 && req.MinBytes <= 1 || hasError(resp) {
 			return resp, nil
@@ -67,6 +67,28 @@ func handleFetch(ctx context.Context, s *Server, r *request, req *kmsg.FetchRequ
 			return resp, nil
 		}
 	}
+}
+
+// fetchSignal is what a long poll waits on: a follower fetching one
+// partition wakes on that partition's appends only, so the cost of an
+// append does not grow with the number of followers waiting elsewhere;
+// every other fetch wakes on any HW move on this agent.
+func (s *Server) fetchSignal(r *request, req *kmsg.FetchRequest) <-chan struct{} {
+	if fetchReplicaID(r, req) >= 0 && len(req.Topics) == 1 && len(req.Topics[0].Partitions) == 1 {
+		var t *Topic
+		var ok bool
+		if r.version >= 13 {
+			t, ok = s.backend.TopicByID(req.Topics[0].TopicID)
+		} else {
+			t, ok = s.backend.Topic(req.Topics[0].Topic)
+		}
+		if i := req.Topics[0].Partitions[0].Partition; ok && i >= 0 && int(i) < len(t.Partitions) {
+			if ch := t.Partitions[i].DataSignal(); ch != nil {
+				return ch
+			}
+		}
+	}
+	return s.backend.DataSignal()
 }
 
 func hasError(resp *kmsg.FetchResponse) bool {
