@@ -3,6 +3,7 @@ package loadgen
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -42,7 +43,11 @@ type Config struct {
 	// partitions; without keys franz-go's sticky partitioner spreads them.
 	Keys       bool
 	Partitions int
-	Producers  int
+	// ReplicationFactor is the benchmark topic's; it has no flag in
+	// RegisterFlags because strata-bench takes a list of them and
+	// alternates, so that one invocation compares factors.
+	ReplicationFactor int
+	Producers         int
 	// Acks is "0", "1" or "all"; acks=all producers are idempotent.
 	Acks        string
 	Linger      time.Duration
@@ -62,12 +67,13 @@ type Config struct {
 }
 
 // DefaultConfig is closed-loop produce of 1 KiB records, acks=all, linger 0,
-// no compression, one producer, one partition, for 10 s.
+// no compression, one producer, one partition with one replica, for 10 s.
 func DefaultConfig() Config {
 	return Config{
 		Mode:               ModeProduce,
 		RecordBytes:        1024,
 		Partitions:         1,
+		ReplicationFactor:  1,
 		Producers:          1,
 		Acks:               "all",
 		Compression:        "none",
@@ -78,8 +84,8 @@ func DefaultConfig() Config {
 	}
 }
 
-// RegisterFlags adds a flag for every setting to fs, with c's values as the
-// defaults.
+// RegisterFlags adds a flag for every setting but ReplicationFactor to fs,
+// with c's values as the defaults.
 func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "Name of the run in the output; empty makes one from the settings.")
 	fs.StringVar((*string)(&c.Mode), "mode", string(c.Mode), "What to measure: produce, e2e (produce with a tail consumer) or catchup (fill, then read from offset 0).")
@@ -109,6 +115,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--record-bytes %d: want at least %d", c.RecordBytes, headerBytes)
 	case c.Partitions < 1:
 		return fmt.Errorf("--partitions %d: want at least 1", c.Partitions)
+	case c.ReplicationFactor < 1 || c.ReplicationFactor > math.MaxInt16:
+		return fmt.Errorf("--replication-factor %d: want 1 to %d", c.ReplicationFactor, math.MaxInt16)
 	case c.Producers < 1:
 		return fmt.Errorf("--producers %d: want at least 1", c.Producers)
 	case c.Acks != "0" && c.Acks != "1" && c.Acks != "all":
@@ -141,5 +149,5 @@ func (c Config) name() string {
 	if c.Rate > 0 {
 		loop = fmt.Sprintf("paced-%d", c.Rate)
 	}
-	return fmt.Sprintf("%s/%s/acks=%s/%dB/p%d/producers=%d", c.Mode, loop, c.Acks, c.RecordBytes, c.Partitions, c.Producers)
+	return fmt.Sprintf("%s/%s/acks=%s/%dB/p%d/rf=%d/producers=%d", c.Mode, loop, c.Acks, c.RecordBytes, c.Partitions, c.ReplicationFactor, c.Producers)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,6 +59,7 @@ type Settings struct {
 	RecordBytes int     `json:"record_bytes"`
 	Keys        bool    `json:"keys"`
 	Partitions  int     `json:"partitions"`
+	Replication int     `json:"replication_factor"`
 	Producers   int     `json:"producers"`
 	Acks        string  `json:"acks"`
 	LingerMs    float64 `json:"linger_ms"`
@@ -68,7 +70,7 @@ type Settings struct {
 
 func settingsOf(c Config) Settings {
 	s := Settings{Rate: c.Rate, RecordBytes: c.RecordBytes, Keys: c.Keys, Partitions: c.Partitions,
-		Producers: c.Producers, Acks: c.Acks, LingerMs: float64(c.Linger.Microseconds()) / 1000,
+		Replication: c.ReplicationFactor, Producers: c.Producers, Acks: c.Acks, LingerMs: float64(c.Linger.Microseconds()) / 1000,
 		Compression: c.Compression, Records: c.Records}
 	if c.Records == 0 {
 		s.Duration = c.Duration.String()
@@ -107,4 +109,66 @@ func (r Result) Summary() string {
 	}
 	fmt.Fprintf(&b, ", %d errors, load %.2f", r.Errors, r.Machine.Load1)
 	return b.String()
+}
+
+// Median is rs[0] with every measured number replaced by its median over
+// rs, each taken on its own: the median p99 is the middle run's p99,
+// which need not be the run with the median records/s. With an even count
+// it is the lower middle value. The counts are medians too, so they need
+// not add up; Errors is the total over rs, so that no failed run hides.
+func Median(rs []Result) Result {
+	if len(rs) == 0 {
+		return Result{}
+	}
+	m := rs[0]
+	f := func(get func(Result) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = get(r)
+		}
+		slices.Sort(v)
+		return v[(len(v)-1)/2]
+	}
+	i := func(get func(Result) int64) int64 {
+		return int64(f(func(r Result) float64 { return float64(get(r)) }))
+	}
+	lat := func(get func(Result) *Latency) *Latency {
+		if get(rs[0]) == nil {
+			return nil
+		}
+		l := func(field func(Latency) float64) float64 {
+			return f(func(r Result) float64 {
+				if p := get(r); p != nil {
+					return field(*p)
+				}
+				return 0
+			})
+		}
+		return &Latency{
+			Count: uint64(l(func(x Latency) float64 { return float64(x.Count) })),
+			P50:   l(func(x Latency) float64 { return x.P50 }),
+			P99:   l(func(x Latency) float64 { return x.P99 }),
+			P999:  l(func(x Latency) float64 { return x.P999 }),
+			Max:   l(func(x Latency) float64 { return x.Max }),
+		}
+	}
+	m.Records = i(func(r Result) int64 { return r.Records })
+	m.Bytes = i(func(r Result) int64 { return r.Bytes })
+	m.Seconds = f(func(r Result) float64 { return r.Seconds })
+	m.RecordsPerSec = f(func(r Result) float64 { return r.RecordsPerSec })
+	m.MBPerSec = f(func(r Result) float64 { return r.MBPerSec })
+	m.Sent = i(func(r Result) int64 { return r.Sent })
+	m.Acked = i(func(r Result) int64 { return r.Acked })
+	m.Consumed = i(func(r Result) int64 { return r.Consumed })
+	m.Errors, m.FirstError = 0, ""
+	for _, r := range rs {
+		m.Errors += r.Errors
+		if m.FirstError == "" {
+			m.FirstError = r.FirstError
+		}
+	}
+	m.Produce = *lat(func(r Result) *Latency { return &r.Produce })
+	m.EndToEnd = lat(func(r Result) *Latency { return r.EndToEnd })
+	m.Machine.Load1 = f(func(r Result) float64 { return r.Machine.Load1 })
+	return m
 }

@@ -8,21 +8,25 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Run creates a fresh topic on target and runs cfg against it.
-func Run(ctx context.Context, target Target, cfg Config) (Result, error) {
+// Run creates a fresh topic on target, runs cfg against it, and deletes
+// the topic, so that one run's data (and the work the target does with it
+// in the background, such as uploading sealed segments) does not weigh on
+// the next run. A failed delete counts as one error of the run.
+func Run(ctx context.Context, target Target, cfg Config) (res Result, err error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
-	res := Result{System: target.System(), Scenario: cfg.name(), Mode: cfg.Mode, Settings: settingsOf(cfg),
+	res = Result{System: target.System(), Scenario: cfg.name(), Mode: cfg.Mode, Settings: settingsOf(cfg),
 		Machine: machineNow(), Start: time.Now().UTC().Format(time.RFC3339)}
 	topic := fmt.Sprintf("bench-%d", time.Now().UnixNano())
-	if err := createTopic(ctx, target.Seeds(), topic, cfg.Partitions); err != nil {
+	if err := createTopic(ctx, target.Seeds(), topic, cfg.Partitions, cfg.ReplicationFactor); err != nil {
 		return res, err
 	}
+	// Deferred first, so it runs after the consumers have closed.
+	defer func() { res.noteError(deleteTopic(ctx, target.Seeds(), topic)) }()
 	switch cfg.Mode {
 	case ModeProduce:
 		p := produce(ctx, cfg, target.Seeds(), topic)
@@ -74,24 +78,6 @@ func (r *Result) noteError(err error) {
 	}
 }
 
-func createTopic(ctx context.Context, seeds []string, topic string, partitions int) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, int32(partitions), 1, nil, topic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		return fmt.Errorf("create topic %s: %w", topic, err)
-	}
-	return nil
-}
-
 // produceStats is the outcome of a produce phase.
 type produceStats struct {
 	sent, acked, errors int64
@@ -110,7 +96,7 @@ func (p *produceStats) fill(r *Result) {
 
 // produce runs cfg.Producers clients until the duration or count is done
 // and every record is acknowledged, failed, or given up on after
-// cfg.DrainTimeout.
+// cfg.DrainTimeout. Each client is warmed up before the clock starts.
 func produce(ctx context.Context, cfg Config, seeds []string, topic string) *produceStats {
 	var (
 		st       produceStats
@@ -123,21 +109,35 @@ func produce(ctx context.Context, cfg Config, seeds []string, topic string) *pro
 	if cfg.Rate > 0 {
 		interval = time.Duration(float64(time.Second) * float64(cfg.Producers) / float64(cfg.Rate))
 	}
+	clients := make([]*kgo.Client, cfg.Producers)
+	for p := range clients {
+		cl, err := kgo.NewClient(producerOpts(cfg, seeds, topic)...)
+		if err == nil {
+			if err = warmUp(ctx, cl, cfg); err != nil {
+				cl.Close()
+			}
+		}
+		if err != nil {
+			st.errors++
+			if st.firstError == nil {
+				st.firstError = err
+			}
+			continue
+		}
+		clients[p] = cl
+	}
 	start := time.Now()
 	deadline := start.Add(cfg.Duration)
-	for p := range cfg.Producers {
+	for p, cl := range clients {
+		if cl == nil {
+			continue
+		}
 		quota := int64(-1)
 		if cfg.Records > 0 {
 			quota = cfg.Records / int64(cfg.Producers)
 			if int64(p) < cfg.Records%int64(cfg.Producers) {
 				quota++
 			}
-		}
-		cl, err := kgo.NewClient(producerOpts(cfg, seeds, topic)...)
-		if err != nil {
-			st.errors++
-			st.firstError = err
-			continue
 		}
 		wg.Go(func() {
 			defer cl.Close()
@@ -201,6 +201,25 @@ func produce(ctx context.Context, cfg Config, seeds []string, topic string) *pro
 		st.elapsed = lastAck.Sub(start)
 	}
 	return &st
+}
+
+// warmUpValue is shorter than the record header, so consumers skip it.
+var warmUpValue = []byte("warm-up")
+
+// warmUp sends cfg.Partitions records one at a time, outside the
+// measurement, so that connecting, fetching metadata and getting a
+// producer id do not land in the first records' latency. Without keys the
+// round-robin partitioner sends one to every partition (and so connects
+// to every leader); with keys they may all go to one.
+func warmUp(ctx context.Context, cl *kgo.Client, cfg Config) error {
+	ctx, cancel := context.WithTimeout(ctx, cfg.DrainTimeout)
+	defer cancel()
+	for range cfg.Partitions {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: warmUpValue}).FirstErr(); err != nil {
+			return fmt.Errorf("warm-up produce: %w", err)
+		}
+	}
+	return nil
 }
 
 // sleep waits for d or until ctx is done.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -86,7 +87,7 @@ type StrataOptions struct {
 // all bound to 127.0.0.1 with port 0), stopped by its PID.
 type Strata struct {
 	cmd       *exec.Cmd
-	kafkaAddr string
+	addrs     agentAddrs
 	dir       string
 	removeDir bool
 	logDone   chan struct{}
@@ -98,8 +99,13 @@ type Strata struct {
 	closeErr error
 }
 
-// strataLogTail is how many of the agent's log lines are kept for errors.
-const strataLogTail = 20
+const (
+	// strataLogTail is how many of the agent's log lines are kept for errors.
+	strataLogTail = 20
+	// strataStopTimeout is how long an agent has to exit after SIGTERM
+	// before it is killed.
+	strataStopTimeout = 20 * time.Second
+)
 
 // BuildStrata builds ./cmd/strata of the module at source (the working
 // directory's module if empty) into dir and returns the binary's path.
@@ -122,32 +128,54 @@ func BuildStrata(ctx context.Context, source, dir string) (string, error) {
 
 // StartStrata starts an agent and waits until it logs that it started.
 func StartStrata(ctx context.Context, opts StrataOptions) (_ *Strata, err error) {
-	s := &Strata{dir: opts.Dir, logDone: make(chan struct{})}
-	if s.dir == "" {
-		if s.dir, err = os.MkdirTemp("", "strata-bench-"); err != nil {
+	dir, removeDir := opts.Dir, false
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "strata-bench-"); err != nil {
 			return nil, err
 		}
-		s.removeDir = true
+		removeDir = true
 	}
 	defer func() {
-		if err != nil && s.removeDir {
-			os.RemoveAll(s.dir)
+		if err != nil && removeDir {
+			os.RemoveAll(dir)
 		}
 	}()
 	bin := opts.Binary
 	if bin == "" {
-		if bin, err = BuildStrata(ctx, opts.Source, s.dir); err != nil {
+		if bin, err = BuildStrata(ctx, opts.Source, dir); err != nil {
 			return nil, err
 		}
 	}
-	args := append([]string{"agent",
-		"--data-dir", filepath.Join(s.dir, "data"),
+	args := append([]string{"--data-dir", filepath.Join(dir, "data")}, opts.Args...)
+	s, err := startAgent(ctx, bin, args, opts.StartTimeout)
+	if err != nil {
+		return nil, err
+	}
+	s.dir, s.removeDir = dir, removeDir
+	return s, nil
+}
+
+// agentAddrs are the addresses an agent logs as it starts.
+type agentAddrs struct {
+	kafka  string // the bound Kafka listener, "agent started"
+	http   string // the bound HTTP listener, "agent started"
+	gossip string // the advertised gossip address, "gossip started"
+}
+
+// startAgent runs `bin agent` with every listener on a loopback port 0,
+// JSON logs, and args after those (so args may override them), and waits
+// up to timeout (30 s if 0) for its "agent started" log line. The agent
+// gets the harness's environment without STRATA_* variables (agentEnv).
+func startAgent(ctx context.Context, bin string, args []string, timeout time.Duration) (_ *Strata, err error) {
+	s := &Strata{logDone: make(chan struct{})}
+	args = append([]string{"agent",
 		"--kafka-addr", "127.0.0.1:0",
 		"--http-addr", "127.0.0.1:0",
 		"--gossip-addr", "127.0.0.1:0",
 		"--log-format", "json",
-	}, opts.Args...)
+	}, args...)
 	s.cmd = exec.Command(bin, args...)
+	s.cmd.Env = agentEnv(os.Environ())
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -155,18 +183,17 @@ func StartStrata(ctx context.Context, opts StrataOptions) (_ *Strata, err error)
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("strata: start %s: %w", bin, err)
 	}
-	started := make(chan string, 1)
+	started := make(chan agentAddrs, 1)
 	go s.readLog(stderr, started)
-	timeout := opts.StartTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
-	case addr, ok := <-started:
+	case addrs, ok := <-started:
 		if ok {
-			s.kafkaAddr = addr
+			s.addrs = addrs
 			return s, nil
 		}
 		err = errors.New("strata: agent exited before it started")
@@ -179,11 +206,22 @@ func StartStrata(ctx context.Context, opts StrataOptions) (_ *Strata, err error)
 	return nil, fmt.Errorf("%w; its last log lines:\n%s", err, s.logTail())
 }
 
-// readLog keeps the last lines of the agent's JSON log and sends the Kafka
-// address of its "agent started" line on started (closing started unsent if
-// the log ends first).
-func (s *Strata) readLog(r io.Reader, started chan<- string) {
+// agentEnv is env without the STRATA_* variables: the agent reads its
+// settings from them (and test-only switches such as STRATA_TEST_UNSAFE_ACK),
+// and a benchmark's settings are the flags it passes, never whatever the
+// caller's shell had set.
+func agentEnv(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		return strings.HasPrefix(kv, "STRATA_")
+	})
+}
+
+// readLog keeps the last lines of the agent's JSON log and sends the
+// addresses of its "gossip started" and "agent started" lines on started
+// (closing started unsent if the log ends first).
+func (s *Strata) readLog(r io.Reader, started chan<- agentAddrs) {
 	defer close(s.logDone)
+	var addrs agentAddrs
 	sent := false
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -199,11 +237,20 @@ func (s *Strata) readLog(r io.Reader, started chan<- string) {
 			continue
 		}
 		var ev struct {
-			Msg       string `json:"msg"`
-			KafkaAddr string `json:"kafka_addr"`
+			Msg        string `json:"msg"`
+			KafkaAddr  string `json:"kafka_addr"`
+			HTTPAddr   string `json:"http_addr"`
+			GossipAddr string `json:"gossip_addr"`
 		}
-		if json.Unmarshal([]byte(line), &ev) == nil && ev.Msg == "agent started" && ev.KafkaAddr != "" {
-			started <- ev.KafkaAddr
+		if json.Unmarshal([]byte(line), &ev) != nil {
+			continue
+		}
+		switch {
+		case ev.Msg == "gossip started":
+			addrs.gossip = ev.GossipAddr
+		case ev.Msg == "agent started" && ev.KafkaAddr != "":
+			addrs.kafka, addrs.http = ev.KafkaAddr, ev.HTTPAddr
+			started <- addrs
 			sent = true
 		}
 	}
@@ -221,14 +268,14 @@ func (s *Strata) logTail() string {
 }
 
 func (s *Strata) System() string  { return "strata" }
-func (s *Strata) Seeds() []string { return []string{s.kafkaAddr} }
+func (s *Strata) Seeds() []string { return []string{s.addrs.kafka} }
 
 // PID is the agent process's id.
 func (s *Strata) PID() int { return s.cmd.Process.Pid }
 
 // Close sends SIGTERM to the agent's PID, kills it if it has not exited
-// within 20 s, waits for its log to end, and removes the directory if
-// StartStrata made it.
+// within strataStopTimeout, waits for its log to end, and removes the
+// directory if StartStrata made it.
 func (s *Strata) Close() error {
 	s.once.Do(func() {
 		s.closeErr = s.stop()
@@ -255,9 +302,9 @@ func (s *Strata) stop() error {
 			return fmt.Errorf("strata: agent pid %d exited: %v; its last log lines:\n%s", s.cmd.Process.Pid, err, s.logTail())
 		}
 		return err
-	case <-time.After(20 * time.Second):
+	case <-time.After(strataStopTimeout):
 		_ = s.cmd.Process.Kill()
 		<-waited
-		return fmt.Errorf("strata: agent pid %d ignored SIGTERM for 20 s and was killed", s.cmd.Process.Pid)
+		return fmt.Errorf("strata: agent pid %d ignored SIGTERM for %v and was killed", s.cmd.Process.Pid, strataStopTimeout)
 	}
 }

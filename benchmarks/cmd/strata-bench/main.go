@@ -1,15 +1,18 @@
 // Command strata-bench is Strata's load generator: it starts or reaches the
-// systems named by --target, runs the workload on each --runs times
-// (alternating between systems, so drift on a shared machine hits all of
-// them alike), prints one JSON line per run on stdout and a one-line summary
-// per run, then the median per system, on stderr.
+// systems named by --target, runs the workload on each --runs times for
+// each --replication-factor (alternating between systems and factors, so
+// drift on a shared machine hits all of them alike), prints one JSON line
+// per run on stdout and a one-line summary per run, then the medians per
+// system and factor, on stderr.
 //
 //	go run ./benchmarks/cmd/strata-bench --target strata,kfake --duration 10s --runs 3
+//	go run ./benchmarks/cmd/strata-bench --target strata-cluster --replication-factor 1,3 --rate 2000 --runs 3
 //
 // Targets: "kfake" (franz-go's in-process fake cluster), "strata" (an agent
 // subprocess built from this module, or --strata-bin, in a temporary
-// directory on loopback ports, stopped by PID at the end), or host:port of
-// any running Kafka.
+// directory on loopback ports, stopped by PID at the end),
+// "strata-cluster" (--cluster-agents such agents sharing one file:// store
+// and joined by gossip), or host:port of any running Kafka.
 package main
 
 import (
@@ -37,24 +40,47 @@ func main() {
 func run() error {
 	cfg := loadgen.DefaultConfig()
 	fs := pflag.NewFlagSet("strata-bench", pflag.ContinueOnError)
-	targets := fs.StringSlice("target", []string{"kfake"}, "Systems to run against, comma-separated: kfake, strata, or host:port of a running Kafka.")
-	runs := fs.Int("runs", 1, "Runs per system; with more than one, the median run per system is printed last.")
+	targets := fs.StringSlice("target", []string{"kfake"}, "Systems to run against, comma-separated: kfake, strata, strata-cluster, or host:port of a running Kafka.")
+	runs := fs.Int("runs", 1, "Runs per system and replication factor; with more than one, the medians are printed last.")
+	factors := fs.IntSlice("replication-factor", []int{cfg.ReplicationFactor}, "Replication factors of the benchmark topic, comma-separated; each run is repeated for each, in turn.")
 	var strata loadgen.StrataOptions
-	fs.StringVar(&strata.Binary, "strata-bin", "", "A built strata binary for --target strata; empty builds ./cmd/strata of the module in the working directory.")
-	fs.StringArrayVar(&strata.Args, "strata-arg", nil, "An extra `strata agent` flag for --target strata (repeatable), e.g. --strata-arg=--log-flush=never.")
+	fs.StringVar(&strata.Binary, "strata-bin", "", "A built strata binary for --target strata and strata-cluster; empty builds ./cmd/strata of the module in the working directory.")
+	fs.StringArrayVar(&strata.Args, "strata-arg", nil, "An extra `strata agent` flag for --target strata and every agent of strata-cluster (repeatable), e.g. --strata-arg=--log-flush=never.")
+	agents := fs.Int("cluster-agents", 3, "Agents of --target strata-cluster.")
 	cfg.RegisterFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err
 	}
-	if err := cfg.Validate(); err != nil {
-		return err
+	if len(*factors) == 0 {
+		return fmt.Errorf("--replication-factor: want at least one")
+	}
+	for _, rf := range *factors {
+		c := cfg
+		c.ReplicationFactor = rf
+		if err := c.Validate(); err != nil {
+			return err
+		}
 	}
 	if *runs < 1 {
 		return fmt.Errorf("--runs %d: want at least 1", *runs)
 	}
+	if *agents < 1 {
+		return fmt.Errorf("--cluster-agents %d: want at least 1", *agents)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	if strata.Binary == "" && (slices.Contains(*targets, "strata") || slices.Contains(*targets, "strata-cluster")) {
+		// One build for every Strata target.
+		dir, err := os.MkdirTemp("", "strata-bench-bin-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		if strata.Binary, err = loadgen.BuildStrata(ctx, "", dir); err != nil {
+			return err
+		}
+	}
 	var started []loadgen.Target
 	defer func() {
 		for _, t := range started {
@@ -64,61 +90,58 @@ func run() error {
 		}
 	}()
 	for _, name := range *targets {
-		t, err := startTarget(ctx, name, strata)
+		t, err := startTarget(ctx, name, strata, *agents)
 		if err != nil {
 			return err
 		}
 		started = append(started, t)
 	}
+	// Medians are per system and scenario (the scenario names the factor),
+	// printed in the order the runs first came.
+	var order []string
 	results := map[string][]loadgen.Result{}
 	enc := json.NewEncoder(os.Stdout)
 	for range *runs {
 		for _, t := range started {
-			res, err := loadgen.Run(ctx, t, cfg)
-			if err != nil {
-				return fmt.Errorf("%s: %w", t.System(), err)
+			for _, rf := range *factors {
+				c := cfg
+				c.ReplicationFactor = rf
+				res, err := loadgen.Run(ctx, t, c)
+				if err != nil {
+					return fmt.Errorf("%s: %w", t.System(), err)
+				}
+				if err := enc.Encode(res); err != nil {
+					return err
+				}
+				fmt.Fprintln(os.Stderr, res.Summary())
+				key := res.System + " " + res.Scenario
+				if _, ok := results[key]; !ok {
+					order = append(order, key)
+				}
+				results[key] = append(results[key], res)
 			}
-			if err := enc.Encode(res); err != nil {
-				return err
-			}
-			fmt.Fprintln(os.Stderr, res.Summary())
-			results[t.System()] = append(results[t.System()], res)
 		}
 	}
 	if *runs > 1 {
-		for _, t := range started {
-			m := median(results[t.System()])
-			fmt.Fprintf(os.Stderr, "median of %d: %s\n", *runs, m.Summary())
+		for _, key := range order {
+			fmt.Fprintf(os.Stderr, "median of %d: %s\n", *runs, loadgen.Median(results[key]).Summary())
 		}
 	}
 	return nil
 }
 
-func startTarget(ctx context.Context, name string, strata loadgen.StrataOptions) (loadgen.Target, error) {
+func startTarget(ctx context.Context, name string, strata loadgen.StrataOptions, agents int) (loadgen.Target, error) {
 	switch name {
 	case "kfake":
 		return loadgen.StartKfake()
 	case "strata":
 		return loadgen.StartStrata(ctx, strata)
+	case "strata-cluster":
+		return loadgen.StartStrataCluster(ctx, loadgen.StrataClusterOptions{Agents: agents,
+			Binary: strata.Binary, Source: strata.Source, Args: strata.Args})
 	}
 	if !strings.Contains(name, ":") {
-		return nil, fmt.Errorf("--target %q: want kfake, strata or host:port", name)
+		return nil, fmt.Errorf("--target %q: want kfake, strata, strata-cluster or host:port", name)
 	}
 	return loadgen.Bootstrap{Name: name, Addrs: []string{name}}, nil
-}
-
-// median is the run with the median records/s (the lower middle one for an
-// even count); its latencies are that run's, not medians of their own.
-func median(rs []loadgen.Result) loadgen.Result {
-	s := slices.Clone(rs)
-	slices.SortFunc(s, func(a, b loadgen.Result) int {
-		switch {
-		case a.RecordsPerSec < b.RecordsPerSec:
-			return -1
-		case a.RecordsPerSec > b.RecordsPerSec:
-			return 1
-		}
-		return 0
-	})
-	return s[(len(s)-1)/2]
 }
