@@ -70,6 +70,8 @@ type Agent struct {
 	membersChangedAt atomic.Int64
 	draining         atomic.Bool
 	movesStarted     prometheus.Counter
+	moveSeconds      prometheus.Histogram
+	movesSeen        map[partitionKey]time.Time // owned by replicationLoop
 	// running is closed when Run starts: fetchers wait for it, since
 	// gossip (a.members) is set up last in New.
 	running    chan struct{}
@@ -156,7 +158,10 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		Help: "Record bytes this agent's follower replicas copied from their leaders, by topic."}, []string{"topic"})
 	a.movesStarted = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_reassignments_started_total",
 		Help: "Partition moves the balancer started while this agent held its lease."})
-	a.registry.MustRegister(a.isrChanges, a.elections, a.casLost, a.movesDone, a.copiedBytes, a.movesStarted)
+	a.moveSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "strata_reassignment_seconds",
+		Help: "Time from when the leader first saw a move until it completed it.", Buckets: prometheus.ExponentialBuckets(0.1, 2, 14)})
+	a.movesSeen = map[partitionKey]time.Time{}
+	a.registry.MustRegister(a.isrChanges, a.elections, a.casLost, a.movesDone, a.copiedBytes, a.movesStarted, a.moveSeconds)
 	a.memberChanged()
 	a.flush, _ = log.ParseFlushPolicy(cfg.LogFlush) // checked by Validate
 	defer func() {

@@ -164,9 +164,13 @@ func (a *Agent) rollBackStalledMoves(ctx context.Context) {
 func (a *Agent) startMoves(ctx context.Context, live []membership.PlacementAgent) {
 	parts, states, topics := a.placementInput()
 	inFlight := 0
+	perAgent := map[int32]int{} // replicas each agent is receiving
 	for _, st := range states {
 		if st.Moving() {
 			inFlight++
+			for _, r := range st.Adding {
+				perAgent[r]++
+			}
 		}
 	}
 	targets := membership.Place(live, parts)
@@ -177,12 +181,26 @@ func (a *Agent) startMoves(ctx context.Context, live []membership.PlacementAgent
 		if parts[i].Fixed || slices.Equal(target, parts[i].Replicas) {
 			continue
 		}
+		// A receiving agent copies at most a few tails at once, so moves
+		// onto one new agent do not starve each other.
+		var adding []int32
+		for _, r := range target {
+			if !slices.Contains(parts[i].Replicas, r) {
+				adding = append(adding, r)
+			}
+		}
+		if slices.ContainsFunc(adding, func(r int32) bool { return perAgent[r] >= a.cfg.RebalanceMaxMovesPerAgent }) {
+			continue
+		}
 		err := a.AlterPartitionReassignment(ctx, topics[i], parts[i].Index, target)
 		if err != nil {
 			a.logger.Warn("balancer: start move", "topic", topics[i], "partition", parts[i].Index, "target", target, "err", err)
 			continue
 		}
 		inFlight++
+		for _, r := range adding {
+			perAgent[r]++
+		}
 		a.movesStarted.Inc()
 		a.logger.Info("balancer: move started", "topic", topics[i], "partition", parts[i].Index, "from", parts[i].Replicas, "to", target)
 	}

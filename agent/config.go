@@ -63,6 +63,9 @@ type Config struct {
 	RebalanceSettle time.Duration
 	// RebalanceMaxMoves (--rebalance-max-moves) bounds the moves in flight.
 	RebalanceMaxMoves int
+	// RebalanceMaxMovesPerAgent (--rebalance-max-moves-per-agent) bounds
+	// the replicas one agent receives at once.
+	RebalanceMaxMovesPerAgent int
 	// DrainTimeout (--drain-timeout) bounds the drain a stopping agent
 	// does first (SIGTERM) and the one POST /v1/drain starts; 0 stops
 	// without draining.
@@ -133,6 +136,7 @@ func DefaultConfig() Config {
 		AutoLeaderRebalance:            true,
 		RebalanceSettle:                30 * time.Second,
 		RebalanceMaxMoves:              4,
+		RebalanceMaxMovesPerAgent:      2,
 		DrainTimeout:                   60 * time.Second,
 		LogFlush:                       "always",
 		LogFlushInterval:               log.DefaultFlushInterval,
@@ -182,6 +186,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.AutoLeaderRebalance, "auto-leader-rebalance", c.AutoLeaderRebalance, "Hand leadership back to each partition's preferred replica (auto.leader.rebalance.enable).")
 	fs.DurationVar(&c.RebalanceSettle, "rebalance-settle", c.RebalanceSettle, "How long membership must be unchanged before replicas are moved.")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", c.DrainTimeout, "On SIGTERM, first move this agent's leaderships and replicas to the others for up to this long; 0 stops at once.")
+	fs.IntVar(&c.RebalanceMaxMovesPerAgent, "rebalance-max-moves-per-agent", c.RebalanceMaxMovesPerAgent, "Most replicas one agent receives at once.")
 	fs.IntVar(&c.RebalanceMaxMoves, "rebalance-max-moves", c.RebalanceMaxMoves, "Most partition moves in flight at once, cluster-wide.")
 	fs.DurationVar(&c.ReplicaLagTimeMax, "replica-lag-time-max", c.ReplicaLagTimeMax, "A follower not caught up with its leader for this long leaves the ISR (replica.lag.time.max.ms).")
 	fs.StringVar(&c.LogFlush, "log-flush", c.LogFlush, "When appends are fsynced before they are acknowledged: always, interval or never.")
@@ -253,6 +258,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--rebalance-settle %v: must not be negative", c.RebalanceSettle)
 	case c.RebalanceMaxMoves < 1:
 		return fmt.Errorf("--rebalance-max-moves %d: must be at least 1", c.RebalanceMaxMoves)
+	case c.RebalanceMaxMovesPerAgent < 1:
+		return fmt.Errorf("--rebalance-max-moves-per-agent %d: must be at least 1", c.RebalanceMaxMovesPerAgent)
 	case c.ReplicaLagTimeMax < 10*time.Millisecond:
 		return fmt.Errorf("--replica-lag-time-max %v: must be at least 10ms", c.ReplicaLagTimeMax)
 	case c.LogFlushInterval <= 0:

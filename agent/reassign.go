@@ -122,12 +122,19 @@ func (a *Agent) moveReplica(k partitionKey, st metadata.PartitionState, etag str
 }
 
 // completeMoves finishes the reassignments of partitions led here whose
-// target replicas are all in sync.
+// target replicas are all in sync. It runs only in the replication loop,
+// which owns a.movesSeen (when this leader first saw each move, for the
+// time a move took).
 func (a *Agent) completeMoves(ctx context.Context) {
+	now := time.Now()
 	for _, p := range a.localPartitions() {
 		st, _ := p.stateAndETag()
 		if st.Leader != a.id || !st.Moving() {
 			continue
+		}
+		k := partitionKey{p.topicID, p.index}
+		if _, ok := a.movesSeen[k]; !ok {
+			a.movesSeen[k] = now
 		}
 		if _, ok := st.CompleteReassignment(); !ok {
 			continue
@@ -143,8 +150,12 @@ func (a *Agent) completeMoves(ctx context.Context) {
 			a.logger.Warn("complete reassignment", "topic", p.topic, "partition", p.index, "err", err)
 			continue
 		}
+		took := now.Sub(a.movesSeen[k])
+		delete(a.movesSeen, k)
 		a.movesDone.Inc()
-		a.logger.Info("reassignment complete", "topic", p.topic, "partition", p.index, "replicas", next.Replicas, "leader", next.Leader, "leader_epoch", next.LeaderEpoch)
+		a.moveSeconds.Observe(took.Seconds())
+		a.logger.Info("reassignment complete", "topic", p.topic, "partition", p.index, "replicas", next.Replicas,
+			"leader", next.Leader, "leader_epoch", next.LeaderEpoch, "took", took.Round(time.Millisecond))
 	}
 }
 
