@@ -20,6 +20,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/strata-streaming/strata/membership"
 )
 
 func newClusterCmd() *cobra.Command {
@@ -91,12 +93,14 @@ func printClusterStatus(cmd *cobra.Command, md kadm.Metadata, moves kadm.ListPar
 
 // reassignPlan is kafka-reassign-partitions' JSON.
 type reassignPlan struct {
-	Version    int `json:"version"`
-	Partitions []struct {
-		Topic     string  `json:"topic"`
-		Partition int32   `json:"partition"`
-		Replicas  []int32 `json:"replicas"`
-	} `json:"partitions"`
+	Version    int             `json:"version"`
+	Partitions []planPartition `json:"partitions"`
+}
+
+type planPartition struct {
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
+	Replicas  []int32 `json:"replicas"`
 }
 
 func readPlan(path string) (reassignPlan, error) {
@@ -123,7 +127,8 @@ func newReassignCmd() *cobra.Command {
 		Long: `Move partitions with AlterPartitionReassignments. FILE is
 {"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]}]}.
 execute starts the moves; verify reports each as done, moving or differing;
-cancel stops the moves of the listed partitions.`,
+cancel stops the moves of the listed partitions. "strata reassign generate"
+writes a plan.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"execute", "verify", "cancel"},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -176,6 +181,68 @@ cancel stops the moves of the listed partitions.`,
 	}
 	cmd.Flags().StringVar(&file, "plan", "", "The JSON plan.")
 	cmd.MarkFlagRequired("plan")
+	cf.register(cmd.Flags())
+	cmd.AddCommand(newReassignGenerateCmd())
+	return cmd
+}
+
+// newReassignGenerateCmd proposes a plan that spreads the named topics over
+// the named agents with the placement the balancer uses (membership.Place:
+// even replicas and preferred leaders, racks apart, fewest moves).
+func newReassignGenerateCmd() *cobra.Command {
+	var cf clientFlags
+	var agents []int32
+	var topicNames []string
+	cmd := &cobra.Command{
+		Use:   "generate --topics T1,T2 --agents 1,2,3",
+		Short: "Print a plan that spreads topics over agents (kafka-reassign-partitions --generate)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			adm, err := cf.newAdmin()
+			if err != nil {
+				return err
+			}
+			defer adm.Close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
+			defer cancel()
+			md, err := adm.Metadata(ctx, topicNames...)
+			if err != nil {
+				return err
+			}
+			racks := map[int32]string{}
+			for _, b := range md.Brokers {
+				if b.Rack != nil {
+					racks[b.NodeID] = *b.Rack
+				}
+			}
+			var place []membership.PlacementAgent
+			for _, id := range agents {
+				place = append(place, membership.PlacementAgent{ID: id, Rack: racks[id]})
+			}
+			var parts []membership.PlacementPartition
+			for _, t := range md.Topics.Sorted() {
+				if t.Err != nil {
+					return fmt.Errorf("reassign: topic %s: %w", t.Topic, t.Err)
+				}
+				for _, p := range t.Partitions.Sorted() {
+					parts = append(parts, membership.PlacementPartition{Topic: t.Topic, Index: p.Partition, Replicas: p.Replicas})
+				}
+			}
+			targets := membership.Place(place, parts)
+			var plan reassignPlan
+			plan.Version = 1
+			for i, p := range parts {
+				plan.Partitions = append(plan.Partitions, planPartition{Topic: p.Topic, Partition: p.Index, Replicas: targets[i]})
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			return enc.Encode(plan)
+		},
+	}
+	cmd.Flags().StringSliceVar(&topicNames, "topics", nil, "Topics to spread.")
+	cmd.Flags().Int32SliceVar(&agents, "agents", nil, "Agent ids to spread them over.")
+	cmd.MarkFlagRequired("topics")
+	cmd.MarkFlagRequired("agents")
 	cf.register(cmd.Flags())
 	return cmd
 }

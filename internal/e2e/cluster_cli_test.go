@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,7 +15,8 @@ import (
 )
 
 // TestClusterCLI (issue 6): `strata cluster status` lists the agents with
-// their replicas; `strata reassign execute` moves a partition to the
+// their replicas; `strata reassign generate` proposes a plan over the
+// named agents; `strata reassign execute` moves a partition to the
 // agents a plan names and `verify` reports it done; `strata agent drain
 // --wait` drains an agent, which then stops by itself, leaving its
 // partitions on the others.
@@ -31,6 +33,23 @@ func TestClusterCLI(t *testing.T) {
 	}
 	if !strings.Contains(status, "leaderless 0, under-replicated 0") {
 		t.Fatalf("cluster status:\n%s", status)
+	}
+
+	generated := run(t, "", true, "reassign", "generate", "--topics", "cli", "--agents", "0,1,2")
+	var gen struct {
+		Partitions []struct {
+			Topic     string
+			Partition int32
+			Replicas  []int32
+		}
+	}
+	if err := json.Unmarshal([]byte(generated), &gen); err != nil || len(gen.Partitions) != 2 {
+		t.Fatalf("reassign generate: %v\n%s", err, generated)
+	}
+	for _, p := range gen.Partitions {
+		if len(p.Replicas) != 2 || p.Replicas[0] == p.Replicas[1] || p.Replicas[0] > 2 || p.Replicas[1] > 2 {
+			t.Fatalf("generated plan: %s", generated)
+		}
 	}
 
 	plan := filepath.Join(t.TempDir(), "plan.json")
