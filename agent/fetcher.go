@@ -165,8 +165,12 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 			if err != nil {
 				return err
 			}
+			localStart, err := client.LocalLogStart(ctx, p.topic, p.index, f.a.id, act.LeaderEpoch)
+			if err != nil {
+				return err
+			}
 			return p.withAction(act, func() (replica.FollowerAction, error) {
-				return p.rep.FetchOutOfRange(act, res.LogStartOffset, leaderEnd, p.log)
+				return p.rep.FetchOutOfRange(act, localStart, leaderEnd, p.log)
 			})
 		}
 		if err != nil {
@@ -179,7 +183,16 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 				}
 				f.a.copiedBytes.WithLabelValues(p.topic).Add(float64(len(res.Records)))
 			}
-			return p.rep.Fetched(act, res.HighWatermark, p.log)
+			next, err := p.rep.Fetched(act, res.HighWatermark, p.log)
+			// The leader's log start moved (DeleteRecords, retention of a
+			// topic without tiering): so does this copy's, up to what
+			// it holds. With tiering the manifest carries it instead.
+			if err == nil && p.remote.Load() == nil && res.LogStartOffset > p.log.LogStartOffset() {
+				if derr := p.log.DeleteRecordsBefore(min(res.LogStartOffset, p.log.LogEndOffset())); derr != nil {
+					f.a.logger.Warn("follower: move log start", "topic", p.topic, "partition", p.index, "err", derr)
+				}
+			}
+			return next, err
 		})
 	}
 	return nil

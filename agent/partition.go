@@ -106,6 +106,9 @@ func (p *partition) HighWatermark() int64 { return p.hw.Load() }
 // below the local log start. A remote read waits for the store at most
 // until ctx ends.
 func (p *partition) Read(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error) {
+	if start := p.LogStartOffset(); offset < start {
+		return nil, fmt.Errorf("%w: offset %d is below the log start %d", log.ErrOffsetOutOfRange, offset, start)
+	}
 	if p.ReadsFromStore(offset) {
 		return p.readRemote(ctx, offset, maxBytes, minOne)
 	}
@@ -171,12 +174,15 @@ func (p *partition) closedErr(err error) error {
 	return err
 }
 
-// LogStartOffset is the first offset readable anywhere: in the bucket
-// when it holds the oldest records, else locally.
+// LogStartOffset is the first offset readable anywhere. With tiering the
+// manifest's start is the truth: it holds the oldest records, and a
+// DeleteRecords moves it (also past what is uploaded) before any replica's
+// local log; a replica that led before the delete, or followed, may still
+// hold the deleted records locally, and must not serve them.
 func (p *partition) LogStartOffset() int64 {
 	local := p.log.LogStartOffset()
-	if r := p.remote.Load(); r != nil && !r.Empty() {
-		return min(r.Start(), local)
+	if r := p.remote.Load(); r != nil && (!r.Empty() || r.Start() > local) {
+		return r.Start()
 	}
 	return local
 }

@@ -253,7 +253,7 @@ func (p *partition) ReplicaRead(replicaID, leaderEpoch int32, offset int64, maxB
 	err := p.rep.CheckFollowerFetch(replicaID, leaderEpoch, offset, p.log.LogStartOffset())
 	deleted := p.deleted
 	p.mu.RUnlock()
-	out := kafka.ReplicaReadResult{HighWatermark: p.hw.Load(), LogStartOffset: p.log.LogStartOffset()}
+	out := kafka.ReplicaReadResult{HighWatermark: p.hw.Load(), LogStartOffset: p.LogStartOffset()}
 	switch {
 	case deleted:
 		return out, kafka.ErrUnknownTopicOrPartition

@@ -647,3 +647,31 @@ func TestRacingTakeOvers(t *testing.T) {
 		t.Fatalf("produce to the loser: %v, want NOT_LEADER_OR_FOLLOWER", kerr.ErrorForCode(code))
 	}
 }
+
+// TestDeleteRecordsReachesFollowers: a DeleteRecords on the leader moves
+// its followers' log starts too (through the fetch's log start, as in
+// Kafka; with tiering, the manifest carries it), so a new leader does not
+// serve the deleted records.
+func TestDeleteRecordsReachesFollowers(t *testing.T) {
+	c := startCluster(t, 3)
+	c.create("del", 1, 3, map[string]string{"remote.storage.enable": "false", "segment.bytes": "1024"})
+	produce := c.sequenceProducer("del")
+	produce(0, 40)
+	adm := kadm.NewClient(c.client())
+	del := kadm.Offsets{}
+	del.Add(kadm.Offset{Topic: "del", Partition: 0, At: 25})
+	resp, err := adm.DeleteRecords(ctxT(t), del)
+	if err != nil || resp.Error() != nil {
+		t.Fatalf("delete records: %v %v", err, resp.Error())
+	}
+	produce(40, 41) // a fetch after the delete carries the new start
+	for _, a := range c.agents {
+		p := localPartition(a, "del", 0)
+		waitFor(t, 10*time.Second, fmt.Sprintf("agent %d's log start to move", a.id), func() bool { return p.LogStartOffset() == 25 })
+	}
+	c.agents[c.leaderOf("del", 0)].stop(t)
+	recs := c.consumeAll("del", 0, 16)
+	if len(recs) == 0 || recs[0].Offset != 25 {
+		t.Fatalf("after failover the log starts at %v, want 25", recs)
+	}
+}

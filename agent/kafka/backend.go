@@ -136,7 +136,8 @@ type Partition interface {
 }
 
 // ReplicaReadResult is a follower fetch's answer; HighWatermark and
-// LogStartOffset (the local log start) are set with an error too.
+// LogStartOffset (the partition's, as consumers see it) are set with an
+// error too.
 type ReplicaReadResult struct {
 	Records        []byte
 	HighWatermark  int64

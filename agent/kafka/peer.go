@@ -29,7 +29,7 @@ import (
 const (
 	peerFetchVersion       = 12 // topic names, flexible
 	peerEpochVersion       = 4
-	peerListOffsetsVersion = 7
+	peerListOffsetsVersion = 8 // -4 (earliest local) needs v8
 )
 
 // maxPeerResponse bounds a response frame a leader may send.
@@ -150,7 +150,7 @@ type ReplicaFetch struct {
 type ReplicaFetched struct {
 	Records        []byte
 	HighWatermark  int64
-	LogStartOffset int64 // the leader's local log start
+	LogStartOffset int64 // the partition's log start (DeleteRecords moves it)
 }
 
 // Fetch long-polls the leader for records at f.Offset.
@@ -216,13 +216,23 @@ func (c *PeerClient) EpochEndOffset(ctx context.Context, topic string, partition
 // LogEnd asks the leader for its log end offset (ListOffsets latest with
 // a replica id, which Kafka answers with the log end, not the HW).
 func (c *PeerClient) LogEnd(ctx context.Context, topic string, partition, replicaID, currentEpoch int32) (int64, error) {
+	return c.listOffset(ctx, topic, partition, replicaID, currentEpoch, -1)
+}
+
+// LocalLogStart asks the leader where its local log starts (ListOffsets
+// -4, KIP-1005): a follower that is further behind restarts there.
+func (c *PeerClient) LocalLogStart(ctx context.Context, topic string, partition, replicaID, currentEpoch int32) (int64, error) {
+	return c.listOffset(ctx, topic, partition, replicaID, currentEpoch, -4)
+}
+
+func (c *PeerClient) listOffset(ctx context.Context, topic string, partition, replicaID, currentEpoch int32, timestamp int64) (int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.Version = peerListOffsetsVersion
 	req.ReplicaID = replicaID
 	rt := kmsg.NewListOffsetsRequestTopic()
 	rt.Topic = topic
 	rp := kmsg.NewListOffsetsRequestTopicPartition()
-	rp.Partition, rp.CurrentLeaderEpoch, rp.Timestamp = partition, currentEpoch, -1
+	rp.Partition, rp.CurrentLeaderEpoch, rp.Timestamp = partition, currentEpoch, timestamp
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	resp := kmsg.NewPtrListOffsetsResponse()
