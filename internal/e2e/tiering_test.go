@@ -85,8 +85,10 @@ func sigkillDuringUploads(t *testing.T, store string, env []string) {
 		}
 	}
 	for kill := range 3 {
+		// At least ten rounds, so that a slow (loaded) machine still
+		// writes enough segments for the check below.
 		deadline := time.Now().Add(time.Duration(300+150*kill) * time.Millisecond)
-		for time.Now().Before(deadline) {
+		for round := 0; round < 10 || time.Now().Before(deadline); round++ {
 			produce(50)
 		}
 		a.Kill()
