@@ -45,6 +45,10 @@ type StrataCluster struct {
 	agents    []*Strata
 	dir       string
 	removeDir bool
+	bin       string   // the strata binary every agent runs
+	store     string   // the shared --store URL
+	args      []string // StrataClusterOptions.Args
+	timeout   time.Duration
 
 	once     sync.Once
 	closeErr error
@@ -63,7 +67,7 @@ func StartStrataCluster(ctx context.Context, opts StrataClusterOptions) (_ *Stra
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = 30 * time.Second
 	}
-	c := &StrataCluster{dir: opts.Dir}
+	c := &StrataCluster{dir: opts.Dir, args: opts.Args, timeout: opts.StartTimeout}
 	if c.dir == "" {
 		if c.dir, err = os.MkdirTemp("", "strata-bench-cluster-"); err != nil {
 			return nil, err
@@ -81,23 +85,10 @@ func StartStrataCluster(ctx context.Context, opts StrataClusterOptions) (_ *Stra
 			return nil, err
 		}
 	}
-	store := "file://" + filepath.Join(c.dir, "store")
-	for i := range opts.Agents {
-		args := []string{
-			"--agent-id", strconv.Itoa(i),
-			"--data-dir", filepath.Join(c.dir, fmt.Sprintf("agent-%d", i)),
-			"--store", store,
-		}
-		if i > 0 {
-			args = append(args, "--join", c.agents[0].addrs.gossip)
-		}
-		s, err := startAgent(ctx, bin, append(args, opts.Args...), opts.StartTimeout)
-		if err != nil {
-			return nil, fmt.Errorf("strata cluster: agent %d: %w", i, err)
-		}
-		c.agents = append(c.agents, s)
-		if i == 0 && s.addrs.gossip == "" {
-			return nil, errors.New("strata cluster: agent 0 did not log its gossip address")
+	c.bin, c.store = bin, "file://"+filepath.Join(c.dir, "store")
+	for range opts.Agents {
+		if _, err := c.startNext(ctx); err != nil {
+			return nil, err
 		}
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
@@ -109,6 +100,42 @@ func StartStrataCluster(ctx context.Context, opts StrataClusterOptions) (_ *Stra
 	}
 	return c, nil
 }
+
+// startNext starts the agent with the next id (len(c.agents)), joining
+// agent 0's gossip address unless it is agent 0, and appends it to c.agents
+// so Close stops it.
+func (c *StrataCluster) startNext(ctx context.Context) (*Strata, error) {
+	i := len(c.agents)
+	args := []string{
+		"--agent-id", strconv.Itoa(i),
+		"--data-dir", filepath.Join(c.dir, fmt.Sprintf("agent-%d", i)),
+		"--store", c.store,
+	}
+	if i > 0 {
+		args = append(args, "--join", c.agents[0].addrs.gossip)
+	}
+	s, err := startAgent(ctx, c.bin, append(args, c.args...), c.timeout)
+	if err != nil {
+		return nil, fmt.Errorf("strata cluster: agent %d: %w", i, err)
+	}
+	c.agents = append(c.agents, s)
+	if i == 0 && s.addrs.gossip == "" {
+		return nil, errors.New("strata cluster: agent 0 did not log its gossip address")
+	}
+	return s, nil
+}
+
+// Join starts one more agent, with the next id, the same store and flags,
+// joining the others by gossip, and returns once it has logged that it
+// started (not once the others list it: a caller timing the join wants the
+// clock to start here). Close stops it with the rest. Join must not be
+// called concurrently with itself or Close.
+func (c *StrataCluster) Join(ctx context.Context) (*Strata, error) {
+	return c.startNext(ctx)
+}
+
+// Agents are the running agents, agent 0 first; the slice is a copy.
+func (c *StrataCluster) Agents() []*Strata { return slices.Clone(c.agents) }
 
 // awaitReady polls the agent until /readyz answers 200 and its Metadata
 // lists brokers brokers, or ctx ends.

@@ -270,6 +270,11 @@ func (s *Strata) logTail() string {
 func (s *Strata) System() string  { return "strata" }
 func (s *Strata) Seeds() []string { return []string{s.addrs.kafka} }
 
+// KafkaAddr and HTTPAddr are the agent's bound Kafka and HTTP (metrics,
+// /v1/tiering) addresses on loopback.
+func (s *Strata) KafkaAddr() string { return s.addrs.kafka }
+func (s *Strata) HTTPAddr() string  { return s.addrs.http }
+
 // PID is the agent process's id.
 func (s *Strata) PID() int { return s.cmd.Process.Pid }
 
