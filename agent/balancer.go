@@ -128,7 +128,14 @@ func (a *Agent) placementInput() ([]membership.PlacementPartition, []metadata.Pa
 			for _, r := range st.Replicas {
 				fixed = fixed || !alive[r]
 			}
-			parts = append(parts, membership.PlacementPartition{Topic: t.Name, Index: p.Index(), Replicas: st.Replicas, Fixed: fixed})
+			replicas := st.Replicas
+			if st.Moving() {
+				// Counted where it is going: counting the old and new
+				// replicas together made the next round see the new
+				// agent as fuller than it will be, and overshoot.
+				replicas = st.Target
+			}
+			parts = append(parts, membership.PlacementPartition{Topic: t.Name, Index: p.Index(), Replicas: replicas, Fixed: fixed})
 			states = append(states, st)
 			topics = append(topics, t.Name)
 		}
