@@ -169,6 +169,15 @@ func (a *Agent) rollBackStalledMoves(ctx context.Context) {
 // startMoves writes reassignments towards the placement, keeping at most
 // RebalanceMaxMoves in flight.
 func (a *Agent) startMoves(ctx context.Context, live []membership.PlacementAgent) {
+	parts, _, _ := a.placementInput()
+	if !placementChanges(live, parts) {
+		return
+	}
+	// This agent's view of other agents' partitions may lag (a missed
+	// broadcast waits for the reconcile interval); planning moves on it
+	// overshot. Re-read every state before deciding, which costs GETs
+	// only when something is to move.
+	a.refreshStates(ctx, true)
 	parts, states, topics := a.placementInput()
 	inFlight := 0
 	perAgent := map[int32]int{} // replicas each agent is receiving
@@ -211,6 +220,16 @@ func (a *Agent) startMoves(ctx context.Context, live []membership.PlacementAgent
 		a.movesStarted.Inc()
 		a.logger.Info("balancer: move started", "topic", topics[i], "partition", parts[i].Index, "from", parts[i].Replicas, "to", target)
 	}
+}
+
+// placementChanges reports whether Place would move any replica.
+func placementChanges(live []membership.PlacementAgent, parts []membership.PlacementPartition) bool {
+	for i, target := range membership.Place(live, parts) {
+		if !parts[i].Fixed && !slices.Equal(target, parts[i].Replicas) {
+			return true
+		}
+	}
+	return false
 }
 
 // electPreferred hands leadership to each partition's first replica where
