@@ -106,7 +106,7 @@ const (
 // maxLossRuns bounds the acks=1 loss runs listed.
 const (
 	maxListed   = 20
-	maxLossRuns = 100
+	maxLossRuns = 500
 )
 
 // Violation is one broken promise.
