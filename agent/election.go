@@ -174,6 +174,9 @@ func (a *Agent) applyState(p *partition, st metadata.PartitionState, etag string
 		a.logger.Warn("partition state not applied", "topic", p.topic, "partition", p.index, "err", err)
 		return
 	}
+	if changed && p.topic == offsetsTopic && before.Leader == a.id && st.Leader != a.id {
+		a.unloadCoordinator(p.index)
+	}
 	if changed && (before.Leader != st.Leader || before.LeaderEpoch != st.LeaderEpoch) {
 		a.logger.Info("partition leadership", "topic", p.topic, "partition", p.index, "leader", st.Leader,
 			"leader_epoch", st.LeaderEpoch, "isr", st.ISR, "role", roleOf(st, a.id))

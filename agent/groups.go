@@ -11,6 +11,7 @@ import (
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/replica"
 )
 
 // offsetsTopic is the internal topic whose partitions hold committed
@@ -44,6 +45,11 @@ type offsetsLog struct{ p *partition }
 
 func (o offsetsLog) Append(ctx context.Context, raw []byte) error {
 	_, err := o.p.Append(ctx, raw, -1)
+	if errors.Is(err, kafka.ErrNotLeader) || errors.Is(err, replica.ErrNotLeader) {
+		// The partition moved: for a group client that is Kafka's
+		// NOT_COORDINATOR, which makes it look the coordinator up again.
+		return fmt.Errorf("%w: %w", kafka.ErrNotCoordinator, err)
+	}
 	return err
 }
 func (o offsetsLog) Read(offset int64, maxBytes int) ([]byte, error) {
@@ -208,6 +214,19 @@ func (g groupTopics) AllTopics() []group.TopicInfo {
 		out = append(out, topicInfo(t))
 	}
 	return out
+}
+
+// unloadCoordinator stops the coordinator of a __consumer_offsets
+// partition this agent no longer leads, so it does not expire members or
+// answer from stale memory while the new leader coordinates the groups.
+func (a *Agent) unloadCoordinator(index int32) {
+	a.coords.mu.Lock()
+	defer a.coords.mu.Unlock()
+	if l, ok := a.coords.byPart[index]; ok {
+		l.c.Close()
+		delete(a.coords.byPart, index)
+		a.logger.Info("group coordinator unloaded: the partition is led elsewhere", "partition", index)
+	}
 }
 
 // closeCoordinators stops every coordinator; later lookups fail.

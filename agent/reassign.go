@@ -110,6 +110,9 @@ func (a *Agent) moveReplica(k partitionKey, st metadata.PartitionState, etag str
 			return
 		}
 		p := parts[i]
+		if e.meta.Name == offsetsTopic {
+			a.unloadCoordinator(k.index)
+		}
 		p.movedAway()
 		if err := p.close(); err != nil {
 			a.logger.Warn("close a moved replica", "topic", e.meta.Name, "partition", k.index, "err", err)
