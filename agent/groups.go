@@ -48,7 +48,8 @@ func (o offsetsLog) Append(ctx context.Context, raw []byte) error {
 	if errors.Is(err, kafka.ErrNotLeader) || errors.Is(err, replica.ErrNotLeader) {
 		// The partition moved: for a group client that is Kafka's
 		// NOT_COORDINATOR, which makes it look the coordinator up again.
-		return fmt.Errorf("%w: %w", kafka.ErrNotCoordinator, err)
+		// Not wrapped: errorCode would find NOT_LEADER_OR_FOLLOWER first.
+		return fmt.Errorf("%w: %v", kafka.ErrNotCoordinator, err)
 	}
 	return err
 }
