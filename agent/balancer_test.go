@@ -98,7 +98,7 @@ func TestJoinRebalances(t *testing.T) {
 			off = nextOffset(t, b)
 		}
 	}
-	copied := testutilTopicCounter(t, newcomer, "strata_replica_copied_bytes_total", topic)
+	copied := counterValue(t, newcomer, "strata_replica_copied_bytes_total", "topic", topic)
 	t.Logf("new agent: %d replicas, %d leaderships after %v; copied %.0f bytes, untiered tails %d bytes", replicas, leaders, took.Round(time.Millisecond), copied, tails)
 	if copied <= 0 || copied > float64(tails) {
 		t.Errorf("the new agent copied %.0f bytes; the untiered tails were %d", copied, tails)
@@ -114,28 +114,6 @@ func localPartitionsOf(a *running, topic string) []*partition {
 		return nil
 	}
 	return e.parts
-}
-
-// testutilTopicCounter reads a counter of agent a by its topic label.
-func testutilTopicCounter(t *testing.T, a *running, name, topic string) float64 {
-	t.Helper()
-	mfs, err := a.registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "topic" && l.GetValue() == topic {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
 }
 
 // TestDrainUnderLoad (issue 6): one of four agents drains (POST /v1/drain)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -261,6 +262,21 @@ func (c *cluster) sequenceProducer(topic string) func(from, to int) {
 	}
 }
 
+// checkSequence reads partition 0 of topic back and checks that it holds
+// exactly what sequenceProducer wrote: the values 0..n-1 at offsets 0..n-1.
+func (c *cluster) checkSequence(topic string, n int) {
+	c.t.Helper()
+	recs := c.consumeAll(topic, 0, n)
+	if len(recs) != n {
+		c.t.Fatalf("read back %d records, want %d", len(recs), n)
+	}
+	for i, r := range recs {
+		if string(r.Value) != fmt.Sprint(i) || r.Offset != int64(i) {
+			c.t.Fatalf("record %d: value %q at offset %d", i, r.Value, r.Offset)
+		}
+	}
+}
+
 // consumeAll reads topic-index from the start up to n records.
 func (c *cluster) consumeAll(topic string, index int32, n int) []*kgo.Record {
 	c.t.Helper()
@@ -293,15 +309,7 @@ func TestLeaderFailover(t *testing.T) {
 	if now == old || p.LeaderEpoch() <= oldEpoch {
 		t.Fatalf("leader after failover: agent index %d epoch %d; before: %d epoch %d", now, p.LeaderEpoch(), old, oldEpoch)
 	}
-	recs := c.consumeAll("fo", 0, 100)
-	if len(recs) != 100 {
-		t.Fatalf("read back %d records, want 100", len(recs))
-	}
-	for i, r := range recs {
-		if string(r.Value) != fmt.Sprint(i) || r.Offset != int64(i) {
-			t.Fatalf("record %d: value %q at offset %d", i, r.Value, r.Offset)
-		}
-	}
+	c.checkSequence("fo", 100)
 	c.restart(old)
 	waitFor(t, 20*time.Second, "the old leader to rejoin the ISR", func() bool {
 		return len(localPartition(c.agents[now], "fo", 0).ISR()) == 3
@@ -358,7 +366,7 @@ func TestISRShrinkAndExpand(t *testing.T) {
 	waitFor(t, 20*time.Second, "the ISR to shrink to the leader", func() bool {
 		return slices.Equal(metadataISR(t, leader, "isr", 0), []int32{leader.id})
 	})
-	if n := testutilCounter(t, leader, "strata_isr_changes_total", "shrink"); n < 1 {
+	if n := counterValue(t, leader, "strata_isr_changes_total", "op", "shrink"); n < 1 {
 		t.Errorf("strata_isr_changes_total{op=shrink} = %v after a shrink", n)
 	}
 	end := localPartition(leader, "isr", 0).LogEndOffset()
@@ -376,7 +384,7 @@ func TestISRShrinkAndExpand(t *testing.T) {
 	waitFor(t, 20*time.Second, "the follower to rejoin the ISR", func() bool {
 		return len(metadataISR(t, leader, "isr", 0)) == 2
 	})
-	if n := testutilCounter(t, leader, "strata_isr_changes_total", "expand"); n < 1 {
+	if n := counterValue(t, leader, "strata_isr_changes_total", "op", "expand"); n < 1 {
 		t.Errorf("strata_isr_changes_total{op=expand} = %v after an expand", n)
 	}
 	if code, _ := produceRaw(t, lcl, "isr", 0, "again"); code != 0 {
@@ -386,8 +394,10 @@ func TestISRShrinkAndExpand(t *testing.T) {
 	waitFor(t, 10*time.Second, "the follower to hold every record", func() bool { return back.log.LogEndOffset() == 3 })
 }
 
-// testutilCounter reads a counter of agent a by name and "op" label.
-func testutilCounter(t *testing.T, a *running, name, op string) float64 {
+// counterValue reads a counter of agent a by name, from the series whose
+// labels include every name/value pair given (an unlabelled counter: no
+// pairs); 0 when there is none.
+func counterValue(t *testing.T, a *running, name string, labelPairs ...string) float64 {
 	t.Helper()
 	mfs, err := a.registry.Gather()
 	if err != nil {
@@ -397,27 +407,16 @@ func testutilCounter(t *testing.T, a *running, name, op string) float64 {
 		if mf.GetName() != name {
 			continue
 		}
+	series:
 		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "op" && l.GetValue() == op {
-					return m.GetCounter().GetValue()
+			for k := 0; k+1 < len(labelPairs); k += 2 {
+				if !slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool {
+					return l.GetName() == labelPairs[k] && l.GetValue() == labelPairs[k+1]
+				}) {
+					continue series
 				}
 			}
-		}
-	}
-	return 0
-}
-
-// testutilValue reads an unlabelled counter of agent a.
-func testutilValue(t *testing.T, a *running, name string) float64 {
-	t.Helper()
-	mfs, err := a.registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetCounter().GetValue()
+			return m.GetCounter().GetValue()
 		}
 	}
 	return 0
@@ -483,7 +482,7 @@ func TestStaleLeaderLosesCAS(t *testing.T) {
 	waitFor(t, 20*time.Second, "the stale leader to follow", func() bool {
 		return stale.Leader() == c.agents[ni].id && stale.LeaderEpoch() == next.LeaderEpoch
 	})
-	if n := testutilValue(t, c.agents[li], "strata_isr_change_conflicts_total"); n < 1 {
+	if n := counterValue(t, c.agents[li], "strata_isr_change_conflicts_total"); n < 1 {
 		t.Errorf("strata_isr_change_conflicts_total = %v on the stale leader, want its lost CAS counted", n)
 	}
 	newLeader := localPartition(c.agents[ni], "stale", 0)
@@ -491,15 +490,7 @@ func TestStaleLeaderLosesCAS(t *testing.T) {
 		return newLeader.Leader() == c.agents[ni].id && newLeader.committedEpochStart()
 	})
 	produce(20, 40)
-	recs := c.consumeAll("stale", 0, 40)
-	if len(recs) != 40 {
-		t.Fatalf("read back %d records, want 40", len(recs))
-	}
-	for i, r := range recs {
-		if string(r.Value) != fmt.Sprint(i) || r.Offset != int64(i) {
-			t.Fatalf("record %d: value %q at offset %d", i, r.Value, r.Offset)
-		}
-	}
+	c.checkSequence("stale", 40)
 }
 
 // TestTieringAcrossFailover: only the leader uploads; followers trim their
