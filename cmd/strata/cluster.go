@@ -32,28 +32,28 @@ func newClusterCmd() *cobra.Command {
 		Short: "Agents, replicas and leaderships per agent, and partition moves in flight",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			adm, err := cf.newAdmin()
-			if err != nil {
+			return runAdmin(cmd, &cf, func(ctx context.Context, adm *kadm.Client) error {
+				md, moves, err := metadataAndMoves(ctx, adm)
+				if err == nil {
+					printClusterStatus(cmd, md, moves)
+				}
 				return err
-			}
-			defer adm.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-			defer cancel()
-			md, err := adm.Metadata(ctx)
-			if err != nil {
-				return err
-			}
-			moves, err := adm.ListPartitionReassignments(ctx, md.Topics.TopicsSet())
-			if err != nil {
-				return err
-			}
-			printClusterStatus(cmd, md, moves)
-			return nil
+			})
 		},
 	}
 	cf.register(status.Flags())
 	cmd.AddCommand(status)
 	return cmd
+}
+
+// metadataAndMoves is the cluster's Metadata and its moves in flight.
+func metadataAndMoves(ctx context.Context, adm *kadm.Client) (kadm.Metadata, kadm.ListPartitionReassignmentsResponses, error) {
+	md, err := adm.Metadata(ctx)
+	if err != nil {
+		return md, nil, err
+	}
+	moves, err := adm.ListPartitionReassignments(ctx, md.Topics.TopicsSet())
+	return md, moves, err
 }
 
 func printClusterStatus(cmd *cobra.Command, md kadm.Metadata, moves kadm.ListPartitionReassignmentsResponses) {
@@ -136,47 +136,9 @@ writes a plan.`,
 			if err != nil {
 				return err
 			}
-			adm, err := cf.newAdmin()
-			if err != nil {
-				return err
-			}
-			defer adm.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-			defer cancel()
-			switch args[0] {
-			case "execute", "cancel":
-				var req kadm.AlterPartitionAssignmentsReq
-				for _, p := range plan.Partitions {
-					replicas := p.Replicas
-					if args[0] == "cancel" {
-						replicas = nil
-					}
-					req.Assign(p.Topic, p.Partition, replicas)
-				}
-				resp, err := adm.AlterPartitionAssignments(ctx, req)
-				if err != nil {
-					return err
-				}
-				failed := false
-				for _, ps := range resp {
-					for _, r := range ps {
-						if r.Err != nil {
-							failed = true
-							fmt.Fprintf(cmd.ErrOrStderr(), "%s-%d: %v %s\n", r.Topic, r.Partition, r.Err, r.ErrMessage)
-						} else {
-							done := map[string]string{"execute": "moving", "cancel": "cancelled"}[args[0]]
-							fmt.Fprintf(cmd.OutOrStdout(), "%s-%d: %s\n", r.Topic, r.Partition, done)
-						}
-					}
-				}
-				if failed {
-					return errSomeFailed
-				}
-				return nil
-			case "verify":
-				return verifyPlan(cmd, adm, cf, plan)
-			}
-			return fmt.Errorf("reassign: unknown action %q; want execute, verify or cancel", args[0])
+			return runAdmin(cmd, &cf, func(ctx context.Context, adm *kadm.Client) error {
+				return runReassign(ctx, cmd, adm, args[0], plan)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&file, "plan", "", "The JSON plan.")
@@ -184,6 +146,44 @@ writes a plan.`,
 	cf.register(cmd.Flags())
 	cmd.AddCommand(newReassignGenerateCmd())
 	return cmd
+}
+
+// runReassign carries out one action of a plan.
+func runReassign(ctx context.Context, cmd *cobra.Command, adm *kadm.Client, action string, plan reassignPlan) error {
+	switch action {
+	case "execute", "cancel":
+		var req kadm.AlterPartitionAssignmentsReq
+		for _, p := range plan.Partitions {
+			replicas := p.Replicas
+			if action == "cancel" {
+				replicas = nil
+			}
+			req.Assign(p.Topic, p.Partition, replicas)
+		}
+		resp, err := adm.AlterPartitionAssignments(ctx, req)
+		if err != nil {
+			return err
+		}
+		failed := false
+		for _, ps := range resp {
+			for _, r := range ps {
+				if r.Err != nil {
+					failed = true
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s-%d: %v %s\n", r.Topic, r.Partition, r.Err, r.ErrMessage)
+				} else {
+					done := map[string]string{"execute": "moving", "cancel": "cancelled"}[action]
+					fmt.Fprintf(cmd.OutOrStdout(), "%s-%d: %s\n", r.Topic, r.Partition, done)
+				}
+			}
+		}
+		if failed {
+			return errSomeFailed
+		}
+		return nil
+	case "verify":
+		return verifyPlan(ctx, cmd, adm, plan)
+	}
+	return fmt.Errorf("reassign: unknown action %q; want execute, verify or cancel", action)
 }
 
 // newReassignGenerateCmd proposes a plan that spreads the named topics over
@@ -198,45 +198,9 @@ func newReassignGenerateCmd() *cobra.Command {
 		Short: "Print a plan that spreads topics over agents (kafka-reassign-partitions --generate)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			adm, err := cf.newAdmin()
-			if err != nil {
-				return err
-			}
-			defer adm.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-			defer cancel()
-			md, err := adm.Metadata(ctx, topicNames...)
-			if err != nil {
-				return err
-			}
-			racks := map[int32]string{}
-			for _, b := range md.Brokers {
-				if b.Rack != nil {
-					racks[b.NodeID] = *b.Rack
-				}
-			}
-			var place []membership.PlacementAgent
-			for _, id := range agents {
-				place = append(place, membership.PlacementAgent{ID: id, Rack: racks[id]})
-			}
-			var parts []membership.PlacementPartition
-			for _, t := range md.Topics.Sorted() {
-				if t.Err != nil {
-					return fmt.Errorf("reassign: topic %s: %w", t.Topic, t.Err)
-				}
-				for _, p := range t.Partitions.Sorted() {
-					parts = append(parts, membership.PlacementPartition{Topic: t.Topic, Index: p.Partition, Replicas: p.Replicas})
-				}
-			}
-			targets := membership.Place(place, parts)
-			var plan reassignPlan
-			plan.Version = 1
-			for i, p := range parts {
-				plan.Partitions = append(plan.Partitions, planPartition{Topic: p.Topic, Partition: p.Index, Replicas: targets[i]})
-			}
-			enc := json.NewEncoder(cmd.OutOrStdout())
-			enc.SetIndent("", "  ")
-			return enc.Encode(plan)
+			return runAdmin(cmd, &cf, func(ctx context.Context, adm *kadm.Client) error {
+				return generatePlan(ctx, cmd, adm, topicNames, agents)
+			})
 		},
 	}
 	cmd.Flags().StringSliceVar(&topicNames, "topics", nil, "Topics to spread.")
@@ -247,14 +211,44 @@ func newReassignGenerateCmd() *cobra.Command {
 	return cmd
 }
 
-func verifyPlan(cmd *cobra.Command, adm *kadm.Client, cf clientFlags, plan reassignPlan) error {
-	ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-	defer cancel()
-	md, err := adm.Metadata(ctx)
+// generatePlan prints the plan that places topics on agents.
+func generatePlan(ctx context.Context, cmd *cobra.Command, adm *kadm.Client, topicNames []string, agents []int32) error {
+	md, err := adm.Metadata(ctx, topicNames...)
 	if err != nil {
 		return err
 	}
-	moves, err := adm.ListPartitionReassignments(ctx, md.Topics.TopicsSet())
+	racks := map[int32]string{}
+	for _, b := range md.Brokers {
+		if b.Rack != nil {
+			racks[b.NodeID] = *b.Rack
+		}
+	}
+	var place []membership.PlacementAgent
+	for _, id := range agents {
+		place = append(place, membership.PlacementAgent{ID: id, Rack: racks[id]})
+	}
+	var parts []membership.PlacementPartition
+	for _, t := range md.Topics.Sorted() {
+		if t.Err != nil {
+			return fmt.Errorf("reassign: topic %s: %w", t.Topic, t.Err)
+		}
+		for _, p := range t.Partitions.Sorted() {
+			parts = append(parts, membership.PlacementPartition{Topic: t.Topic, Index: p.Partition, Replicas: p.Replicas})
+		}
+	}
+	targets := membership.Place(place, parts)
+	var plan reassignPlan
+	plan.Version = 1
+	for i, p := range parts {
+		plan.Partitions = append(plan.Partitions, planPartition{Topic: p.Topic, Partition: p.Index, Replicas: targets[i]})
+	}
+	enc := json.NewEncoder(cmd.OutOrStdout())
+	enc.SetIndent("", "  ")
+	return enc.Encode(plan)
+}
+
+func verifyPlan(ctx context.Context, cmd *cobra.Command, adm *kadm.Client, plan reassignPlan) error {
+	md, moves, err := metadataAndMoves(ctx, adm)
 	if err != nil {
 		return err
 	}
