@@ -176,8 +176,8 @@ func (c *PeerClient) Fetch(ctx context.Context, f ReplicaFetch) (ReplicaFetched,
 	if resp.ErrorCode != 0 {
 		return ReplicaFetched{}, peerError(resp.ErrorCode, c.addr)
 	}
-	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		return ReplicaFetched{}, fmt.Errorf("kafka: peer %s answered a fetch of one partition with %d topics", c.addr, len(resp.Topics))
+	if err := c.onePartition("Fetch", len(resp.Topics), func() int { return len(resp.Topics[0].Partitions) }); err != nil {
+		return ReplicaFetched{}, err
 	}
 	p := resp.Topics[0].Partitions[0]
 	out := ReplicaFetched{Records: p.RecordBatches, HighWatermark: p.HighWatermark, LogStartOffset: p.LogStartOffset}
@@ -203,8 +203,8 @@ func (c *PeerClient) EpochEndOffset(ctx context.Context, topic string, partition
 	if err := c.request(ctx, req, resp); err != nil {
 		return 0, 0, err
 	}
-	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		return 0, 0, fmt.Errorf("kafka: peer %s answered OffsetForLeaderEpoch of one partition with %d topics", c.addr, len(resp.Topics))
+	if err := c.onePartition("OffsetForLeaderEpoch", len(resp.Topics), func() int { return len(resp.Topics[0].Partitions) }); err != nil {
+		return 0, 0, err
 	}
 	p := resp.Topics[0].Partitions[0]
 	if p.ErrorCode != 0 {
@@ -239,14 +239,26 @@ func (c *PeerClient) listOffset(ctx context.Context, topic string, partition, re
 	if err := c.request(ctx, req, resp); err != nil {
 		return 0, err
 	}
-	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		return 0, fmt.Errorf("kafka: peer %s answered ListOffsets of one partition with %d topics", c.addr, len(resp.Topics))
+	if err := c.onePartition("ListOffsets", len(resp.Topics), func() int { return len(resp.Topics[0].Partitions) }); err != nil {
+		return 0, err
 	}
 	p := resp.Topics[0].Partitions[0]
 	if p.ErrorCode != 0 {
 		return 0, peerError(p.ErrorCode, c.addr)
 	}
 	return p.Offset, nil
+}
+
+// onePartition checks that an answer to a request for one partition holds
+// exactly one topic with one partition.
+func (c *PeerClient) onePartition(api string, topics int, partitions func() int) error {
+	if topics != 1 {
+		return fmt.Errorf("kafka: peer %s answered %s of one partition with %d topics", c.addr, api, topics)
+	}
+	if n := partitions(); n != 1 {
+		return fmt.Errorf("kafka: peer %s answered %s of one partition with %d partitions", c.addr, api, n)
+	}
+	return nil
 }
 
 // peerError turns a leader's error code into the error the agent acts on.
