@@ -19,24 +19,17 @@ import (
 	"github.com/strata-streaming/strata/internal/testagent"
 )
 
-// clusterArgs are internal/e2e's cluster flags: failure detection in about
-// two seconds, a replica lag limit of three, the store re-read every
-// second. The rest make a small cluster on a small machine: few offsets
-// partitions, a short first rebalance, and segments that seal and upload
-// within seconds so that reads after healing come from the store.
-var clusterArgs = []string{
-	"--replica-lag-time-max", "3s",
-	"--reconcile-interval", "1s",
-	"--gossip-probe-interval", "300ms",
-	"--gossip-probe-timeout", "150ms",
-	"--gossip-suspicion-mult", "3",
-	"--gossip-interval", "100ms",
+// clusterArgs are testagent.FastClusterArgs, plus what makes a small
+// cluster on a small machine: few offsets partitions, a short first
+// rebalance, and segments that seal and upload within seconds so that
+// reads after healing come from the store.
+var clusterArgs = append(slices.Clone(testagent.FastClusterArgs),
 	"--offsets-topic-partitions", "3",
 	"--group-initial-rebalance-delay", "500ms",
 	"--tiering-interval", "200ms",
 	"--retention-check-interval", "1s",
 	"--remote-chunk-bytes", "65536",
-}
+)
 
 // Bounds on the harness's own requests.
 const (

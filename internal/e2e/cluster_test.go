@@ -21,16 +21,8 @@ import (
 	"github.com/strata-streaming/strata/internal/testagent"
 )
 
-// clusterArgs make failures visible in seconds: failure detection in about
-// two, a lag limit of three, and the store re-read every second.
-var clusterArgs = []string{
-	"--replica-lag-time-max", "3s",
-	"--reconcile-interval", "1s",
-	"--gossip-probe-interval", "300ms",
-	"--gossip-probe-timeout", "150ms",
-	"--gossip-suspicion-mult", "3",
-	"--gossip-interval", "100ms",
-}
+// clusterArgs make failures visible in seconds.
+var clusterArgs = testagent.FastClusterArgs
 
 // procCluster is agents as processes sharing one store.
 type procCluster struct {

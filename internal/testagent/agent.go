@@ -26,6 +26,18 @@ var (
 	ErrExitedEarly = errors.New("testagent: agent exited before it was stopped")
 )
 
+// FastClusterArgs make a cluster's failures visible in seconds, for tests
+// and chaos runs: failure detection in about two, a replica lag limit of
+// three, and the store re-read every second.
+var FastClusterArgs = []string{
+	"--replica-lag-time-max", "3s",
+	"--reconcile-interval", "1s",
+	"--gossip-probe-interval", "300ms",
+	"--gossip-probe-timeout", "150ms",
+	"--gossip-suspicion-mult", "3",
+	"--gossip-interval", "100ms",
+}
+
 // Default limits; override them per agent in Options.
 const (
 	DefaultReadyTimeout = 30 * time.Second
