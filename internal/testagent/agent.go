@@ -168,6 +168,17 @@ func (a *Agent) HTTPAddr() string { return a.httpAddr }
 // DataDir is the agent's --data-dir.
 func (a *Agent) DataDir() string { return a.dataDir }
 
+// PID is the running process's id, for reading /proc/PID; 0 when the agent
+// is not running. A restart gives a new PID.
+func (a *Agent) PID() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.proc == nil {
+		return 0
+	}
+	return a.proc.cmd.Process.Pid
+}
+
 // Logs returns everything the agent has written to stdout and stderr so far,
 // over all its runs.
 func (a *Agent) Logs() string {
