@@ -17,6 +17,7 @@ type Metrics struct {
 	deletedSegments  prometheus.Counter
 	cacheRequests    *prometheus.CounterVec
 	remoteReadBytes  prometheus.Counter
+	costs            *costMetrics // per-topic store requests and bytes (cost.go)
 }
 
 // NewMetrics makes the counters and registers them on reg (nil: not
@@ -37,9 +38,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Remote-read cache lookups, by result (hit or miss)."}, []string{"result"}),
 		remoteReadBytes: prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_tiering_remote_read_bytes_total",
 			Help: "Bytes fetched from the object store for remote reads."}),
+		costs: newCostMetrics(),
 	}
 	if reg != nil {
-		reg.MustRegister(m.uploadedBytes, m.uploadedSegments, m.uploadFailures, m.uploadSeconds, m.deletedSegments, m.cacheRequests, m.remoteReadBytes)
+		reg.MustRegister(m.uploadedBytes, m.uploadedSegments, m.uploadFailures, m.uploadSeconds, m.deletedSegments, m.cacheRequests, m.remoteReadBytes, m.costs)
 	}
 	return m
 }

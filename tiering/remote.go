@@ -146,7 +146,7 @@ func (p *Partition) timeFloor(ctx context.Context, e Entry, ts int64) (int64, er
 		return e.Base, nil
 	}
 	key := p.prefix + e.Object + suffixTimeIndex
-	idx, err := p.t.chunks.Get(ctx, key, func(ctx context.Context) ([]byte, error) { return p.t.getAll(ctx, key, e.TimeSize) })
+	idx, err := p.t.chunks.Get(ctx, key, func(ctx context.Context) ([]byte, error) { return p.getAll(ctx, key, e.TimeSize) })
 	if err != nil {
 		return 0, fmt.Errorf("tiering: %s: read time index of %s: %w", p.name(), e.Object, err)
 	}
@@ -165,7 +165,7 @@ func (p *Partition) positionOf(ctx context.Context, e Entry, offset int64) (int6
 		return 0, nil
 	}
 	idx, err := p.t.chunks.Get(ctx, p.prefix+e.Object+suffixIndex, func(ctx context.Context) ([]byte, error) {
-		return p.t.getAll(ctx, p.prefix+e.Object+suffixIndex, e.IndexSize)
+		return p.getAll(ctx, p.prefix+e.Object+suffixIndex, e.IndexSize)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("tiering: %s: read index of %s: %w", p.name(), e.Object, err)
@@ -213,7 +213,7 @@ func (p *Partition) chunkLoader(key string, size, i int64) cache.Loader {
 	return func(ctx context.Context) ([]byte, error) {
 		from := i * chunk
 		n := min(chunk, size-from)
-		r, err := p.t.bucket.GetRange(ctx, key, from, n)
+		r, err := p.bucket.GetRange(ctx, key, from, n)
 		if err != nil {
 			return nil, fmt.Errorf("tiering: read %s at %d: %w", key, from, err)
 		}
@@ -241,8 +241,8 @@ func (p *Partition) prefetch(e Entry, pos int64) {
 }
 
 // getAll reads a whole small object and checks its size.
-func (t *Tierer) getAll(ctx context.Context, key string, size int64) ([]byte, error) {
-	b, _, err := t.bucket.Get(ctx, key)
+func (p *Partition) getAll(ctx context.Context, key string, size int64) ([]byte, error) {
+	b, _, err := p.bucket.Get(ctx, key)
 	if err != nil {
 		return nil, err
 	}

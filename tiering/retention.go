@@ -132,7 +132,7 @@ func (p *Partition) CleanOrphans(ctx context.Context, now time.Time) (int, error
 	}
 	var orphans []string
 	for _, dir := range []string{"segments/", "manifest/pages/"} {
-		err := p.t.bucket.List(ctx, p.prefix+dir, func(key string, attrs objstore.Attributes) error {
+		err := p.bucket.List(ctx, p.prefix+dir, func(key string, attrs objstore.Attributes) error {
 			rel := strings.TrimPrefix(key, p.prefix)
 			object := rel
 			if dir == "segments/" {
@@ -151,7 +151,7 @@ func (p *Partition) CleanOrphans(ctx context.Context, now time.Time) (int, error
 		}
 	}
 	for _, k := range orphans {
-		if err := p.t.bucket.Delete(ctx, k); err != nil {
+		if err := p.bucket.Delete(ctx, k); err != nil {
 			return 0, err
 		}
 		p.t.logger.Info("orphan object deleted", "partition", p.name(), "key", k)

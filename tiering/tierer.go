@@ -91,6 +91,7 @@ type Partition struct {
 	t        *Tierer
 	src      Source
 	prefix   string
+	bucket   objstore.Bucket // the Tierer's, counting under the topic (cost.go)
 	manifest *Manifest
 
 	mu           sync.Mutex
@@ -114,7 +115,8 @@ func (p *Partition) name() string { return fmt.Sprintf("%s-%d", p.src.Topic(), p
 // partition (a new disk), makes the log continue where the bucket ends:
 // the records below are read from the bucket.
 func (t *Tierer) Open(ctx context.Context, src Source, prefix string) (*Partition, error) {
-	p := &Partition{t: t, src: src, prefix: prefix, manifest: NewManifest(t.bucket, prefix, t.cfg.PageSize)}
+	bucket := t.metrics.costs.bucket(t.bucket, src.Topic())
+	p := &Partition{t: t, src: src, prefix: prefix, bucket: bucket, manifest: NewManifest(bucket, prefix, t.cfg.PageSize)}
 	h, _, err := p.manifest.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -166,7 +168,7 @@ func (p *Partition) lastSnapshot(ctx context.Context, h *Head) ([]byte, error) {
 	if !last.Snapshot || last.Next != h.Next() {
 		return nil, nil
 	}
-	b, _, err := p.t.bucket.Get(ctx, p.prefix+last.Object+suffixSnapshot)
+	b, _, err := p.bucket.Get(ctx, p.prefix+last.Object+suffixSnapshot)
 	if err != nil {
 		return nil, fmt.Errorf("tiering: %s: read producer snapshot of %s: %w", p.name(), last.Object, err)
 	}
@@ -279,7 +281,7 @@ func (t *Tierer) deleteObjects(ctx context.Context, p *Partition, dropped []Entr
 	g.SetLimit(8)
 	for _, k := range keys {
 		g.Go(func() error {
-			if err := t.bucket.Delete(gctx, k); err != nil {
+			if err := p.bucket.Delete(gctx, k); err != nil {
 				t.logger.Warn("object left for the orphan janitor", "key", k, "err", err)
 			}
 			return nil

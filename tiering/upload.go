@@ -94,11 +94,11 @@ func (t *Tierer) uploadSegment(ctx context.Context, p *Partition, base int64) (H
 		}{suffixSnapshot, v.ProducerSnapshot})
 	}
 	for _, o := range small {
-		if _, err := t.bucket.Put(ctx, key+o.suffix, o.data, objstore.PutOptions{IfAbsent: true}); err != nil {
+		if _, err := p.bucket.Put(ctx, key+o.suffix, o.data, objstore.PutOptions{IfAbsent: true}); err != nil {
 			return Head{}, fmt.Errorf("tiering: %s: upload %s: %w", p.name(), key+o.suffix, err)
 		}
 	}
-	if _, err := t.bucket.PutReader(ctx, key+suffixLog, v.Log, v.Size, objstore.PutOptions{IfAbsent: true}); err != nil {
+	if _, err := p.bucket.PutReader(ctx, key+suffixLog, v.Log, v.Size, objstore.PutOptions{IfAbsent: true}); err != nil {
 		return Head{}, fmt.Errorf("tiering: %s: upload %s: %w", p.name(), key+suffixLog, err)
 	}
 	e := Entry{Base: v.Base, Next: v.Next, Size: v.Size, MaxTimestamp: v.MaxTimestamp, LeaderEpoch: v.LeaderEpoch,
