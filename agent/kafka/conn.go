@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
@@ -53,8 +54,8 @@ func (s *Server) serveConn(c net.Conn) {
 			s.logger.Warn("closing connection: bad frame size", "client", remote, "size", size, "max", s.cfg.MaxRequestBytes)
 			return
 		}
-		frame := make([]byte, size)
-		if _, err := io.ReadFull(br, frame); err != nil {
+		frame, err := readFrameBody(br, int(size))
+		if err != nil {
 			return
 		}
 		req, err := parseRequest(frame)
@@ -82,6 +83,38 @@ func (s *Server) serveConn(c net.Conn) {
 			}
 		}
 	}
+}
+
+// frameChunkBytes is the most readFrameBody allocates before the bytes
+// that fill it have arrived.
+const frameChunkBytes = 64 << 10
+
+// readFrameBody reads a frame body of size bytes. The size is the client's
+// claim, so it is not allocated up front: the buffer starts at
+// frameChunkBytes and doubles only once full, so a frame that claims 100 MiB
+// and sends 10 bytes holds 64 KiB, and any frame at most twice the bytes it
+// has actually sent.
+func readFrameBody(r io.Reader, size int) ([]byte, error) {
+	if size <= frameChunkBytes {
+		buf := make([]byte, size)
+		_, err := io.ReadFull(r, buf)
+		return buf, err
+	}
+	buf := make([]byte, 0, frameChunkBytes)
+	for len(buf) < size {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(len(buf), size-len(buf)))
+		}
+		n, err := r.Read(buf[len(buf):min(cap(buf), size)])
+		buf = buf[:len(buf)+n]
+		if err != nil && len(buf) < size {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	return buf, nil
 }
 
 func parseRequest(frame []byte) (*request, error) {
