@@ -21,6 +21,9 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 	}
 	res = Result{System: target.System(), Scenario: cfg.name(), Mode: cfg.Mode, Settings: settingsOf(cfg),
 		Machine: machineNow(), Start: time.Now().UTC().Format(time.RFC3339)}
+	if js, ok := target.(*JetStream); ok {
+		return runJetStream(ctx, js, cfg, res)
+	}
 	topic := fmt.Sprintf("bench-%d", time.Now().UnixNano())
 	if err := createTopic(ctx, target.Seeds(), topic, cfg.Partitions, cfg.ReplicationFactor); err != nil {
 		return res, err
@@ -234,17 +237,17 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// consumer reads a topic from offset 0 in its own goroutine, recording the
-// end-to-end latency of each record it has not seen before.
+// consumer reads a topic (or JetStream's streams) from the start in its
+// own goroutines, recording the end-to-end latency of each record it has
+// not seen before. stop ends the reading and waits for it.
 type consumer struct {
-	cl      *kgo.Client
-	cancel  context.CancelFunc
-	done    chan struct{}
+	stop    func()
 	started time.Time
 
 	mu   sync.Mutex
 	cond *sync.Cond // signalled on every poll
 	stat consumeStats
+	seen map[uint64]struct{}
 }
 
 // consumeStats is the outcome of a consume phase.
@@ -255,6 +258,37 @@ type consumeStats struct {
 	err            error
 }
 
+func newConsumer() *consumer {
+	c := &consumer{started: time.Now(), seen: map[uint64]struct{}{}}
+	c.cond = sync.NewCond(&c.mu)
+	return c
+}
+
+// observeLocked counts value, read at now, unless it is a warm-up record or
+// one seen before. The caller holds c.mu.
+func (c *consumer) observeLocked(now time.Time, value []byte) {
+	sched, ok := scheduled(value)
+	if !ok {
+		return
+	}
+	key := sequence(value)
+	if _, dup := c.seen[key]; dup {
+		return
+	}
+	c.seen[key] = struct{}{}
+	c.stat.records++
+	c.stat.bytes += int64(len(value))
+	c.stat.hist.Record(now.Sub(sched))
+	c.stat.elapsed = now.Sub(c.started)
+}
+
+// failLocked keeps the first error. The caller holds c.mu.
+func (c *consumer) failLocked(err error) {
+	if c.stat.err == nil && !errors.Is(err, context.Canceled) {
+		c.stat.err = err
+	}
+}
+
 func startConsumer(seeds []string, topic string) (*consumer, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
@@ -262,39 +296,27 @@ func startConsumer(seeds []string, topic string) (*consumer, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &consumer{cl: cl, cancel: cancel, done: make(chan struct{}), started: time.Now()}
-	c.cond = sync.NewCond(&c.mu)
-	go c.loop(ctx)
+	c := newConsumer()
+	done := make(chan struct{})
+	c.stop = func() {
+		cancel()
+		<-done
+		cl.Close()
+	}
+	go func() {
+		defer close(done)
+		c.loop(ctx, cl)
+	}()
 	return c, nil
 }
 
-func (c *consumer) loop(ctx context.Context) {
-	defer close(c.done)
-	seen := map[uint64]struct{}{}
+func (c *consumer) loop(ctx context.Context, cl *kgo.Client) {
 	for {
-		fetches := c.cl.PollFetches(ctx)
+		fetches := cl.PollFetches(ctx)
 		now := time.Now()
 		c.mu.Lock()
-		fetches.EachError(func(_ string, _ int32, err error) {
-			if c.stat.err == nil && !errors.Is(err, context.Canceled) {
-				c.stat.err = err
-			}
-		})
-		fetches.EachRecord(func(r *kgo.Record) {
-			sched, ok := scheduled(r.Value)
-			if !ok {
-				return
-			}
-			key := sequence(r.Value)
-			if _, dup := seen[key]; dup {
-				return
-			}
-			seen[key] = struct{}{}
-			c.stat.records++
-			c.stat.bytes += int64(len(r.Value))
-			c.stat.hist.Record(now.Sub(sched))
-			c.stat.elapsed = now.Sub(c.started)
-		})
+		fetches.EachError(func(_ string, _ int32, err error) { c.failLocked(err) })
+		fetches.EachRecord(func(r *kgo.Record) { c.observeLocked(now, r.Value) })
 		c.cond.Broadcast()
 		c.mu.Unlock()
 		if ctx.Err() != nil || fetches.IsClientClosed() {
@@ -331,8 +353,4 @@ func (c *consumer) await(ctx context.Context, want int64, timeout time.Duration)
 	return st
 }
 
-func (c *consumer) close() {
-	c.cancel()
-	<-c.done
-	c.cl.Close()
-}
+func (c *consumer) close() { c.stop() }

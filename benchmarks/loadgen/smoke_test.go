@@ -8,9 +8,10 @@ import (
 	"time"
 )
 
-// TestSmoke runs a seconds-long version of three scenarios against kfake
-// and against a Strata agent subprocess built from this module, so the
-// harness cannot rot. It checks only that the output is well-formed and
+// TestSmoke runs a seconds-long version of three scenarios against each
+// kind of target: kfake and JetStream (peer processes built from
+// benchmarks/cmd) and a Strata agent subprocess built from this module, so
+// the harness cannot rot. It checks only that the output is well-formed and
 // that the counts add up: speed is measured, not asserted.
 func TestSmoke(t *testing.T) {
 	scenarios := []Config{
@@ -30,7 +31,7 @@ func TestSmoke(t *testing.T) {
 			return c
 		}(),
 	}
-	for _, system := range []string{"kfake", "strata"} {
+	for _, system := range []string{SystemKfake, SystemJetStream, "strata"} {
 		t.Run(system, func(t *testing.T) {
 			t.Parallel()
 			target := startTarget(t, system)
@@ -56,8 +57,11 @@ func startTarget(t *testing.T, system string) Target {
 	var target Target
 	var err error
 	switch system {
-	case "kfake":
-		target, err = StartKfake()
+	case SystemKfake, SystemJetStream, SystemJetStreamSync:
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		// The build is cached after the first run: seconds.
+		target, err = StartPeer(ctx, system, PeerOptions{BinDir: t.TempDir(), DataDir: t.TempDir()})
 	case "strata":
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
@@ -164,5 +168,22 @@ func TestStrataStopsByPID(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("directory %s left behind: %v", dir, err)
+	}
+}
+
+// TestLimitsSmoke: each machine limit is measured and well-formed.
+func TestLimitsSmoke(t *testing.T) {
+	rs, err := Limits(context.Background(), t.TempDir(), 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 3 {
+		t.Fatalf("%d limits, want 3", len(rs))
+	}
+	for _, r := range rs {
+		t.Log(r.Summary())
+		if r.System != SystemMachine || r.Mode != ModeLimit || r.Bytes <= 0 || r.MBPerSec <= 0 {
+			t.Errorf("limit %s: %+v", r.Scenario, r)
+		}
 	}
 }

@@ -58,7 +58,7 @@ func StartKfake() (*Kfake, error) {
 	return &Kfake{cluster: c}, nil
 }
 
-func (k *Kfake) System() string  { return "kfake" }
+func (k *Kfake) System() string  { return "kfake-inproc" }
 func (k *Kfake) Seeds() []string { return k.cluster.ListenAddrs() }
 
 // Close stops the cluster's listeners and goroutines.
@@ -110,18 +110,9 @@ const (
 // BuildStrata builds ./cmd/strata of the module at source (the working
 // directory's module if empty) into dir and returns the binary's path.
 func BuildStrata(ctx context.Context, source, dir string) (string, error) {
-	if source == "" {
-		out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-		if err != nil || strings.TrimSpace(string(out)) == "" || strings.TrimSpace(string(out)) == os.DevNull {
-			return "", fmt.Errorf("strata: find the module root (go env GOMOD): %v", err)
-		}
-		source = filepath.Dir(strings.TrimSpace(string(out)))
-	}
-	bin := filepath.Join(dir, "strata")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/strata")
-	build.Dir = source
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("strata: go build ./cmd/strata in %s: %v\n%s", source, err, out)
+	bin, err := buildCommand(ctx, source, dir, "./cmd/strata", "strata")
+	if err != nil {
+		return "", fmt.Errorf("strata: %w", err)
 	}
 	return bin, nil
 }

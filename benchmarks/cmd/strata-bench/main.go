@@ -8,7 +8,11 @@
 //	go run ./benchmarks/cmd/strata-bench --target strata,kfake --duration 10s --runs 3
 //	go run ./benchmarks/cmd/strata-bench --target strata-cluster --replication-factor 1,3 --rate 2000 --runs 3
 //
-// Targets: "kfake" (franz-go's in-process fake cluster), "strata" (an agent
+// Targets: "kfake" (franz-go's in-memory fake cluster in a process of its
+// own, benchmarks/cmd/kfake-server), "kfake-inproc" (the same inside the
+// harness process), "jetstream" and "jetstream-sync" (NATS JetStream's file
+// store with the server's defaults, and with sync_interval: always;
+// benchmarks/cmd/jetstream-server), "strata" (an agent
 // subprocess built from this module, or --strata-bin, in a temporary
 // directory on loopback ports, stopped by PID at the end),
 // "strata-cluster" (--cluster-agents such agents sharing one file:// store
@@ -40,7 +44,10 @@ func main() {
 func run() error {
 	cfg := loadgen.DefaultConfig()
 	fs := pflag.NewFlagSet("strata-bench", pflag.ContinueOnError)
-	targets := fs.StringSlice("target", []string{"kfake"}, "Systems to run against, comma-separated: kfake, strata, strata-cluster, or host:port of a running Kafka.")
+	targets := fs.StringSlice("target", []string{"kfake"}, "Systems to run against, comma-separated: kfake, kfake-inproc, jetstream, jetstream-sync, strata, strata-cluster, or host:port of a running Kafka.")
+	var peers loadgen.PeerOptions
+	fs.StringVar(&peers.BinDir, "peer-bin-dir", "", "Directory holding built kfake-server and jetstream-server binaries (built there if missing); empty builds them into a temporary directory.")
+	limits := fs.Duration("limits", 0, "Before the runs, measure the machine for about this long per limit: fdatasync'd sequential writes and 4 KiB fdatasync latency in $TMPDIR, and loopback TCP bandwidth; 0 skips it.")
 	runs := fs.Int("runs", 1, "Runs per system and replication factor; with more than one, the medians are printed last.")
 	factors := fs.IntSlice("replication-factor", []int{cfg.ReplicationFactor}, "Replication factors of the benchmark topic, comma-separated; each run is repeated for each, in turn.")
 	var strata loadgen.StrataOptions
@@ -81,6 +88,32 @@ func run() error {
 			return err
 		}
 	}
+	if *limits > 0 {
+		rs, err := loadgen.Limits(ctx, os.TempDir(), *limits)
+		if err != nil {
+			return fmt.Errorf("limits: %w", err)
+		}
+		for _, r := range rs {
+			if err := json.NewEncoder(os.Stdout).Encode(r); err != nil {
+				return err
+			}
+			fmt.Fprintln(os.Stderr, r.Summary())
+		}
+	}
+	if peers.BinDir == "" && slices.ContainsFunc(*targets, isPeer) {
+		// One build of the peers for every peer target.
+		dir, err := os.MkdirTemp("", "strata-bench-peer-bin-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		peers.BinDir = dir
+	}
+	if peers.BinDir != "" && slices.ContainsFunc(*targets, isPeer) {
+		if err := loadgen.BuildPeers(ctx, "", peers.BinDir); err != nil {
+			return err
+		}
+	}
 	var started []loadgen.Target
 	defer func() {
 		for _, t := range started {
@@ -90,7 +123,7 @@ func run() error {
 		}
 	}()
 	for _, name := range *targets {
-		t, err := startTarget(ctx, name, strata, *agents)
+		t, err := startTarget(ctx, name, strata, peers, *agents)
 		if err != nil {
 			return err
 		}
@@ -130,9 +163,15 @@ func run() error {
 	return nil
 }
 
-func startTarget(ctx context.Context, name string, strata loadgen.StrataOptions, agents int) (loadgen.Target, error) {
+func isPeer(name string) bool {
+	return name == loadgen.SystemKfake || name == loadgen.SystemJetStream || name == loadgen.SystemJetStreamSync
+}
+
+func startTarget(ctx context.Context, name string, strata loadgen.StrataOptions, peers loadgen.PeerOptions, agents int) (loadgen.Target, error) {
 	switch name {
-	case "kfake":
+	case loadgen.SystemKfake, loadgen.SystemJetStream, loadgen.SystemJetStreamSync:
+		return loadgen.StartPeer(ctx, name, peers)
+	case "kfake-inproc":
 		return loadgen.StartKfake()
 	case "strata":
 		return loadgen.StartStrata(ctx, strata)
@@ -141,7 +180,7 @@ func startTarget(ctx context.Context, name string, strata loadgen.StrataOptions,
 			Binary: strata.Binary, Source: strata.Source, Args: strata.Args})
 	}
 	if !strings.Contains(name, ":") {
-		return nil, fmt.Errorf("--target %q: want kfake, strata, strata-cluster or host:port", name)
+		return nil, fmt.Errorf("--target %q: want kfake, kfake-inproc, jetstream, jetstream-sync, strata, strata-cluster or host:port", name)
 	}
 	return loadgen.Bootstrap{Name: name, Addrs: []string{name}}, nil
 }
