@@ -1,0 +1,26 @@
+// Package abuse holds two long-running tests of one agent process
+// (internal/testagent) that ask whether its resources stay bounded; the
+// package has no code of its own.
+//
+// TestProtocolAbuse runs a well-behaved franz-go producer (acks=all,
+// idempotent) and consumer throughout, and in phases, one at a time and
+// while those clients work, opens connections that send random bytes,
+// truncated frames, huge or negative length prefixes, thousands of idle
+// connections, and Fetch requests whose answers are never read (or read at
+// 1 KiB/s). Each phase must see records acknowledged and read while it
+// lasts; afterwards the agent must still answer ApiVersions and Metadata,
+// its peak resident memory (VmHWM) must stay under a fixed bound, and its
+// goroutines and open files must come back near where they were before.
+//
+// TestSoak produces and consumes as fast as the agent takes it for
+// STRATA_SOAK_DURATION (20s when unset), samples the agent's resident
+// memory, goroutines and open files every second, and requires that none
+// of them grows between the middle third and the last third of the run
+// by more than a generous margin.
+//
+// Both tests read back every acknowledged record. They print their
+// numbers with t.Log, so run them with -v to see them:
+//
+//	go test -v -run TestProtocolAbuse ./internal/abuse/
+//	STRATA_SOAK_DURATION=30m go test -v -run TestSoak -timeout 0 ./internal/abuse/
+package abuse

@@ -1,0 +1,187 @@
+package abuse
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// sample is one reading of the agent process: memory and open files from
+// /proc/PID, goroutines and the Go heap from /metrics.
+type sample struct {
+	at         time.Duration // since the sampler started
+	rss, hwm   int64         // VmRSS and VmHWM (peak RSS), bytes
+	fds        int
+	goroutines int
+	heapInuse  int64 // go_memstats_heap_inuse_bytes
+}
+
+func (s sample) String() string {
+	return fmt.Sprintf("rss=%s max_rss=%s heap_inuse=%s goroutines=%d fds=%d",
+		mib(s.rss), mib(s.hwm), mib(s.heapInuse), s.goroutines, s.fds)
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1fMiB", float64(b)/(1<<20)) }
+
+// takeSample reads the agent with process id pid and HTTP address httpAddr.
+func takeSample(pid int, httpAddr string) (sample, error) {
+	var s sample
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return s, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[2] != "kB" {
+			continue
+		}
+		kb, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return s, fmt.Errorf("/proc/%d/status %q: %w", pid, line, err)
+		}
+		switch f[0] {
+		case "VmRSS:":
+			s.rss = kb << 10
+		case "VmHWM:":
+			s.hwm = kb << 10
+		}
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return s, err
+	}
+	s.fds = len(fds)
+	m, err := scrape(httpAddr)
+	if err != nil {
+		return s, err
+	}
+	s.goroutines = int(m["go_goroutines"])
+	s.heapInuse = int64(m["go_memstats_heap_inuse_bytes"])
+	if s.goroutines == 0 || s.rss == 0 {
+		return s, fmt.Errorf("sample of agent %d incomplete: %+v", pid, s)
+	}
+	return s, nil
+}
+
+// scrape returns the unlabelled samples of GET /metrics.
+func scrape(httpAddr string) (map[string]float64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+httpAddr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		io.Copy(io.Discard, resp.Body)
+		return nil, fmt.Errorf("GET /metrics: status %d", resp.StatusCode)
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") || strings.Contains(line, "{") {
+			continue
+		}
+		name, value, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil {
+			out[name] = v
+		}
+	}
+	return out, sc.Err()
+}
+
+// mustSample is takeSample that fails t.
+func mustSample(t testing.TB, pid int, httpAddr string) sample {
+	t.Helper()
+	s, err := takeSample(pid, httpAddr)
+	if err != nil {
+		t.Fatalf("sample agent: %v", err)
+	}
+	return s
+}
+
+// openFileLimit returns the soft "Max open files" of process pid.
+func openFileLimit(pid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Max open files"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				break
+			}
+			if f[0] == "unlimited" {
+				return 1 << 30, nil
+			}
+			return strconv.Atoi(f[0])
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/limits: no Max open files line", pid)
+}
+
+// raiseOpenFileLimit lifts this process's soft RLIMIT_NOFILE to its hard
+// limit, so the test can hold thousands of connections, and returns the
+// soft limit now in force. The agent, started afterwards, inherits it.
+func raiseOpenFileLimit(t testing.TB) int {
+	t.Helper()
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatalf("getrlimit: %v", err)
+	}
+	if lim.Cur < lim.Max {
+		lim.Cur = lim.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			t.Logf("raise RLIMIT_NOFILE to %d: %v", lim.Max, err)
+			syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
+		}
+	}
+	if lim.Cur > 1<<30 {
+		return 1 << 30
+	}
+	return int(lim.Cur)
+}
+
+// waitFor polls cond every 100ms until it holds or limit passes; it returns
+// whether it held.
+func waitFor(limit time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// median of xs (xs is not changed); 0 for none.
+func median(xs []int64) int64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
