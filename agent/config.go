@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/strata-streaming/strata/agent/console"
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
@@ -113,6 +114,9 @@ type Config struct {
 	Tiering tiering.Config
 	// Kafka holds the wire server's limits.
 	Kafka kafka.Config
+	// Console holds the store prices of the console's cost estimate
+	// (--cost-put-per-1000, --cost-get-per-1000, --cost-storage-gb-month).
+	Console console.Prices
 	// TopicDefaults are agent-level defaults of topic configs, keyed by the
 	// topic config name (--log-retention-ms sets retention.ms, ...). Only
 	// flags that were set appear here, so DescribeConfigs can tell an agent
@@ -150,6 +154,7 @@ func DefaultConfig() Config {
 		GroupConsumerHeartbeatInterval: 5 * time.Second,
 		Kafka:                          kafka.DefaultConfig(),
 		Tiering:                        tiering.DefaultConfig(),
+		Console:                        console.DefaultPrices(),
 		Gossip:                         membership.DefaultConfig(),
 		ReconcileInterval:              10 * time.Second,
 		TopicDefaults:                  metadata.Defaults{},
@@ -211,6 +216,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.Tiering.ChunkBytes, "remote-chunk-bytes", c.Tiering.ChunkBytes, "Size of the ranged GETs of remote reads, and the unit of the cache.")
 	fs.Int64Var(&c.Tiering.CacheBytes, "remote-cache-bytes", c.Tiering.CacheBytes, "Memory for cached chunks of remote segments.")
 	fs.DurationVar(&c.Tiering.OrphanGrace, "orphan-grace", c.Tiering.OrphanGrace, "Objects in the store that no manifest names are deleted once this old.")
+	c.Console.RegisterFlags(fs)
 	for _, f := range topicDefaultFlags {
 		d, _ := metadata.LookupTopicConfig(f.config)
 		fs.String(f.flag, d.Default, fmt.Sprintf("Default %s of topics (%s). %s", f.config, f.kafkaName, d.Doc))
@@ -284,6 +290,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--reconcile-interval %v: must be at least 100ms", c.ReconcileInterval)
 	case c.Gossip.Validate() != nil:
 		return c.Gossip.Validate()
+	case c.Console.Validate() != nil:
+		return c.Console.Validate()
 	case c.Tiering.Interval <= 0:
 		return fmt.Errorf("--tiering-interval %v: must be positive", c.Tiering.Interval)
 	case c.Tiering.Concurrency < 1:

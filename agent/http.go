@@ -18,6 +18,7 @@ import (
 //	/readyz         200 once the Kafka listener serves, 503 before and while stopping
 //	/debug/pprof/   Go profiles
 //	/               a plain-text status page
+//	/console/       the web console, and its JSON under /v1/console (console.go)
 func (a *Agent) newHTTPServer() *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{Registry: a.registry}))
@@ -39,6 +40,7 @@ func (a *Agent) newHTTPServer() *http.Server {
 	mux.HandleFunc("GET /v1/tiering", a.tieringStatus)
 	mux.HandleFunc("/v1/drain", a.drainHandler)
 	mux.HandleFunc("/{$}", a.statusPage)
+	a.registerConsole(mux)
 	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 }
 

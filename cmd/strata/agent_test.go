@@ -106,6 +106,7 @@ func TestAgentRefusesBadSettings(t *testing.T) {
 		{[]string{"--store", "ftp://x"}, "--store"},
 		{[]string{"--log-format", "xml"}, "--log-format"},
 		{[]string{"--gossip-addr", "nowhere"}, "--gossip-addr"},
+		{[]string{"--cost-put-per-1000=-1"}, "--cost-put-per-1000"},
 	} {
 		cmd := newAgentCmd()
 		// Loopback ports first; the case's own flags come later and win.

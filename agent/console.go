@@ -1,0 +1,245 @@
+package agent
+
+// The web console (issue 9): this file gathers what the page shows.
+//
+//	GET /console/          the page (agent/console/assets, embedded)
+//	GET /v1/console        the cluster-wide view the page polls, as JSON
+//	GET /v1/console/agent  this agent's own report, which the others fetch
+//
+// Why the serving agent gathers over HTTP: an agent holds the offsets,
+// local bytes, tiering state and counters of its own replicas only, and
+// gossip carries each agent's HTTP address. Merging on the server keeps the
+// page on one origin (no cross-origin requests, nothing to configure) and
+// lets one curl show the whole cluster. Consumer groups come through the
+// Kafka API from a client of this agent (kadm's Lag, which is what
+// `strata group describe` prints), so the coordinator of each group is
+// asked wherever it runs.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/agent/console"
+	"github.com/strata-streaming/strata/tiering"
+)
+
+const (
+	// consoleGatherTimeout bounds the whole of one /v1/console answer:
+	// the other agents' reports and the group lag.
+	consoleGatherTimeout = 4 * time.Second
+	// consoleReportMaxBytes bounds one agent's report read by another.
+	consoleReportMaxBytes = 16 << 20
+)
+
+func (a *Agent) registerConsole(mux *http.ServeMux) {
+	mux.Handle("GET /console/", http.StripPrefix("/console/", console.Assets()))
+	mux.HandleFunc("GET /v1/console", a.consoleView)
+	mux.HandleFunc("GET /v1/console/agent", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, a.consoleReport())
+	})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	json.NewEncoder(w).Encode(v)
+}
+
+// consoleReport is this agent's part of the view: the partitions it leads
+// and its counters.
+func (a *Agent) consoleReport() *console.Local {
+	l := &console.Local{AgentID: a.id, UptimeSeconds: time.Since(a.startedAt).Seconds(), Partitions: []console.LocalPartition{},
+		BytesIn: map[string]float64{}, BytesOut: map[string]float64{}, StoreRequests: map[string]map[string]float64{}}
+	type key struct {
+		topic string
+		index int32
+	}
+	tiered := map[key]tiering.Status{}
+	if a.tier != nil {
+		for _, s := range a.tier.Statuses() {
+			tiered[key{s.Topic, s.Partition}] = s
+		}
+		l.StoreUsage = a.tier.StoreUsage()
+	}
+	for _, p := range a.localPartitions() {
+		if p.Leader() != a.id {
+			continue
+		}
+		lp := console.LocalPartition{Topic: p.topic, Partition: p.index, LogStart: p.LogStartOffset(),
+			HighWatermark: p.HighWatermark(), LocalBytes: p.Size()}
+		if s, ok := tiered[key{p.topic, p.index}]; ok {
+			lp.Tiering = &s
+		}
+		l.Partitions = append(l.Partitions, lp)
+	}
+	visitCounters(a.registry, func(name string, labels map[string]string, v float64) {
+		switch name {
+		case "strata_topic_bytes_in_total":
+			l.BytesIn[labels["topic"]] += v
+		case "strata_topic_bytes_out_total":
+			l.BytesOut[labels["topic"]] += v
+		case "strata_store_requests_total":
+			op := labels["op"]
+			if l.StoreRequests[op] == nil {
+				l.StoreRequests[op] = map[string]float64{}
+			}
+			l.StoreRequests[op][labels["outcome"]] += v
+		}
+	})
+	return l
+}
+
+// visitCounters calls fn with every counter of reg, as /metrics shows it.
+func visitCounters(reg prometheus.Gatherer, fn func(name string, labels map[string]string, v float64)) {
+	families, _ := reg.Gather() // a partial gather still has what it could collect
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if m.GetCounter() == nil {
+				continue
+			}
+			labels := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				labels[lp.GetName()] = lp.GetValue()
+			}
+			fn(f.GetName(), labels, m.GetCounter().GetValue())
+		}
+	}
+}
+
+// consoleView serves GET /v1/console.
+func (a *Agent) consoleView(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), consoleGatherTimeout)
+	defer cancel()
+	agents := a.consoleAgents()
+	locals := map[int32]*console.Local{a.id: a.consoleReport()}
+	var errs []string
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, ag := range agents {
+		if ag.ID == a.id {
+			continue
+		}
+		wg.Go(func() {
+			l, err := fetchConsoleReport(ctx, ag.HTTPAddr)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				errs = append(errs, fmt.Sprintf("agent %d: %v", ag.ID, err))
+			case l.AgentID != ag.ID:
+				errs = append(errs, fmt.Sprintf("agent %d: %s answers as agent %d", ag.ID, ag.HTTPAddr, l.AgentID))
+			default:
+				locals[ag.ID] = l
+			}
+		})
+	}
+	groups, err := a.consoleGroups(ctx)
+	if err != nil {
+		errs = append(errs, "consumer groups: "+err.Error())
+	}
+	wg.Wait()
+	var topics []console.TopicState
+	for _, t := range a.Topics() {
+		ts := console.TopicState{Name: t.Name, Internal: t.Internal}
+		for _, p := range t.Partitions {
+			st := partitionState(p)
+			ts.Partitions = append(ts.Partitions, console.PartitionState{Index: p.Index(), Leader: st.Leader,
+				Replicas: st.Replicas, ISR: st.ISR, Target: st.Target})
+		}
+		topics = append(topics, ts)
+	}
+	writeJSON(w, console.Build(a.id, agents, topics, locals, groups, a.cfg.Console, errs))
+}
+
+// consoleAgents are this agent and the live agents gossip lists, each
+// with an HTTP address another agent can dial.
+func (a *Agent) consoleAgents() []console.AgentInfo {
+	if a.members == nil {
+		return []console.AgentInfo{{ID: a.id, KafkaAddr: a.advertisedAddr(), HTTPAddr: a.httpLn.Addr().String(), Rack: a.cfg.Rack, State: "-"}}
+	}
+	self := a.members.Self()
+	out := []console.AgentInfo{{ID: a.id, KafkaAddr: self.KafkaAddr, HTTPAddr: self.HTTPAddr, Rack: self.Rack, State: self.State.String()}}
+	for _, m := range a.members.Members() {
+		if m.ID == a.id {
+			continue
+		}
+		out = append(out, console.AgentInfo{ID: m.ID, KafkaAddr: m.KafkaAddr, HTTPAddr: dialableHTTP(m.HTTPAddr, m.KafkaAddr), Rack: m.Rack, State: m.State.String()})
+	}
+	return out
+}
+
+// dialableHTTP replaces the wildcard host of an HTTP listener bound to all
+// interfaces (":9644" gossips as "[::]:9644") with the host of the agent's
+// advertised Kafka address.
+func dialableHTTP(httpAddr, kafkaAddr string) string {
+	host, port, err := net.SplitHostPort(httpAddr)
+	if err != nil {
+		return httpAddr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		if kh, _, err := net.SplitHostPort(kafkaAddr); err == nil {
+			return net.JoinHostPort(kh, port)
+		}
+	}
+	return httpAddr
+}
+
+func fetchConsoleReport(ctx context.Context, addr string) (*console.Local, error) {
+	if addr == "" {
+		return nil, fmt.Errorf("advertises no HTTP address")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/console/agent", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s answered %s", addr, resp.Status)
+	}
+	var l console.Local
+	if err := json.NewDecoder(io.LimitReader(resp.Body, consoleReportMaxBytes)).Decode(&l); err != nil {
+		return nil, fmt.Errorf("%s: %w", addr, err)
+	}
+	return &l, nil
+}
+
+// consoleGroups describes every consumer group with its lag, through a
+// Kafka client of this agent that lives for one answer.
+func (a *Agent) consoleGroups(ctx context.Context) ([]console.Group, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(a.advertisedAddr()))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	listed, err := adm.ListGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	groups := []console.Group{}
+	if len(listed) == 0 {
+		return groups, nil
+	}
+	lags, err := adm.Lag(ctx, listed.Groups()...)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range lags.Sorted() {
+		groups = append(groups, console.GroupFromLag(l))
+	}
+	return groups, nil
+}

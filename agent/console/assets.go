@@ -1,0 +1,29 @@
+package console
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+)
+
+// assets are the page: index.html, style.css and app.js. They fetch
+// nothing from elsewhere, so the console works on a closed network.
+//
+//go:embed assets
+var assets embed.FS
+
+// Assets serves the page's files; mount it with the "/console/" prefix
+// stripped. The files change only with the binary, but browsers are asked
+// to revalidate so that an upgraded agent's page is picked up.
+func Assets() http.Handler {
+	sub, err := fs.Sub(assets, "assets")
+	if err != nil {
+		panic(err) // the directory is embedded above
+	}
+	files := http.FileServerFS(sub)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'")
+		files.ServeHTTP(w, r)
+	})
+}
