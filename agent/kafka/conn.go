@@ -41,8 +41,8 @@ func (s *Server) serveConn(c net.Conn) {
 			s.logger.Error("kafka handler panic", "client", remote, "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
-	br := bufio.NewReaderSize(c, 64<<10)
-	bw := bufio.NewWriterSize(c, 64<<10)
+	br := bufio.NewReaderSize(c, connBufferBytes)
+	bw := bufio.NewWriterSize(c, connBufferBytes)
 	var sizeBuf [4]byte
 	for {
 		c.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
@@ -84,6 +84,13 @@ func (s *Server) serveConn(c net.Conn) {
 		}
 	}
 }
+
+// connBufferBytes is the size of each of a connection's read and write
+// buffers, held for as long as the connection is open, idle or not. They
+// only gather small frames: a frame body or answer larger than the buffer
+// goes straight between the socket and its own slice, so bigger buffers
+// would not save copies, only cost memory per connection.
+const connBufferBytes = 16 << 10
 
 // frameChunkBytes is the most readFrameBody allocates before the bytes
 // that fill it have arrived.
