@@ -73,6 +73,7 @@ func (m *Membership) joinLoop() {
 				m.logger.Info("joined the cluster", "seeds_contacted", contacted, "attempts", m.joinFailures.Load()+1)
 				m.joinFailures.Store(0)
 				backoff = m.cfg.JoinRetryMin
+				m.reannounce()
 			default:
 				if err == nil {
 					// A seed answered but added no member: it was this agent

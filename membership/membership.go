@@ -44,6 +44,10 @@ type Membership struct {
 
 	selfMu sync.Mutex // serialises SetState; guards self
 	self   Member
+	// announceMu is held across memberlist's UpdateNode, which reads the
+	// meta before it takes a new incarnation: two announcements at once
+	// could give the older meta the newer incarnation.
+	announceMu sync.Mutex
 
 	// life is held shared by the calls that use list (Leave, SetState,
 	// Broadcast, Join) and exclusively by Close, so Close never shuts
@@ -295,10 +299,31 @@ func (m *Membership) SetState(ctx context.Context, s State) error {
 	m.selfMu.Unlock()
 
 	timeout := m.waitTimeout(ctx)
+	m.announceMu.Lock()
+	defer m.announceMu.Unlock()
 	if err := m.list.UpdateNode(timeout); err != nil {
 		return fmt.Errorf("membership: state %v is set but was not gossiped within %v: %w", s, timeout, err)
 	}
 	return nil
+}
+
+// reannounce gossips this agent's meta again, under a new incarnation,
+// after a join has brought in members. A state set while the join was
+// under way (an agent marks itself active as soon as it serves, and joins
+// in the background) otherwise reached no one until the next push/pull,
+// up to PushPullInterval later: the join carried the old meta, and the
+// update was gossiped before the others were known.
+func (m *Membership) reannounce() {
+	m.life.RLock()
+	defer m.life.RUnlock()
+	if m.usableLocked() != nil {
+		return
+	}
+	m.announceMu.Lock()
+	defer m.announceMu.Unlock()
+	if err := m.list.UpdateNode(min(m.cfg.UpdateTimeout, time.Second)); err != nil {
+		m.logger.Debug("re-announce after joining", "err", err)
+	}
 }
 
 // Broadcast gossips a small message to the other members, who receive it

@@ -420,3 +420,33 @@ func TestLabelKeepsClustersApart(t *testing.T) {
 		t.Errorf("a 256-byte label: %v", err)
 	}
 }
+
+// TestStateSetWhileJoining: an agent announces a state while its join is
+// still under way (the agent marks itself active as soon as it serves,
+// and joining runs in the background). The others must see the new state
+// by gossip, not only at the next full push/pull (set to an hour here):
+// a balancer that saw a serving agent as joining for 30 s moved its
+// replicas away and back.
+func TestStateSetWhileJoining(t *testing.T) {
+	c := newCluster(t)
+	cfg := func(seeds ...string) Config {
+		cfg := c.config(seeds...)
+		cfg.PushPullInterval = time.Hour
+		return cfg
+	}
+	seed := c.startWith(cfg(), 0)
+	addr := seed.Self().GossipAddr
+	for id := int32(1); id <= 24; id++ {
+		m := c.startWith(cfg(addr), id)
+		// Varied so that some announcements land inside the join.
+		time.Sleep(time.Duration(id%10) * 300 * time.Microsecond)
+		if err := m.SetState(context.Background(), StateActive); err != nil {
+			t.Fatalf("agent %d: SetState: %v", id, err)
+		}
+		name := m.Self().Name
+		waitFor(t, fmt.Sprintf("agent 0 to see agent %d active", id), func() bool {
+			i := slices.IndexFunc(seed.Members(), func(x Member) bool { return x.Name == name })
+			return i >= 0 && seed.Members()[i].State == StateActive
+		})
+	}
+}
