@@ -109,14 +109,21 @@ func (a *Agent) activeAgents() []membership.PlacementAgent {
 }
 
 // placementInput is every partition's applied state, as Place wants it.
-// Partitions that are moving, or have a replica on an agent that is not
-// live (down, perhaps restarting), are fixed: moving them would copy data
-// for what may be a short absence. Draining agents are live but not
-// active, so their replicas move.
+// Partitions that are moving, or have a replica on an agent that is down
+// or still joining (perhaps restarting), are fixed: moving them would copy
+// data for what may be a short absence. Only a draining agent's replicas
+// move off it. (Treating joining like draining once moved an agent's
+// replicas away, and back, because its "active" announcement reached the
+// balancer late.)
 func (a *Agent) placementInput() ([]membership.PlacementPartition, []metadata.PartitionState, []string) {
-	alive := map[int32]bool{a.id: true}
+	settled := map[int32]bool{} // active or draining
+	if self := a.members.Self(); self.State != membership.StateJoining {
+		settled[a.id] = true
+	}
 	for _, m := range a.members.Members() {
-		alive[m.ID] = true
+		if m.State == membership.StateActive || m.State == membership.StateDraining {
+			settled[m.ID] = true
+		}
 	}
 	var parts []membership.PlacementPartition
 	var states []metadata.PartitionState
@@ -126,7 +133,7 @@ func (a *Agent) placementInput() ([]membership.PlacementPartition, []metadata.Pa
 			st := partitionState(p)
 			fixed := st.Moving() || st.Leader < 0
 			for _, r := range st.Replicas {
-				fixed = fixed || !alive[r]
+				fixed = fixed || !settled[r]
 			}
 			replicas := st.Replicas
 			if st.Moving() {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-streaming/strata/membership"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -98,8 +99,24 @@ func TestJoinRebalances(t *testing.T) {
 			off = nextOffset(t, b)
 		}
 	}
+	// Each new replica began copying at or above the bucket's end at the
+	// join: the history below it stayed in the bucket.
+	for _, p := range localPartitionsOf(newcomer, topic) {
+		if from := p.copiedFrom.Load() - 1; from < tieredAtJoin[p.index] {
+			t.Errorf("the new replica of partition %d copied from offset %d; the bucket held everything below %d", p.index, from, tieredAtJoin[p.index])
+		}
+	}
+	// Six replicas have to move (24 over four agents). A balancer that
+	// overshoots moves replicas away and back.
+	var started float64
+	for _, a := range c.agents {
+		started += counterValue(t, a, "strata_reassignments_started_total")
+	}
+	if started > 8 {
+		t.Errorf("%v moves started for 6 replicas to move", started)
+	}
 	copied := counterValue(t, newcomer, "strata_replica_copied_bytes_total", "topic", topic)
-	t.Logf("new agent: %d replicas, %d leaderships after %v; copied %.0f bytes, untiered tails %d bytes", replicas, leaders, took.Round(time.Millisecond), copied, tails)
+	t.Logf("new agent: %d replicas, %d leaderships after %v, %v moves; copied %.0f bytes, untiered tails %d bytes", replicas, leaders, took.Round(time.Millisecond), started, copied, tails)
 	if copied <= 0 || copied > float64(tails) {
 		t.Errorf("the new agent copied %.0f bytes; the untiered tails were %d", copied, tails)
 	}
@@ -247,4 +264,59 @@ func (l *load) stopAndCheck(t *testing.T, c *cluster) {
 		}
 	}
 	t.Logf("%d acknowledged records read back", l.n)
+}
+
+// TestJoiningAgentKeepsItsReplicas: an agent that holds replicas but is
+// seen as joining (restarting, or its "active" announcement not heard yet)
+// keeps them: the balancer fixes its partitions rather than moving their
+// replicas to the others and back.
+func TestJoiningAgentKeepsItsReplicas(t *testing.T) {
+	c := startClusterWith(t, 3, func(cfg *Config) { cfg.AutoLeaderRebalance = false })
+	const topic = "joining"
+	c.create(topic, 6, 2, nil)
+	before := map[int32][]int32{}
+	for idx := range int32(6) {
+		before[idx] = c.replicasOf(topic, idx)
+	}
+	slow := c.agents[2]
+	slow.setMemberState(membership.StateJoining)
+	for _, a := range c.agents[:2] {
+		waitFor(t, 10*time.Second, "agent 2 seen joining", func() bool {
+			i := slices.IndexFunc(a.members.Members(), func(m membership.Member) bool { return m.ID == slow.id })
+			return i >= 0 && a.members.Members()[i].State == membership.StateJoining
+		})
+	}
+	// A round on every agent, as if membership had long settled: only the
+	// lease holder plans.
+	later := time.Now().Add(time.Hour)
+	for _, a := range c.agents {
+		a.balanceOnce(ctxT(t), later)
+	}
+	var started float64
+	for _, a := range c.agents {
+		started += counterValue(t, a, "strata_reassignments_started_total")
+	}
+	if started != 0 {
+		t.Errorf("the balancer started %v moves while agent 2 was joining", started)
+	}
+	for idx := range int32(6) {
+		if got := c.replicasOf(topic, idx); !slices.Equal(got, before[idx]) {
+			t.Errorf("partition %d: replicas %v, were %v", idx, got, before[idx])
+		}
+	}
+}
+
+// replicasOf is partition idx's replica set as agent 0 has applied it, or
+// its target while it moves.
+func (c *cluster) replicasOf(topic string, idx int32) []int32 {
+	c.t.Helper()
+	e, ok := c.agents[0].entry(topic)
+	if !ok {
+		c.t.Fatalf("agent 0 does not serve %s", topic)
+	}
+	st := partitionState(e.snap.Partitions[idx])
+	if st.Moving() {
+		return st.Target
+	}
+	return st.Replicas
 }
