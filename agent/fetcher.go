@@ -182,6 +182,10 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 					return act, err
 				}
 				f.a.copiedBytes.WithLabelValues(p.topic).Add(float64(len(res.Records)))
+				if p.copiedFrom.CompareAndSwap(0, act.Offset+1) {
+					f.a.logger.Info("follower: copying from the leader", "topic", p.topic, "partition", p.index,
+						"from_offset", act.Offset, "leader_log_end", res.HighWatermark)
+				}
 			}
 			next, err := p.rep.Fetched(act, res.HighWatermark, p.log)
 			// The leader's log start moved (DeleteRecords, retention of a

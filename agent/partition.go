@@ -43,6 +43,10 @@ type partition struct {
 	// appended wakes the followers' long polls on this partition alone,
 	// at every append and state change (a produce elsewhere does not).
 	appended dataSignal
+	// copiedFrom is one more than the first offset this replica copied
+	// from a leader since it was opened (0: none yet), so that a move's
+	// log line and its test can show where the copy began.
+	copiedFrom atomic.Int64
 
 	mu      sync.RWMutex
 	rep     *replica.Machine // changed under the write lock
