@@ -64,6 +64,11 @@ type Config struct {
 	DrainTimeout time.Duration
 	// Seed seeds the random record contents.
 	Seed uint64
+	// UploadSettle, for Strata targets, is how long the store's PUT count
+	// must stand still at the end of a run before it is read, so that
+	// uploads of the segments the run sealed are counted; 0 reads it at
+	// once.
+	UploadSettle time.Duration
 }
 
 // DefaultConfig is closed-loop produce of 1 KiB records, acks=all, linger 0,
@@ -102,6 +107,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.MaxBufferedRecords, "max-buffered-records", c.MaxBufferedRecords, "Records each producer may have unacknowledged before Produce blocks.")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", c.DrainTimeout, "Longest wait for outstanding acknowledgements and for the consumer to catch up.")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "Seed of the random record contents.")
+	fs.DurationVar(&c.UploadSettle, "upload-settle", c.UploadSettle, "For Strata targets: wait at the end of a run until the object store's PUT count has not changed for this long (bounded by --drain-timeout), so trailing segment uploads are counted.")
 }
 
 // Validate names the first bad setting.
@@ -131,6 +137,8 @@ func (c Config) Validate() error {
 		return errors.New("--records: catchup mode needs the number of records to fill and read")
 	case c.MaxBufferedRecords < 1:
 		return fmt.Errorf("--max-buffered-records %d: want at least 1", c.MaxBufferedRecords)
+	case c.UploadSettle < 0:
+		return fmt.Errorf("--upload-settle %v: want 0 or more", c.UploadSettle)
 	case c.DrainTimeout <= 0:
 		return fmt.Errorf("--drain-timeout %v: want a positive duration", c.DrainTimeout)
 	}

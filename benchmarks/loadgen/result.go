@@ -49,8 +49,12 @@ type Result struct {
 	FirstError    string   `json:"first_error,omitempty"`
 	Produce       Latency  `json:"produce_latency"`
 	EndToEnd      *Latency `json:"e2e_latency,omitempty"`
-	Machine       Machine  `json:"machine"`
-	Start         string   `json:"start"`
+	// StorePuts counts the object-store PUTs a Strata target made from
+	// the start of the produce phase to the end of the run (after
+	// Config.UploadSettle); absent for other systems.
+	StorePuts *int64  `json:"store_puts,omitempty"`
+	Machine   Machine `json:"machine"`
+	Start     string  `json:"start"`
 }
 
 // Settings are the workload settings echoed in the output.
@@ -106,6 +110,9 @@ func (r Result) Summary() string {
 	}
 	if r.EndToEnd != nil {
 		fmt.Fprintf(&b, ", e2e p50 %.2f p99 %.2f p99.9 %.2f ms", r.EndToEnd.P50, r.EndToEnd.P99, r.EndToEnd.P999)
+	}
+	if r.StorePuts != nil {
+		fmt.Fprintf(&b, ", %d store PUTs", *r.StorePuts)
 	}
 	fmt.Fprintf(&b, ", %d errors, load %.2f", r.Errors, r.Machine.Load1)
 	return b.String()
@@ -170,5 +177,14 @@ func Median(rs []Result) Result {
 	m.Produce = *lat(func(r Result) *Latency { return &r.Produce })
 	m.EndToEnd = lat(func(r Result) *Latency { return r.EndToEnd })
 	m.Machine.Load1 = f(func(r Result) float64 { return r.Machine.Load1 })
+	if rs[0].StorePuts != nil {
+		puts := i(func(r Result) int64 {
+			if r.StorePuts == nil {
+				return 0
+			}
+			return *r.StorePuts
+		})
+		m.StorePuts = &puts
+	}
 	return m
 }

@@ -30,6 +30,20 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 	}
 	// Deferred first, so it runs after the consumers have closed.
 	defer func() { res.noteError(deleteTopic(ctx, target.Seeds(), topic)) }()
+	if m, ok := target.(storeMetered); ok {
+		before, err := storePuts(ctx, m.metricsAddrs())
+		if err != nil {
+			return res, err
+		}
+		// Deferred after the topic's delete and before the consumers'
+		// close, so it runs after the consumers stop and before the delete.
+		defer func() {
+			after, err := settlePuts(ctx, m.metricsAddrs(), cfg.UploadSettle, cfg.DrainTimeout)
+			res.noteError(err)
+			puts := after - before
+			res.StorePuts = &puts
+		}()
+	}
 	switch cfg.Mode {
 	case ModeProduce:
 		p := produce(ctx, cfg, target.Seeds(), topic)

@@ -47,7 +47,7 @@ func run() error {
 	targets := fs.StringSlice("target", []string{"kfake"}, "Systems to run against, comma-separated: kfake, kfake-inproc, jetstream, jetstream-sync, strata, strata-cluster, or host:port of a running Kafka.")
 	var peers loadgen.PeerOptions
 	fs.StringVar(&peers.BinDir, "peer-bin-dir", "", "Directory holding built kfake-server and jetstream-server binaries (built there if missing); empty builds them into a temporary directory.")
-	limits := fs.Duration("limits", 0, "Before the runs, measure the machine for about this long per limit: fdatasync'd sequential writes and 4 KiB fdatasync latency in $TMPDIR, and loopback TCP bandwidth; 0 skips it.")
+	limits := fs.Duration("limits", 0, "Before the runs, measure the machine --runs times, for about this long per limit: fdatasync'd sequential writes and 4 KiB fdatasync latency in $TMPDIR, and loopback TCP bandwidth; 0 skips it. With --target '' nothing else is run.")
 	runs := fs.Int("runs", 1, "Runs per system and replication factor; with more than one, the medians are printed last.")
 	factors := fs.IntSlice("replication-factor", []int{cfg.ReplicationFactor}, "Replication factors of the benchmark topic, comma-separated; each run is repeated for each, in turn.")
 	var strata loadgen.StrataOptions
@@ -88,7 +88,7 @@ func run() error {
 			return err
 		}
 	}
-	if *limits > 0 {
+	for i := 0; *limits > 0 && i < *runs; i++ {
 		rs, err := loadgen.Limits(ctx, os.TempDir(), *limits)
 		if err != nil {
 			return fmt.Errorf("limits: %w", err)
@@ -99,6 +99,9 @@ func run() error {
 			}
 			fmt.Fprintln(os.Stderr, r.Summary())
 		}
+	}
+	if len(*targets) == 0 {
+		return nil
 	}
 	if peers.BinDir == "" && slices.ContainsFunc(*targets, isPeer) {
 		// One build of the peers for every peer target.

@@ -1,0 +1,158 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/strata-streaming/strata/benchmarks/loadgen"
+)
+
+// num formats v with about three significant digits, and thousands
+// separators above 1,000.
+func num(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1000:
+		s := fmt.Sprintf("%.0f", v)
+		var b strings.Builder
+		neg := strings.HasPrefix(s, "-")
+		s = strings.TrimPrefix(s, "-")
+		for i, c := range s {
+			if i > 0 && (len(s)-i)%3 == 0 {
+				b.WriteByte(',')
+			}
+			b.WriteRune(c)
+		}
+		if neg {
+			return "-" + b.String()
+		}
+		return b.String()
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", v)
+	case a == 0:
+		return "0"
+	default:
+		return fmt.Sprintf("%.3f", v)
+	}
+}
+
+func rng(lo, hi float64) string { return num(lo) + "–" + num(hi) }
+
+// describe says what a scenario's workload is.
+func describe(s *Scenario) string {
+	st := s.Settings
+	loop := "closed loop"
+	if st.Rate > 0 {
+		loop = fmt.Sprintf("open loop at %s records/s", num(float64(st.Rate)))
+	}
+	what := map[loadgen.Mode]string{
+		loadgen.ModeProduce:  "produce",
+		loadgen.ModeEndToEnd: "produce with a tail consumer (end-to-end latency)",
+		loadgen.ModeCatchUp:  "fill, then time a new consumer reading from offset 0",
+	}[s.Mode]
+	length := st.Duration
+	if st.Records > 0 {
+		length = num(float64(st.Records)) + " records"
+	}
+	return fmt.Sprintf("%s; %s; acks=%s; %d B records; %d partition(s); %d producer(s); replication factor %d; linger %g ms; %s per run.",
+		what, loop, st.Acks, st.RecordBytes, st.Partitions, st.Producers, st.Replication, st.LingerMs, length)
+}
+
+// ScenarioTable is the markdown section of one scenario.
+func ScenarioTable(s *Scenario) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### %s\n\n%s\n\n", s.Name, describe(s))
+	e2e := s.Mode == loadgen.ModeEndToEnd
+	b.WriteString("| system | runs | records/s (median) | range | MB/s | produce p50 / p99 / p99.9 (ms) |")
+	if e2e {
+		b.WriteString(" end-to-end p50 / p99 / p99.9 (ms) |")
+	}
+	b.WriteString(" load (1 min) | errors |\n|---|---:|---:|---|---:|---|")
+	if e2e {
+		b.WriteString("---|")
+	}
+	b.WriteString("---|---:|\n")
+	for _, sum := range s.Systems {
+		m := sum.Median
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s / %s / %s |", sum.System, len(sum.Runs), num(m.RecordsPerSec),
+			rng(sum.MinRate, sum.MaxRate), num(m.MBPerSec), num(m.Produce.P50), num(m.Produce.P99), num(m.Produce.P999))
+		if e2e {
+			if m.EndToEnd != nil {
+				fmt.Fprintf(&b, " %s / %s / %s |", num(m.EndToEnd.P50), num(m.EndToEnd.P99), num(m.EndToEnd.P999))
+			} else {
+				b.WriteString(" — |")
+			}
+		}
+		fmt.Fprintf(&b, " %s | %d |\n", rng(sum.MinLoad, sum.MaxLoad), m.Errors)
+	}
+	if r := ratios(s); r != "" {
+		b.WriteString("\n" + r + "\n")
+	}
+	return b.String()
+}
+
+// ratios compares Strata with each peer in s: records/s in closed-loop
+// and catch-up runs; in paced runs, where every system is sent the same
+// rate, the peer's p99 over Strata's.
+func ratios(s *Scenario) string {
+	us := s.System("strata")
+	if us == nil {
+		return ""
+	}
+	var parts []string
+	for _, peer := range s.Systems {
+		if peer == us {
+			continue
+		}
+		if s.Settings.Rate > 0 && s.Mode != loadgen.ModeCatchUp {
+			if us.Median.Produce.P99 > 0 {
+				parts = append(parts, fmt.Sprintf("%s %s×", peer.System, num(peer.Median.Produce.P99/us.Median.Produce.P99)))
+			}
+			continue
+		}
+		if peer.Median.RecordsPerSec > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s×", peer.System, num(us.Median.RecordsPerSec/peer.Median.RecordsPerSec)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	if s.Settings.Rate > 0 && s.Mode != loadgen.ModeCatchUp {
+		return "Produce p99, peer ÷ Strata (above 1: Strata's tail is shorter): " + strings.Join(parts, ", ") + "."
+	}
+	return "Records/s, Strata ÷ peer: " + strings.Join(parts, ", ") + "."
+}
+
+// LimitsTable is the machine's limits.
+func LimitsTable(s *Scenario) string {
+	if s == nil {
+		return "(not measured in this run)\n"
+	}
+	var b strings.Builder
+	b.WriteString("| limit | runs | MB/s (median) | ops/s | per op p50 / p99 / p99.9 (ms) | load (1 min) |\n|---|---:|---:|---:|---|---|\n")
+	for _, sum := range s.Systems {
+		m := sum.Median
+		lat := "—"
+		if m.Produce.Count > 0 {
+			lat = fmt.Sprintf("%s / %s / %s", num(m.Produce.P50), num(m.Produce.P99), num(m.Produce.P999))
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s |\n", strings.TrimPrefix(sum.System, "limit/"), len(sum.Runs),
+			num(m.MBPerSec), num(m.RecordsPerSec), lat, rng(sum.MinLoad, sum.MaxLoad))
+	}
+	return b.String()
+}
+
+// TargetsTable is the targets with what was measured.
+func TargetsTable(rows []TargetRow) string {
+	var b strings.Builder
+	b.WriteString("| target | goal | measured | |\n|---|---|---:|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.What, r.Want, r.Measured, r.Verdict)
+	}
+	return b.String()
+}

@@ -1,0 +1,174 @@
+package report
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-streaming/strata/benchmarks/loadgen"
+)
+
+func result(system, scenario string, rate int, rps, p99 float64, load float64) loadgen.Result {
+	r := loadgen.Result{System: system, Scenario: scenario, Mode: loadgen.ModeProduce, RecordsPerSec: rps,
+		MBPerSec: rps * 1024 / 1e6, Records: int64(rps), Bytes: int64(rps) * 1024, Seconds: 1,
+		Settings: loadgen.Settings{Rate: rate, RecordBytes: 1024, Partitions: 1, Producers: 1, Replication: 1, Acks: "all"},
+		Produce:  loadgen.Latency{Count: 10, P50: p99 / 2, P99: p99, P999: p99 * 2, Max: p99 * 3},
+		Machine:  loadgen.Machine{Load1: load}, Start: "2026-12-03T16:00:00Z"}
+	if rate > 0 {
+		r.Mode = loadgen.ModeEndToEnd
+		r.EndToEnd = &loadgen.Latency{Count: 10, P50: p99, P99: p99 * 1.5, P999: p99 * 3, Max: p99 * 4}
+	}
+	return r
+}
+
+func lines(t *testing.T, rs ...loadgen.Result) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("not a result line\n")
+	for _, r := range rs {
+		line, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TestTargets: medians, ranges and every kind of target row from a
+// hand-made set of results.
+func TestTargets(t *testing.T) {
+	puts := int64(6)
+	cost := result("strata", ScenarioStoreCost, 0, 1000, 1, 1)
+	cost.Bytes, cost.StorePuts = 3<<29, &puts // 1.5 GiB
+	in := lines(t,
+		result("strata", ScenarioProduceAcksAll, 0, 100, 1, 1),
+		result("kfake", ScenarioProduceAcksAll, 0, 200, 1, 2),
+		result("strata", ScenarioProduceAcksAll, 0, 120, 1, 3),
+		result("kfake", ScenarioProduceAcksAll, 0, 80, 1, 4),
+		result("strata", ScenarioProduceAcksAll, 0, 140, 1, 5),
+		result("kfake", ScenarioProduceAcksAll, 0, 100, 1, 6),
+		result("jetstream", ScenarioProduceAcksAll, 0, 30, 1, 6),
+		result("strata", ScenarioPaced20k, 20000, 20000, 2, 1),
+		result("kfake", ScenarioPaced20k, 20000, 20000, 4, 1),
+		result("strata-cluster", ScenarioRF3, 0, 40, 1, 1),
+		cost,
+	)
+	r, err := Read(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Scenario(ScenarioProduceAcksAll)
+	if s == nil || len(s.Systems) != 3 || s.Systems[0].System != "strata" {
+		t.Fatalf("scenario %+v", s)
+	}
+	us := s.System("strata")
+	if us.Median.RecordsPerSec != 120 || us.MinRate != 100 || us.MaxRate != 140 || us.MinLoad != 1 || us.MaxLoad != 5 {
+		t.Errorf("strata summary: median %v, range %v–%v, load %v–%v", us.Median.RecordsPerSec, us.MinRate, us.MaxRate, us.MinLoad, us.MaxLoad)
+	}
+	want := map[string]string{
+		Targets[0].What: "1.20× met",      // 120 / 100
+		Targets[1].What: "4.00× met",      // 120 / 30
+		Targets[2].What: "not measured —", // no jetstream-sync
+		Targets[3].What: "2.00 ms met",
+		Targets[5].What: "3.00 ms met",
+		Targets[7].What: "not measured —",
+		Targets[8].What: "0.333× missed", // 40 / 120
+		Targets[9].What: "4.00 met",      // 6 PUTs / 1.5 GiB
+	}
+	for _, row := range Evaluate(r) {
+		if w, ok := want[row.What]; ok && row.Measured+" "+row.Verdict != w {
+			t.Errorf("%s: %s %s, want %s", row.What, row.Measured, row.Verdict, w)
+		}
+	}
+	table := ScenarioTable(s)
+	for _, w := range []string{"| strata | 3 | 120 | 100–140 |", "kfake 1.20×", "jetstream 4.00×"} {
+		if !strings.Contains(table, w) {
+			t.Errorf("table lacks %q:\n%s", w, table)
+		}
+	}
+	if paced := ScenarioTable(r.Scenario(ScenarioPaced20k)); !strings.Contains(paced, "peer ÷ Strata") || !strings.Contains(paced, "kfake 2.00×") {
+		t.Errorf("paced table:\n%s", paced)
+	}
+}
+
+func TestNum(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 0.1234: "0.123", 2.5: "2.50", 12.34: "12.3", 123.4: "123", 1234567: "1,234,567", -4321: "-4,321"} {
+		if got := num(v); got != want {
+			t.Errorf("num(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestSmoke is the CI smoke of the whole harness: one tiny paced run on
+// each kind of target (a Strata agent, kfake and JetStream processes),
+// the machine's limits, then the report generator on the output into a
+// temporary directory. It checks that the pieces fit, never the speed.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the strata agent and the peers")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	var out strings.Builder
+	enc := json.NewEncoder(&out)
+	limits, err := loadgen.Limits(ctx, dir, 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range limits {
+		enc.Encode(l)
+	}
+	cfg := loadgen.DefaultConfig()
+	cfg.Scenario, cfg.Mode, cfg.Rate, cfg.Duration = ScenarioPaced20k, loadgen.ModeEndToEnd, 200, 500*time.Millisecond
+	for _, system := range []string{"strata", loadgen.SystemKfake, loadgen.SystemJetStream} {
+		var target loadgen.Target
+		if system == "strata" {
+			target, err = loadgen.StartStrata(ctx, loadgen.StrataOptions{Dir: filepath.Join(dir, "strata")})
+		} else {
+			target, err = loadgen.StartPeer(ctx, system, loadgen.PeerOptions{BinDir: dir, DataDir: dir})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := loadgen.Run(ctx, target, cfg)
+		if cerr := target.Close(); cerr != nil {
+			t.Error(cerr)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Log(res.Summary())
+		enc.Encode(res)
+	}
+	r, err := Read(strings.NewReader(out.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := filepath.Join(dir, "README.tmpl.md")
+	if err := os.WriteFile(tmpl, []byte("{{.Command}}\n{{.Machine}}\n{{.Targets}}\n{{.Limits}}\n{{.Scenarios}}\n{{.ThroughputPNG}} {{.LatencyPNG}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	readme := filepath.Join(dir, "README.md")
+	if err := Write(r, Options{Template: tmpl, Out: readme, Command: "go test"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"### " + ScenarioPaced20k, "| strata | 1 |", "| kfake | 1 |", "| jetstream | 1 |", "disk-seq-fsync-1MiB", "latency.png"} {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("README lacks %q:\n%s", w, b)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "latency.png")); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# benchmarks/run.sh reruns issue 7's benchmark matrix against Strata and
+# its peers (kfake, NATS JetStream with defaults and with sync_interval:
+# always), then regenerates benchmarks/README.md and its plots from the
+# results with benchmarks/cmd/strata-bench-report.
+#
+#   benchmarks/run.sh                  # the full matrix, 3 runs each (~15-20 min on 2 cores)
+#   RUNS=5 DURATION=10s benchmarks/run.sh
+#   SMOKE=1 benchmarks/run.sh          # seconds: one tiny run per system, README to a temp dir
+#
+# Settings (environment):
+#   RUNS       runs per system and scenario (3)
+#   DURATION   length of each timed produce phase (5s)
+#   NOTES      a file of free text placed in the README (what the machine was doing)
+#   RESULTS    where the JSON result lines go (benchmarks/results.jsonl)
+#   SMOKE=1    one run of two tiny scenarios, results and report written to a
+#              new temporary directory (printed, left for reading)
+#
+# Every system runs as a process of its own on loopback, with its data
+# under $TMPDIR (set TMPDIR to put it on another disk). Processes are
+# stopped by the PIDs the harness started. Runs within a scenario alternate
+# between systems, so drift on a shared machine hits each alike.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=${RUNS:-3}
+DURATION=${DURATION:-5s}
+RESULTS=${RESULTS:-benchmarks/results.jsonl}
+NOTES=${NOTES:-}
+SMOKE=${SMOKE:-}
+command_line="benchmarks/run.sh  # RUNS=$RUNS DURATION=$DURATION${SMOKE:+ SMOKE=1}"
+
+bin=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench-run-XXXXXX")
+trap 'rm -rf "$bin"' EXIT
+go build -o "$bin/strata" ./cmd/strata
+go build -o "$bin/strata-bench" ./benchmarks/cmd/strata-bench
+go build -o "$bin/strata-bench-report" ./benchmarks/cmd/strata-bench-report
+go build -o "$bin/kfake-server" ./benchmarks/cmd/kfake-server
+go build -o "$bin/jetstream-server" ./benchmarks/cmd/jetstream-server
+
+template=benchmarks/README.tmpl.md
+out=benchmarks/README.md
+if [[ -n $SMOKE ]]; then
+	smoke_dir=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench-smoke-XXXXXX")
+	RESULTS=$smoke_dir/results.jsonl
+	out=$smoke_dir/README.md
+	RUNS=1
+fi
+partial=$RESULTS.partial
+: >"$partial"
+
+# bench SCENARIO TARGETS [strata-bench flags...]: runs one scenario on the
+# given systems, appending its JSON lines to the partial results.
+bench() {
+	local scenario=$1 targets=$2
+	shift 2
+	echo "== $scenario on $targets ($(cut -d' ' -f1-3 /proc/loadavg))" >&2
+	"$bin/strata-bench" --strata-bin "$bin/strata" --peer-bin-dir "$bin" \
+		--scenario "$scenario" --target "$targets" --runs "$RUNS" \
+		--record-bytes 1024 --linger 0 "$@" >>"$partial" ||
+		echo "== $scenario failed; the report shows what was measured before it" >&2
+}
+
+all=strata,kfake,jetstream,jetstream-sync
+peers=strata,kfake,jetstream
+
+if [[ -n $SMOKE ]]; then
+	bench produce-acks-all "$all" --acks all --duration 1s --max-buffered-records 100
+	bench paced-1000 "$peers" --mode e2e --acks all --rate 1000 --duration 1s
+else
+	"$bin/strata-bench" --target= --limits 3s --runs "$RUNS" >>"$partial"
+	# Closed loop: throughput. One partition and one producer first, the
+	# row the throughput targets read.
+	bench produce-acks-all "$all" --acks all --partitions 1 --producers 1 --duration "$DURATION"
+	bench produce-acks-1 strata,kfake --acks 1 --partitions 1 --producers 1 --duration "$DURATION"
+	bench produce-acks-all-p8 "$peers" --acks all --partitions 8 --producers 1 --duration "$DURATION"
+	bench produce-acks-all-x4 "$peers" --acks all --partitions 1 --producers 4 --duration "$DURATION"
+	bench produce-acks-all-p8-x4 "$peers" --acks all --partitions 8 --producers 4 --duration "$DURATION"
+	# Open loop with a tail consumer: latency at fixed loads, for the
+	# latency-vs-throughput curves; 20,000/s is the target's load.
+	# jetstream-sync keeps up with none of these (see produce-acks-all),
+	# so it runs only at 500/s.
+	bench paced-500 "$all" --mode e2e --acks all --rate 500 --duration "$DURATION"
+	for rate in 5000 20000 40000; do
+		bench "paced-$rate" "$peers" --mode e2e --acks all --rate "$rate" --duration "$DURATION"
+	done
+	# Catch-up from the local log: fill 200,000 records (205 MB), then a
+	# new consumer reads them from offset 0.
+	bench catchup-local "$peers" --mode catchup --acks all --records 200000 --producers 2 --drain-timeout 120s
+	# Three agents, replication factor 3, the produce-acks-all workload.
+	bench rf3-acks-all strata-cluster --replication-factor 3 --acks all --duration "$DURATION"
+	# Many partitions: one producer spread over 1,000 of them.
+	bench partitions-1000 strata,kfake --acks all --partitions 1000 --duration "$DURATION" --drain-timeout 120s
+	# Object-store cost with default settings: over 1 GiB in, so that the
+	# 1 GiB default segment seals and is uploaded; PUTs counted until the
+	# count stands still for 5 s.
+	RUNS=1 bench store-cost strata --acks all --records 1200000 --producers 4 --upload-settle 5s --drain-timeout 180s
+fi
+
+mv "$partial" "$RESULTS"
+notes_flag=()
+[[ -n $NOTES ]] && notes_flag=(--notes "$NOTES")
+"$bin/strata-bench-report" --in "$RESULTS" --template "$template" --out "$out" \
+	--command "$command_line" "${notes_flag[@]}"
+echo "wrote $out from $RESULTS" >&2
+if [[ -n $SMOKE ]]; then
+	ls -l "$smoke_dir" >&2
+fi
