@@ -188,7 +188,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	a.pids.store = a.store
 	a.pids.block = cfg.ProducerIDBlock
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.registry.MustRegister(newPartitionCollector(a))
+	a.registry.MustRegister(newPartitionCollector(a), newOpsCollector(a))
 	a.kafkaSrv = kafka.New(cfg.Kafka, a, logger.With("component", "kafka"), kafka.NewMetrics(a.registry))
 	a.httpSrv = a.newHTTPServer()
 	// Last, so that nothing after it can fail and leave a member behind.

@@ -1,0 +1,131 @@
+package agent
+
+// Gauges for operators' alerts (deploy/monitoring), read at scrape time
+// like partitionCollector's, so that no request path pays for them:
+//
+//	strata_leaderless_partitions               partitions of every topic this agent knows whose
+//	                                           state names no leader, or one gossip does not show live
+//	strata_data_dir_free_bytes                 bytes free to this process on --data-dir's filesystem
+//	strata_data_dir_capacity_bytes             size of that filesystem
+//	strata_group_committed_offset{group,topic,partition}
+//	                                           committed offsets of the groups this agent coordinates
+//
+// Every agent reports leaderless partitions as it sees the cluster, so a
+// dashboard takes the max over agents, not the sum. Consumer lag is not
+// computed here: the coordinator rarely holds the partitions its groups
+// read, so lag is the partition's high watermark (from its replicas)
+// minus the committed offset (from the coordinator), joined in PromQL.
+
+import (
+	"strconv"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/strata-streaming/strata/agent/group"
+)
+
+type opsCollector struct {
+	a                              *Agent
+	leaderless, diskFree, diskSize *prometheus.Desc
+	committedOffset                *prometheus.Desc
+	statfs                         func(dir string) (free, size uint64, ok bool)
+}
+
+func newOpsCollector(a *Agent) *opsCollector {
+	return &opsCollector{
+		a: a,
+		leaderless: prometheus.NewDesc("strata_leaderless_partitions",
+			"Partitions of the topics this agent knows whose state names no leader, or a leader that gossip does not show as live.", nil, nil),
+		diskFree: prometheus.NewDesc("strata_data_dir_free_bytes",
+			"Bytes free to the agent on the filesystem of --data-dir.", nil, nil),
+		diskSize: prometheus.NewDesc("strata_data_dir_capacity_bytes",
+			"Size in bytes of the filesystem of --data-dir.", nil, nil),
+		committedOffset: prometheus.NewDesc("strata_group_committed_offset",
+			"Offset committed by a consumer group this agent coordinates, by group, topic and partition.",
+			[]string{"group", "topic", "partition"}, nil),
+		statfs: statfs,
+	}
+}
+
+func (c *opsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.leaderless, c.diskFree, c.diskSize, c.committedOffset} {
+		ch <- d
+	}
+}
+
+func (c *opsCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(c.leaderless, prometheus.GaugeValue, float64(c.a.leaderlessPartitions()))
+	if free, size, ok := c.statfs(c.a.cfg.DataDir); ok {
+		ch <- prometheus.MustNewConstMetric(c.diskFree, prometheus.GaugeValue, float64(free))
+		ch <- prometheus.MustNewConstMetric(c.diskSize, prometheus.GaugeValue, float64(size))
+	}
+	for _, coord := range c.a.currentCoordinators() {
+		for _, g := range coord.List() {
+			offsets, err := coord.FetchOffsets(g.Group, nil)
+			if err != nil {
+				continue // closed since it was listed: its new leader reports it
+			}
+			for tp, o := range offsets {
+				ch <- prometheus.MustNewConstMetric(c.committedOffset, prometheus.GaugeValue, float64(o.Offset),
+					g.Group, tp.Topic, strconv.Itoa(int(tp.Partition)))
+			}
+		}
+	}
+}
+
+// leaderlessPartitions counts the partitions whose leader is -1 or not a
+// live agent.
+func (a *Agent) leaderlessPartitions() int {
+	live := map[int32]bool{a.id: true}
+	if a.members != nil {
+		for _, m := range a.members.Members() {
+			live[m.ID] = true
+		}
+	}
+	n := 0
+	for _, t := range a.Topics() {
+		for _, p := range t.Partitions {
+			if leader := partitionState(p).Leader; leader < 0 || !live[leader] {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// currentCoordinators returns the loaded coordinators whose partition of
+// __consumer_offsets this agent still leads in the epoch it loaded them
+// in; a stale one stays loaded until its next use, and must not report
+// offsets its successor also reports.
+func (a *Agent) currentCoordinators() []*group.Coordinator {
+	e, ok := a.entry(offsetsTopic)
+	if !ok {
+		return nil
+	}
+	current := map[int32]int32{} // partition -> epoch, for those led here
+	for _, p := range e.parts {
+		if p.Leader() == a.id {
+			current[p.index] = p.LeaderEpoch()
+		}
+	}
+	a.coords.mu.Lock()
+	defer a.coords.mu.Unlock()
+	var out []*group.Coordinator
+	for index, l := range a.coords.byPart {
+		if epoch, ok := current[index]; ok && epoch == l.epoch {
+			out = append(out, l.c)
+		}
+	}
+	return out
+}
+
+// statfs returns the bytes free to an unprivileged process and the size
+// of the filesystem holding dir (as DescribeLogDirs does).
+func statfs(dir string) (free, size uint64, ok bool) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, 0, false
+	}
+	return uint64(st.Bavail) * uint64(st.Bsize), uint64(st.Blocks) * uint64(st.Bsize), true
+}
