@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs Strata's test suite on a fresh Debian machine with Go: installs what
-# the tests need (kcat, MinIO), then vets and tests every package (race
+# the tests need (kcat, Chromium, MinIO), then vets and tests every package (race
 # detector on), and runs each fuzz target briefly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +10,15 @@ if ! command -v kcat >/dev/null 2>&1; then
 		apt-get update -qq && apt-get install -y -qq kcat >/dev/null
 	else
 		echo "kcat is missing; install it with: sudo apt-get install -y kcat" >&2
+	fi
+fi
+# Debian's Chromium, which the web console's browser test drives headless
+# (internal/e2e/console_test.go fails without it).
+if ! command -v chromium >/dev/null 2>&1; then
+	if [ "$(id -u)" = 0 ]; then
+		apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+	else
+		echo "chromium is missing; install it with: sudo apt-get install -y chromium" >&2
 	fi
 fi
 
