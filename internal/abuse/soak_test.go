@@ -2,7 +2,9 @@ package abuse
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -37,15 +39,37 @@ const (
 	soakFDSlack      = 16
 )
 
-// soakTopicConfigs bound the disk a long soak fills: 16 MiB segments, and
-// 256 MiB kept per partition. The consumer keeps up, so nothing it has
-// not read is deleted.
+// soakTopicConfigs bound the disk a soak fills: 4 MiB segments, and 32 MiB
+// kept per partition, applied every soakRetentionCheck. At the rates seen
+// (tens of MiB/s) the log rolls a segment every second or so and retention
+// deletes from the first seconds on, so even the short run reaches the
+// steady state whose growth it measures, and the open-files check covers
+// segments being rolled and deleted. The consumer trails the producer by
+// far less than 32 MiB, so nothing it has not read is deleted.
 var soakTopicConfigs = map[string]*string{
-	"segment.bytes":   ptr("16777216"),
-	"retention.bytes": ptr("268435456"),
+	"segment.bytes":   ptr("4194304"),
+	"retention.bytes": ptr("33554432"),
 }
 
+const soakRetentionCheck = "1s"
+
 func ptr(s string) *string { return &s }
+
+// dirBytes is the size of the files under dir; files removed while it
+// walks are skipped.
+func dirBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n
+}
 
 // TestSoak: see the package doc.
 func TestSoak(t *testing.T) {
@@ -59,13 +83,14 @@ func TestSoak(t *testing.T) {
 	}
 	t.Logf("soak for %v (%s sets it)", duration, soakDurationEnv)
 
-	a := testagent.Start(t, testagent.Options{})
+	a := testagent.Start(t, testagent.Options{ExtraArgs: []string{"--retention-check-interval", soakRetentionCheck}})
 	pid := a.PID()
 	w := startWorkload(t, a.Addr(), "soak", soakPartitions, soakTopicConfigs, soakValueBytes, 0)
 
 	type row struct {
 		sample
 		acked, read int64
+		disk        int64
 	}
 	var (
 		mu      sync.Mutex
@@ -91,7 +116,7 @@ func TestSoak(t *testing.T) {
 				sampErr = err
 			} else {
 				s.at = time.Since(start)
-				rows = append(rows, row{s, w.ackedN.Load(), w.readN.Load()})
+				rows = append(rows, row{s, w.ackedN.Load(), w.readN.Load(), dirBytes(a.DataDir())})
 			}
 			mu.Unlock()
 		}
@@ -110,11 +135,11 @@ func TestSoak(t *testing.T) {
 		t.Errorf("sampling the agent: %v", sampErr)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%8s %10s %10s %10s %10s %6s %12s %12s\n", "t", "rss", "max_rss", "heap", "goroutines", "fds", "acked", "read")
+	fmt.Fprintf(&b, "%8s %10s %10s %10s %10s %6s %12s %12s %11s\n", "t", "rss", "max_rss", "heap", "goroutines", "fds", "acked", "read", "data_dir")
 	every := max(1, (len(rows)+soakTableRows-1)/soakTableRows)
 	for i, r := range rows {
 		if i%every == 0 || i == len(rows)-1 {
-			fmt.Fprintf(&b, "%8s %10s %10s %10s %10d %6d %12d %12d\n", r.at.Round(time.Second), mib(r.rss), mib(r.hwm), mib(r.heapInuse), r.goroutines, r.fds, r.acked, r.read)
+			fmt.Fprintf(&b, "%8s %10s %10s %10s %10d %6d %12d %12d %11s\n", r.at.Round(time.Second), mib(r.rss), mib(r.hwm), mib(r.heapInuse), r.goroutines, r.fds, r.acked, r.read, mib(r.disk))
 		}
 	}
 	t.Logf("samples:\n%s", b.String())

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -84,7 +85,10 @@ func startWorkload(t *testing.T, addr, topic string, partitions int32, configs m
 	// The defaults are acks=all and idempotent; say so anyway, since the
 	// test is about those clients.
 	w.prod, err = kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.DefaultProduceTopic(topic), kgo.MaxBufferedRecords(4096), kgo.ProducerLinger(2*time.Millisecond))
+		kgo.DefaultProduceTopic(topic), kgo.MaxBufferedRecords(4096), kgo.ProducerLinger(2*time.Millisecond),
+		// Uncompressed, with values that would not compress anyway: the
+		// bytes counted are the bytes the agent moves.
+		kgo.ProducerBatchCompression(kgo.NoCompression()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +131,11 @@ func (w *workload) produce() {
 		defer tick.Stop()
 		perTick = max(w.rate/100, 1)
 	}
+	filler := make([]byte, 64<<10)
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := range filler {
+		filler[i] = byte(rng.Uint32())
+	}
 	for seq := int64(0); ; {
 		if tick != nil {
 			select {
@@ -142,6 +151,8 @@ func (w *workload) produce() {
 			default:
 			}
 			value := make([]byte, w.valueSize)
+			off := int(seq*8191) % (len(filler) - w.valueSize)
+			copy(value[8:], filler[off:])
 			binary.BigEndian.PutUint64(value, uint64(seq))
 			n := seq
 			seq++
