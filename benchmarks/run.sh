@@ -13,6 +13,8 @@
 #   DURATION   length of each timed produce phase (5s)
 #   NOTES      a file of free text placed in the README (what the machine was doing)
 #   RESULTS    where the JSON result lines go (benchmarks/results.jsonl)
+#   STRATA_BIN a built strata binary (e.g. from a clean checkout while the
+#              working tree is being edited); empty builds ./cmd/strata
 #   SMOKE=1    one run of two tiny scenarios, results and report written to a
 #              new temporary directory (printed, left for reading)
 #
@@ -28,11 +30,15 @@ DURATION=${DURATION:-5s}
 RESULTS=${RESULTS:-benchmarks/results.jsonl}
 NOTES=${NOTES:-}
 SMOKE=${SMOKE:-}
-command_line="benchmarks/run.sh  # RUNS=$RUNS DURATION=$DURATION${SMOKE:+ SMOKE=1}"
+command_line="${STRATA_BIN:+STRATA_BIN=$STRATA_BIN }RUNS=$RUNS DURATION=$DURATION${SMOKE:+ SMOKE=1} benchmarks/run.sh"
 
 bin=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench-run-XXXXXX")
 trap 'rm -rf "$bin"' EXIT
-go build -o "$bin/strata" ./cmd/strata
+if [[ -n ${STRATA_BIN:-} ]]; then
+	cp "$STRATA_BIN" "$bin/strata"
+else
+	go build -o "$bin/strata" ./cmd/strata
+fi
 go build -o "$bin/strata-bench" ./benchmarks/cmd/strata-bench
 go build -o "$bin/strata-bench-report" ./benchmarks/cmd/strata-bench-report
 go build -o "$bin/kfake-server" ./benchmarks/cmd/kfake-server
