@@ -66,7 +66,7 @@ func describe(s *Scenario) string {
 // ScenarioTable is the markdown section of one scenario.
 func ScenarioTable(s *Scenario) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s\n\n%s\n\n", s.Name, describe(s))
+	fmt.Fprintf(&b, "#### %s\n\n%s\n\n", s.Name, describe(s))
 	e2e := s.Mode == loadgen.ModeEndToEnd
 	b.WriteString("| system | runs | records/s (median) | range | MB/s | produce p50 / p99 / p99.9 (ms) |")
 	if e2e {

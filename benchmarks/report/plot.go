@@ -65,12 +65,14 @@ func PlotThroughput(ss []*Scenario, path string) error {
 		names[i] = s.Name
 	}
 	systems := systemsOf(ss)
+	top := 0.0
 	const barWidth = 9
 	for i, sys := range systems {
 		vals := make(plotter.Values, len(ss))
 		for j, s := range ss {
 			if sum := s.System(sys); sum != nil {
 				vals[j] = sum.Median.MBPerSec
+				top = max(top, vals[j])
 			}
 		}
 		bars, err := plotter.NewBarChart(vals, vg.Points(barWidth))
@@ -84,6 +86,7 @@ func PlotThroughput(ss []*Scenario, path string) error {
 		p.Legend.Add(sys, bars)
 	}
 	p.Legend.Top = true
+	p.Y.Max = top * 1.25 // room for the legend above the tallest bar
 	p.NominalX(names...)
 	p.X.Tick.Label.Rotation = 0.35
 	p.X.Tick.Label.XAlign = draw.XRight
