@@ -8,12 +8,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/strata-streaming/strata/agent/console"
 )
 
 func newGroupCmd() *cobra.Command {
@@ -133,23 +134,7 @@ func printGroupLag(cmd *cobra.Command, l kadm.DescribedGroupLag) error {
 }
 
 // assignedText renders a member's assignment as topic:p,p topic:p.
-func assignedText(m kadm.DescribedGroupMember) string {
-	a, ok := m.Assigned.AsConsumer()
-	if !ok {
-		return "-"
-	}
-	var parts []string
-	for _, t := range a.Topics {
-		ps := slices.Clone(t.Partitions)
-		slices.Sort(ps)
-		parts = append(parts, t.Topic+":"+joinIDs(ps))
-	}
-	slices.Sort(parts)
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, " ")
-}
+func assignedText(m kadm.DescribedGroupMember) string { return orDash(console.AssignedText(m)) }
 
 func newGroupDeleteCmd(cf *clientFlags) *cobra.Command {
 	return &cobra.Command{
