@@ -184,19 +184,7 @@ func (b *topicBucket) GetRange(ctx context.Context, key string, offset, length i
 	if err != nil {
 		return nil, err
 	}
-	return &readCounter{ReadCloser: rc, n: b.read}, nil
-}
-
-// readCounter adds what the caller reads of a ranged GET.
-type readCounter struct {
-	io.ReadCloser
-	n prometheus.Counter
-}
-
-func (r *readCounter) Read(p []byte) (int, error) {
-	n, err := r.ReadCloser.Read(p)
-	r.n.Add(float64(n))
-	return n, err
+	return &objstore.CountingBody{ReadCloser: rc, Bytes: b.read}, nil
 }
 
 func (b *topicBucket) Put(ctx context.Context, key string, data []byte, opts objstore.PutOptions) (string, error) {

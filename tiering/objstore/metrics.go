@@ -133,18 +133,19 @@ func (b *metricsBucket) GetRange(ctx context.Context, key string, offset, length
 	if err != nil {
 		return nil, err
 	}
-	return &countingBody{ReadCloser: rc, bytes: b.m.bytes.WithLabelValues(string(OpGetRange))}, nil
+	return &CountingBody{ReadCloser: rc, Bytes: b.m.bytes.WithLabelValues(string(OpGetRange))}, nil
 }
 
-// countingBody adds what the caller reads to the bytes counter.
-type countingBody struct {
+// CountingBody adds what the caller reads to the Bytes counter (also used by
+// tiering's per-topic counters).
+type CountingBody struct {
 	io.ReadCloser
-	bytes prometheus.Counter
+	Bytes prometheus.Counter
 }
 
-func (c *countingBody) Read(p []byte) (int, error) {
+func (c *CountingBody) Read(p []byte) (int, error) {
 	n, err := c.ReadCloser.Read(p)
-	c.bytes.Add(float64(n))
+	c.Bytes.Add(float64(n))
 	return n, err
 }
 
