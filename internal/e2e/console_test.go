@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/strata-streaming/strata/internal/miniotest"
 	"github.com/strata-streaming/strata/internal/testagent"
-	"github.com/strata-streaming/strata/tiering"
 )
 
 // consoleBrowserTimeout bounds each step in the browser.
@@ -78,29 +76,6 @@ func TestConsole(t *testing.T) {
 	}
 	produce(0, 30)
 
-	// Wait until each partition's leader has uploaded every sealed segment.
-	leaders := map[int32]*testagent.Agent{}
-	for p := range int32(2) {
-		leader, _, _, err := c.partitionState(0, topic, p)
-		if err != nil || leader < 0 || int(leader) >= len(c.agents) {
-			t.Fatalf("%s-%d: leader %d, %v", topic, p, leader, err)
-		}
-		leaders[p] = c.agents[leader]
-		waitFor(t, fmt.Sprintf("%s-%d's leader to upload its sealed segments", topic, p), func() string {
-			ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-			defer cancel()
-			statuses, err := fetchTiering(ctx, leaders[p].HTTPAddr())
-			for _, s := range statuses {
-				if s.Topic == topic && s.Partition == p && s.RemoteSegments > 0 && s.LagSegments == 0 {
-					return ""
-				}
-			}
-			return fmt.Sprintf("%+v %v", statuses, err)
-		})
-	}
-
-	// What the CLI prints: the leader's tiering row of each partition, and
-	// the group's rows.
 	bin := testagent.Build(t)
 	cli := func(args ...string) string {
 		t.Helper()
@@ -112,6 +87,26 @@ func TestConsole(t *testing.T) {
 		}
 		return string(out)
 	}
+	// Wait until each partition's leader has uploaded every sealed segment.
+	leaders := map[int32]*testagent.Agent{}
+	for p := range int32(2) {
+		leader, _, _, err := c.partitionState(0, topic, p)
+		if err != nil || leader < 0 || int(leader) >= len(c.agents) {
+			t.Fatalf("%s-%d: leader %d, %v", topic, p, leader, err)
+		}
+		leaders[p] = c.agents[leader]
+		waitFor(t, fmt.Sprintf("%s-%d's leader to upload its sealed segments", topic, p), func() string {
+			out := cli("tiering", "status", "--http", leaders[p].HTTPAddr())
+			// SEGMENTS > 0 and LAG-BYTES 0.
+			if row := tableRow(out, topic, strconv.Itoa(int(p))); len(row) > 8 && row[5] != "0" && row[8] == "0" {
+				return ""
+			}
+			return out
+		})
+	}
+
+	// What the CLI prints: the leader's tiering row of each partition, and
+	// the group's rows.
 	type partitionNumbers struct{ Records, Bucket, Offsets string }
 	want := map[string]partitionNumbers{}
 	var wantBucket int64
@@ -214,22 +209,6 @@ func TestConsole(t *testing.T) {
 		return ""
 	})
 	saveScreenshot(t, ctx, filepath.Join(dir, "console-narrow.png"))
-}
-
-// fetchTiering is an agent's GET /v1/tiering.
-func fetchTiering(ctx context.Context, httpAddr string) ([]tiering.Status, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+httpAddr+"/v1/tiering", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var st struct{ Partitions []tiering.Status }
-	err = json.NewDecoder(resp.Body).Decode(&st)
-	return st.Partitions, err
 }
 
 // consoleScrapeJS reads the numbers the console shows for topic and group
