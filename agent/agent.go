@@ -69,9 +69,12 @@ type Agent struct {
 	// change, in Unix nanoseconds; the balancer waits for it to settle.
 	membersChangedAt atomic.Int64
 	draining         atomic.Bool
-	movesStarted     prometheus.Counter
-	moveSeconds      prometheus.Histogram
-	movesSeen        map[partitionKey]time.Time // owned by replicationLoop
+	// drainErr is why the last requested drain did not finish, if it did
+	// not (the agent then stays up).
+	drainErr     atomic.Pointer[string]
+	movesStarted prometheus.Counter
+	moveSeconds  prometheus.Histogram
+	movesSeen    map[partitionKey]time.Time // owned by replicationLoop
 	// running is closed when Run starts: fetchers wait for it, since
 	// gossip (a.members) is set up last in New.
 	running    chan struct{}
@@ -359,6 +362,7 @@ func (a *Agent) Run(ctx context.Context) error {
 			dctx, cancel := context.WithTimeout(context.Background(), a.cfg.DrainTimeout)
 			if err := a.Drain(dctx); err != nil {
 				a.logger.Warn("drain before stopping ended early", "err", err)
+				a.uploadSoleCopies()
 			}
 			cancel()
 		}

@@ -157,6 +157,21 @@ func (l *Log) rollLocked() error {
 	return nil
 }
 
+// Roll seals the active segment if it holds anything, so that all of the
+// log can be tiered: an agent that stops while it holds the only copy of
+// a partition uploads it first.
+func (l *Log) Roll() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	if l.active().size == 0 {
+		return nil
+	}
+	return l.rollLocked()
+}
+
 // Sync fsyncs everything appended so far.
 func (l *Log) Sync() error {
 	l.mu.RLock()

@@ -133,3 +133,27 @@ func TestRestartAtRestoresProducerState(t *testing.T) {
 		t.Error("a snapshot taken at another offset was accepted")
 	}
 }
+
+// TestRoll: Roll seals the active segment so that the whole log is listed
+// for upload; on an empty active segment it does nothing, and appends go
+// on in a new segment.
+func TestRoll(t *testing.T) {
+	l := openLog(t, vfs.NewMem(), "/p", smallSegments(), nil)
+	defer l.Close()
+	fill(t, l, 3, 0, 1)
+	before := l.Segments()
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	sealed := l.SealedSegments(0)
+	if l.Segments() != before+1 || len(sealed) == 0 || sealed[len(sealed)-1].Next != l.LogEndOffset() {
+		t.Fatalf("after Roll: %d segments (were %d), sealed %+v, log end %d", l.Segments(), before, sealed, l.LogEndOffset())
+	}
+	if err := l.Roll(); err != nil || l.Segments() != before+1 {
+		t.Fatalf("Roll of an empty active segment: %v, %d segments", err, l.Segments())
+	}
+	fill(t, l, 1, 3, 1)
+	if l.LogEndOffset() != 4 {
+		t.Fatalf("log end %d after an append past the roll", l.LogEndOffset())
+	}
+}

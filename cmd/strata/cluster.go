@@ -13,8 +13,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -270,44 +272,108 @@ func verifyPlan(ctx context.Context, cmd *cobra.Command, adm *kadm.Client, plan 
 	return nil
 }
 
-// newAgentDrainCmd is `strata agent drain`.
+// newAgentDrainCmd is `strata agent drain [ID]`.
 func newAgentDrainCmd() *cobra.Command {
 	var addr string
-	var wait bool
-	var timeout time.Duration
+	var wait, force bool
+	var timeout, limit time.Duration
 	cmd := &cobra.Command{
-		Use:   "drain",
+		Use:   "drain [AGENT-ID]",
 		Short: "Move an agent's leaderships and replicas to the others, then stop it",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			url := "http://" + addr + "/v1/drain"
-			resp, err := http.Post(url, "", nil)
+		Long: "Drains the agent at --http, or agent AGENT-ID through the agent at --http. Without --force,\n" +
+			"a drain that would leave partitions under-replicated is refused, and one that does not\n" +
+			"finish within --drain-timeout leaves the agent running; with --force the agent stops at\n" +
+			"the limit, after uploading what only it holds.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			q := url.Values{}
+			who := "agent at " + addr
+			if len(args) == 1 {
+				if _, err := strconv.ParseInt(args[0], 10, 32); err != nil {
+					return fmt.Errorf("drain: agent id %q is not a number", args[0])
+				}
+				q.Set("agent", args[0])
+				who = "agent " + args[0]
+			}
+			if force {
+				q.Set("force", "true")
+			}
+			if limit > 0 {
+				q.Set("timeout", limit.String())
+			}
+			target := "http://" + addr + "/v1/drain?" + q.Encode()
+			st, err := drainCall(http.MethodPost, target)
 			if err != nil {
-				return fmt.Errorf("drain: %w", err)
+				return err
 			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("drain: %s answered %s", url, resp.Status)
+			if st.Error != "" {
+				return fmt.Errorf("drain: %s", st.Error)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "agent at %s is draining\n", addr)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s is draining (%d replicas)\n", who, st.Replicas)
 			if !wait {
 				return nil
 			}
 			deadline := time.Now().Add(timeout)
 			for time.Now().Before(deadline) {
-				resp, err := http.Get(url)
-				if err != nil {
+				time.Sleep(500 * time.Millisecond)
+				st, err := drainCall(http.MethodGet, target)
+				switch {
+				case errors.Is(err, errAgentGone):
 					fmt.Fprintln(cmd.OutOrStdout(), "drained; the agent has stopped")
 					return nil
+				case err != nil:
+					return err
+				case !st.Draining && st.Error != "":
+					return fmt.Errorf("drain: %s", st.Error)
 				}
-				resp.Body.Close()
-				time.Sleep(500 * time.Millisecond)
 			}
-			return fmt.Errorf("drain: the agent at %s still runs after %v", addr, timeout)
+			return fmt.Errorf("drain: the %s still runs after %v", who, timeout)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "http", "localhost:9644", "HTTP address (--http-addr) of the agent to drain.")
+	cmd.Flags().StringVar(&addr, "http", "localhost:9644", "HTTP address (--http-addr) of the agent to drain, or of any agent when AGENT-ID is given.")
+	cmd.Flags().BoolVar(&force, "force", false, "Stop the agent at the time limit even if replicas are left, or when the others cannot hold them all.")
+	cmd.Flags().DurationVar(&limit, "drain-timeout", 0, "Time limit of the drain; 0 means the agent's --drain-timeout (5m when that is 0).")
 	cmd.Flags().BoolVar(&wait, "wait", false, "Wait until the agent has stopped.")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "Longest --wait.")
 	return cmd
+}
+
+// drainStatus is the agent's /v1/drain answer.
+type drainStatus struct {
+	AgentID  int32  `json:"agent_id"`
+	Draining bool   `json:"draining"`
+	Replicas int    `json:"replicas"`
+	Error    string `json:"error"`
+}
+
+// errAgentGone: the drained agent no longer answers, or no longer is a
+// member (asked through another agent): it has stopped.
+var errAgentGone = errors.New("the agent has stopped")
+
+// drainCall sends one /v1/drain request. A refused or failed drain comes
+// back in Error; only transport failures and unexpected answers are errors.
+func drainCall(method, target string) (drainStatus, error) {
+	var st drainStatus
+	req, err := http.NewRequest(method, target, nil)
+	if err != nil {
+		return st, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		if method == http.MethodGet {
+			return st, errAgentGone
+		}
+		return st, fmt.Errorf("drain: %w", err)
+	}
+	defer resp.Body.Close()
+	if method == http.MethodGet && resp.StatusCode == http.StatusNotFound {
+		return st, errAgentGone
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return st, fmt.Errorf("drain: %s answered %s: %w", target, resp.Status, err)
+	}
+	if resp.StatusCode != http.StatusOK && st.Error == "" {
+		return st, fmt.Errorf("drain: %s answered %s", target, resp.Status)
+	}
+	return st, nil
 }

@@ -17,9 +17,9 @@ import (
 // TestClusterCLI (issue 6): `strata cluster status` lists the agents with
 // their replicas; `strata reassign generate` proposes a plan over the
 // named agents; `strata reassign execute` moves a partition to the
-// agents a plan names and `verify` reports it done; `strata agent drain
-// --wait` drains an agent, which then stops by itself, leaving its
-// partitions on the others.
+// agents a plan names and `verify` reports it done; `strata agent drain 2
+// --wait`, sent to agent 0, drains agent 2, which then stops by itself,
+// leaving its partitions on the others.
 func TestClusterCLI(t *testing.T) {
 	c := startProcCluster(t, 3, "file://"+t.TempDir(), nil, "--drain-timeout", "1m")
 	c.createTopic("cli", 2, 2, nil)
@@ -71,7 +71,7 @@ func TestClusterCLI(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, testagent.Build(t), "agent", "drain", "--http", c.agents[2].HTTPAddr(), "--wait", "--timeout", "90s").CombinedOutput()
+	out, err := exec.CommandContext(ctx, testagent.Build(t), "agent", "drain", "2", "--http", c.agents[0].HTTPAddr(), "--wait", "--timeout", "90s").CombinedOutput()
 	if err != nil {
 		t.Fatalf("agent drain: %v\n%s", err, out)
 	}

@@ -1,0 +1,116 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-streaming/strata/membership"
+)
+
+// drainRequest sends method to agent a's /v1/drain with query and decodes
+// the JSON answer.
+func drainRequest(t *testing.T, a *running, method, query string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+a.HTTPAddr().String()+"/v1/drain?"+query, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("%s /v1/drain?%s: %s, body not JSON: %v", method, query, resp.Status, err)
+	}
+	return resp.StatusCode, out
+}
+
+// TestForcedDrainUploadsTheOnlyCopy: a lone agent refuses a plain drain
+// (nowhere to move its replicas) and keeps serving; a forced one stops it,
+// after sealing and uploading the records only it held (all in the
+// active segment here), so that an agent rebuilt on a new disk reads them
+// back from the bucket.
+func TestForcedDrainUploadsTheOnlyCopy(t *testing.T) {
+	dir := t.TempDir()
+	store := "file://" + filepath.Join(dir, "bucket")
+	a := start(t, tieringTestConfig(t, filepath.Join(dir, "data1"), store), nil)
+	cl := a.client(t)
+	createTopic(t, cl, "alone", 1, map[string]string{"retention.ms": "-1"})
+	values := produceValues(t, cl, "alone", 0, 50)
+
+	status, out := drainRequest(t, a, http.MethodPost, "")
+	if status != http.StatusConflict || !strings.Contains(out["error"].(string), "under-replicated") {
+		t.Fatalf("plain drain of a lone agent: %d %v", status, out)
+	}
+	if _, out = drainRequest(t, a, http.MethodGet, ""); out["draining"] != false || !a.ready.Load() {
+		t.Fatalf("after a refused drain: %v, ready %v", out, a.ready.Load())
+	}
+
+	if status, out = drainRequest(t, a, http.MethodPost, "force=true&timeout=2s"); status != http.StatusOK {
+		t.Fatalf("forced drain: %d %v", status, out)
+	}
+	select {
+	case err := <-a.done:
+		if err != nil {
+			t.Fatalf("Run after a forced drain: %v", err)
+		}
+		a.cancel = nil // it stopped by itself
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent did not stop after a forced drain")
+	}
+
+	cfg := tieringTestConfig(t, filepath.Join(dir, "data2"), store)
+	cfg.AgentID = 0
+	b := start(t, cfg, nil)
+	got := consumeFrom(t, b, "alone", 0, len(values))
+	if len(got) != len(values) {
+		t.Fatalf("a rebuilt agent read %d records from the bucket, want %d", len(got), len(values))
+	}
+	for i := range got {
+		if !bytes.Equal(got[i], values[i]) {
+			t.Fatalf("record %d differs", i)
+		}
+	}
+}
+
+// TestUnfinishedDrainLeavesTheAgentUp: a drain asked through another
+// agent (?agent=) that cannot finish in its time limit leaves the agent
+// running and active again, and says why.
+func TestUnfinishedDrainLeavesTheAgentUp(t *testing.T) {
+	c := startClusterWith(t, 2, func(cfg *Config) { cfg.AutoRebalance = false })
+	c.create("stay", 2, 1, nil)
+	target := c.agents[1]
+	if status, out := drainRequest(t, c.agents[0], http.MethodPost, "agent=1&timeout=1ms"); status != http.StatusOK {
+		t.Fatalf("drain of agent 1 through agent 0: %d %v", status, out)
+	}
+	var out map[string]any
+	waitFor(t, 10*time.Second, "the drain to end", func() bool {
+		_, out = drainRequest(t, c.agents[0], http.MethodGet, "agent=1")
+		e, _ := out["error"].(string)
+		return out["draining"] == false && strings.Contains(e, "stays up")
+	})
+	if out["agent_id"] != float64(1) {
+		t.Errorf("answer from agent %v, want 1", out["agent_id"])
+	}
+	select {
+	case err := <-target.done:
+		t.Fatalf("agent 1 stopped: %v", err)
+	default:
+	}
+	if s := target.members.Self().State; s != membership.StateActive {
+		t.Errorf("agent 1 is %v after the unfinished drain, want active", s)
+	}
+	if status, _ := drainRequest(t, c.agents[0], http.MethodGet, "agent=7"); status != http.StatusNotFound {
+		t.Errorf("drain of an unknown agent: %d, want 404", status)
+	}
+	if status, _ := drainRequest(t, c.agents[0], http.MethodPost, "timeout=soon"); status != http.StatusBadRequest {
+		t.Errorf("drain with a bad timeout: %d, want 400", status)
+	}
+}
