@@ -1,0 +1,22 @@
+// Package deploycheck holds the tests that keep Strata's deployment files
+// true to the agent they deploy. It has no code of its own.
+//
+//   - TestKubernetesManifests reads every YAML document under
+//     deploy/kubernetes and checks, without a cluster: the kinds a
+//     deployment needs are there (StatefulSet, headless and client
+//     Services, PodDisruptionBudget, HorizontalPodAutoscaler, ConfigMap);
+//     every agent flag, in the args or in the ConfigMap's --config file, is
+//     one `strata agent --help` lists and its value parses and validates as
+//     the agent would (agent.Config); container ports, Service ports and
+//     probes agree with --kafka-addr, --http-addr and --gossip-addr; each
+//     pod advertises its own name under the headless Service; the preStop
+//     hook runs `strata agent drain` against the agent's own HTTP port and
+//     the grace period outlasts the drain. With kubectl on the PATH it
+//     also renders the kustomization.
+//   - TestMonitoringMatchesAgent runs two real agent processes, produces,
+//     tiers, consumes in a group and stops a follower, so that every metric
+//     family has samples; then every metric and label that
+//     deploy/monitoring/alerts.yaml and grafana-dashboard.json use must be
+//     one the agents export, the probe paths of the manifests must answer
+//     200, and each alert must have a section in docs/operations.md.
+package deploycheck

@@ -1,0 +1,475 @@
+package deploycheck
+
+import (
+	"maps"
+	"net"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/strata-streaming/strata/agent"
+)
+
+// podIndexField is the downward-API path of a StatefulSet pod's ordinal.
+const podIndexField = "metadata.labels['apps.kubernetes.io/pod-index']"
+
+// sampleFields stand in for the pod fields the downward API fills in, so
+// that flags built from them can be parsed and validated.
+var sampleFields = map[string]string{
+	"metadata.name":      "strata-0",
+	"metadata.namespace": "strata",
+	"status.podIP":       "10.1.2.3",
+	podIndexField:        "0",
+}
+
+// cmdOnlyFlags are `strata agent` flags that cmd/strata, not agent.Config,
+// registers, with the values each accepts.
+var cmdOnlyFlags = map[string][]string{
+	"config":     nil, // any path
+	"log-level":  {"debug", "info", "warn", "error"},
+	"log-format": {"text", "json"},
+}
+
+var envReference = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+
+// TestKubernetesManifests: see the package doc.
+func TestKubernetesManifests(t *testing.T) {
+	root := repoRoot(t)
+	dir := filepath.Join(root, kubernetesDir)
+	docs, files := readManifests(t, dir)
+	kust := readKustomization(t, dir, files)
+
+	var sts statefulSet
+	only(t, docs, "apps/v1", "StatefulSet").decode(t, &sts)
+	var cm configMap
+	only(t, docs, "v1", "ConfigMap").decode(t, &cm)
+	var pdb podDisruptionBudget
+	only(t, docs, "policy/v1", "PodDisruptionBudget").decode(t, &pdb)
+	var hpa horizontalPodAutoscaler
+	only(t, docs, "autoscaling/v2", "HorizontalPodAutoscaler").decode(t, &hpa)
+	if ns := ofKind(docs, "v1", "Namespace"); len(ns) > 0 && (len(ns) > 1 || ns[0].name != kust.Namespace) {
+		t.Errorf("Namespace objects %v; the kustomization puts everything in %q", ns, kust.Namespace)
+	}
+
+	pod := sts.Spec.Template
+	if !selects(sts.Spec.Selector.MatchLabels, pod.Metadata.Labels) {
+		t.Errorf("StatefulSet selector %v does not select its pods %v", sts.Spec.Selector.MatchLabels, pod.Metadata.Labels)
+	}
+	c := agentContainer(t, sts)
+	if !slices.ContainsFunc(kust.Images, func(i struct {
+		Name string `yaml:"name"`
+	}) bool {
+		return i.Name == c.Image
+	}) {
+		t.Errorf("container image %q has no entry in the kustomization's images", c.Image)
+	}
+
+	flags := checkAgentFlags(t, c, cm, pod.Spec)
+	port := func(flag string) int {
+		_, p, err := net.SplitHostPort(flags.Lookup(flag).Value.String())
+		n, perr := strconv.Atoi(p)
+		if err != nil || perr != nil {
+			t.Fatalf("--%s %q: want host:port", flag, flags.Lookup(flag).Value)
+		}
+		return n
+	}
+	kafkaPort, httpPort, gossipPort := port("kafka-addr"), port("http-addr"), port("gossip-addr")
+
+	t.Run("listeners", func(t *testing.T) {
+		for _, l := range []struct {
+			flag, portName, protocol string
+			port                     int
+		}{
+			{"kafka-addr", "kafka", "TCP", kafkaPort},
+			{"http-addr", "http", "TCP", httpPort},
+			{"gossip-addr", "gossip-tcp", "TCP", gossipPort},
+			{"gossip-addr", "gossip-udp", "UDP", gossipPort},
+		} {
+			// Services and other pods reach the pod's IP, so the listener
+			// must bind every interface.
+			if host, _, _ := net.SplitHostPort(flags.Lookup(l.flag).Value.String()); host != "" && host != "0.0.0.0" {
+				t.Errorf("--%s binds %q; want :PORT, every interface of the pod", l.flag, host)
+			}
+			if got, ok := c.namedPort(l.portName, l.protocol); !ok || got != l.port {
+				t.Errorf("container port %s/%s = %d (present %v); --%s listens on %d", l.portName, l.protocol, got, ok, l.flag, l.port)
+			}
+		}
+	})
+
+	t.Run("addresses", func(t *testing.T) {
+		raw, _ := splitArgs(c.Args[1:])
+		env := c.envVars()
+		// Each pod advertises its own stable DNS name: POD.HEADLESS.NAMESPACE...
+		adv := raw["advertised-kafka-addr"]
+		host, p, err := net.SplitHostPort(adv)
+		if err != nil || p != strconv.Itoa(kafkaPort) {
+			t.Errorf("--advertised-kafka-addr %q: want HOST:%d, the Kafka port", adv, kafkaPort)
+		}
+		if want := "$(POD_NAME)." + sts.Spec.ServiceName + "."; !strings.HasPrefix(host, want) || env["POD_NAME"] != "fieldRef:metadata.name" {
+			t.Errorf("--advertised-kafka-addr %q: want the pod's name under the headless Service, %s..., POD_NAME from metadata.name (env %v)", adv, want, env)
+		}
+		if _, p, err := net.SplitHostPort(flags.Lookup("gossip-advertise-addr").Value.String()); err != nil || p != strconv.Itoa(gossipPort) {
+			t.Errorf("--gossip-advertise-addr %q: want port %d", flags.Lookup("gossip-advertise-addr").Value, gossipPort)
+		}
+		joins := strings.Split(raw["join"], ",")
+		for _, seed := range joins {
+			host, p, err := net.SplitHostPort(seed)
+			if err != nil || p != strconv.Itoa(gossipPort) || (host != sts.Spec.ServiceName && !strings.HasPrefix(host, sts.Spec.ServiceName+".") && !strings.Contains(host, "."+sts.Spec.ServiceName+".")) {
+				t.Errorf("--join %q: want the headless Service %s (or its pods) on the gossip port %d", seed, sts.Spec.ServiceName, gossipPort)
+			}
+		}
+		if id := raw["agent-id"]; id != "" {
+			for _, m := range envReference.FindAllStringSubmatch(id, -1) {
+				if env[m[1]] != "fieldRef:"+podIndexField {
+					t.Errorf("--agent-id %q: $(%s) is %q, want the pod index (%s)", id, m[1], env[m[1]], podIndexField)
+				}
+			}
+		}
+	})
+
+	t.Run("storage", func(t *testing.T) {
+		dataDir := flags.Lookup("data-dir").Value.String()
+		var claims []string
+		for _, v := range sts.Spec.VolumeClaimTemplates {
+			claims = append(claims, v.Metadata.Name)
+		}
+		if !slices.ContainsFunc(c.VolumeMounts, func(m struct {
+			Name      string `yaml:"name"`
+			MountPath string `yaml:"mountPath"`
+		}) bool {
+			return path.Clean(m.MountPath) == path.Clean(dataDir) && slices.Contains(claims, m.Name)
+		}) {
+			t.Errorf("--data-dir %s is not the mount point of a volumeClaimTemplate (%q)", dataDir, claims)
+		}
+		if store := flags.Lookup("store").Value.String(); strings.HasPrefix(store, "s3://") {
+			if !slices.ContainsFunc(c.EnvFrom, func(e struct {
+				SecretRef *struct {
+					Name string `yaml:"name"`
+				} `yaml:"secretRef"`
+			}) bool {
+				return e.SecretRef != nil && e.SecretRef.Name != ""
+			}) {
+				t.Errorf("--store %s: the container takes no credentials from a Secret (envFrom secretRef)", store)
+			}
+		} else {
+			t.Errorf("--store %q: agents of one cluster share an S3 or MinIO bucket (s3://...)", store)
+		}
+	})
+
+	t.Run("services", func(t *testing.T) {
+		var headless, clients []service
+		for _, d := range ofKind(docs, "v1", "Service") {
+			var s service
+			d.decode(t, &s)
+			if !selects(s.Spec.Selector, pod.Metadata.Labels) {
+				t.Errorf("Service %s selects %v, not the agents %v", s.Metadata.Name, s.Spec.Selector, pod.Metadata.Labels)
+			}
+			for _, p := range s.Spec.Ports {
+				target, err := c.resolvePort(p.TargetPort)
+				if err != nil {
+					t.Errorf("Service %s port %s: targetPort: %v", s.Metadata.Name, p.Name, err)
+					continue
+				}
+				proto := p.Protocol
+				if proto == "" {
+					proto = "TCP"
+				}
+				if !slices.ContainsFunc(c.Ports, func(cp struct {
+					Name          string `yaml:"name"`
+					ContainerPort int    `yaml:"containerPort"`
+					Protocol      string `yaml:"protocol"`
+				}) bool {
+					return cp.ContainerPort == target && (cp.Protocol == proto || cp.Protocol == "" && proto == "TCP")
+				}) {
+					t.Errorf("Service %s port %s: no %s container port %d", s.Metadata.Name, p.Name, proto, target)
+				}
+			}
+			if s.Spec.ClusterIP == "None" {
+				headless = append(headless, s)
+			} else {
+				clients = append(clients, s)
+			}
+		}
+		if len(headless) != 1 || headless[0].Metadata.Name != sts.Spec.ServiceName {
+			t.Fatalf("want one headless Service, the StatefulSet's serviceName %q; found %d", sts.Spec.ServiceName, len(headless))
+		}
+		if !headless[0].Spec.PublishNotReadyAddresses {
+			t.Error("the headless Service must publish pods before they are ready: agents join by gossip before they serve")
+		}
+		servesPort := func(s service, port int, proto string) bool {
+			for _, p := range s.Spec.Ports {
+				target, err := c.resolvePort(p.TargetPort)
+				if err == nil && target == port && (p.Protocol == proto || p.Protocol == "" && proto == "TCP") {
+					return true
+				}
+			}
+			return false
+		}
+		if !servesPort(headless[0], gossipPort, "TCP") || !servesPort(headless[0], gossipPort, "UDP") {
+			t.Errorf("headless Service %s lacks gossip port %d on TCP and UDP", headless[0].Metadata.Name, gossipPort)
+		}
+		if !slices.ContainsFunc(clients, func(s service) bool { return servesPort(s, kafkaPort, "TCP") }) {
+			t.Errorf("no client Service forwards to the Kafka port %d", kafkaPort)
+		}
+	})
+
+	t.Run("probes", func(t *testing.T) {
+		if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
+			t.Fatal("readinessProbe: want an httpGet of /readyz")
+		}
+		for kind, p := range map[string]*probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe, "startup": c.StartupProbe} {
+			if p == nil || p.HTTPGet == nil {
+				continue
+			}
+			if got, err := c.resolvePort(p.HTTPGet.Port); err != nil || got != httpPort {
+				t.Errorf("%sProbe port: %d (%v); the HTTP server (--http-addr) is on %d", kind, got, err, httpPort)
+			}
+		}
+		// TestMonitoringMatchesAgent asks a real agent for each path.
+	})
+
+	t.Run("drain", func(t *testing.T) {
+		checkPreStop(t, root, c, pod.Spec, flags, httpPort)
+	})
+
+	t.Run("disruption-and-scaling", func(t *testing.T) {
+		if !selects(pdb.Spec.Selector.MatchLabels, pod.Metadata.Labels) {
+			t.Errorf("PodDisruptionBudget selects %v, not the agents", pdb.Spec.Selector.MatchLabels)
+		}
+		if pdb.Spec.MaxUnavailable.Value != "1" {
+			t.Error("PodDisruptionBudget: want maxUnavailable 1, one draining agent at a time")
+		}
+		ref := hpa.Spec.ScaleTargetRef
+		if ref.APIVersion != "apps/v1" || ref.Kind != "StatefulSet" || ref.Name != sts.Metadata.Name {
+			t.Errorf("HorizontalPodAutoscaler scales %s %s %s, not the StatefulSet %s", ref.APIVersion, ref.Kind, ref.Name, sts.Metadata.Name)
+		}
+		for _, m := range hpa.Spec.Metrics {
+			if m.Type == "Resource" && m.Resource != nil && c.Resources.Requests[m.Resource.Name] == "" {
+				t.Errorf("the autoscaler scales on %s, which the agent container does not request", m.Resource.Name)
+			}
+		}
+		// Placement keeps a partition's replication factor only while
+		// enough agents are active: draining one of three shrinks RF-3
+		// partitions to two for good. So never fewer than four.
+		if hpa.Spec.MinReplicas < 4 || sts.Spec.Replicas < hpa.Spec.MinReplicas || sts.Spec.Replicas > hpa.Spec.MaxReplicas {
+			t.Errorf("replicas %d, autoscaler %d..%d: want at least 4 agents (replication factor 3, plus one to drain), within the autoscaler's range",
+				sts.Spec.Replicas, hpa.Spec.MinReplicas, hpa.Spec.MaxReplicas)
+		}
+	})
+
+	t.Run("kustomize", func(t *testing.T) {
+		kubectl, err := exec.LookPath("kubectl")
+		if err != nil {
+			t.Skip("kubectl is not on the PATH")
+		}
+		out, err := exec.Command(kubectl, "kustomize", dir).Output()
+		if err != nil {
+			t.Fatalf("kubectl kustomize %s: %v", kubernetesDir, err)
+		}
+		n := 0
+		dec := yaml.NewDecoder(strings.NewReader(string(out)))
+		for {
+			var obj struct {
+				Kind     string `yaml:"kind"`
+				Metadata struct {
+					Namespace string `yaml:"namespace"`
+				} `yaml:"metadata"`
+			}
+			if err := dec.Decode(&obj); err != nil {
+				break
+			}
+			n++
+			if obj.Kind != "Namespace" && obj.Metadata.Namespace != kust.Namespace {
+				t.Errorf("rendered %s is in namespace %q, not %q", obj.Kind, obj.Metadata.Namespace, kust.Namespace)
+			}
+		}
+		if n != len(docs) {
+			t.Errorf("kubectl kustomize renders %d objects; the files hold %d", n, len(docs))
+		}
+	})
+}
+
+// checkAgentFlags checks the agent container's flags and its --config file
+// against `strata agent --help`, parses and validates them as the agent
+// would, and returns the resulting flag set (defaults included).
+func checkAgentFlags(t *testing.T, c container, cm configMap, pod podSpec) *pflag.FlagSet {
+	t.Helper()
+	known := helpFlags(t, "agent")
+	args, err := splitArgs(c.Args[1:])
+	if err != nil {
+		t.Fatalf("container %s: %v", c.Name, err)
+	}
+	settings := map[string]string{}
+	if file := args["config"]; file != "" {
+		for name, value := range configFileSettings(t, file, c, cm, pod) {
+			if name == "config" {
+				t.Errorf("%s sets config", file)
+			}
+			settings[name] = value
+		}
+	}
+	for name, value := range args { // the command line wins over the file
+		settings[name] = value
+	}
+
+	env := c.envVars()
+	cfg := agent.DefaultConfig()
+	fs := pflag.NewFlagSet("agent", pflag.ContinueOnError)
+	cfg.RegisterFlags(fs)
+	for _, name := range slices.Sorted(maps.Keys(settings)) {
+		value := settings[name]
+		if !known[name] {
+			t.Errorf("--%s is not a flag of `strata agent`", name)
+			continue
+		}
+		value = envReference.ReplaceAllStringFunc(value, func(ref string) string {
+			v := envReference.FindStringSubmatch(ref)[1]
+			src, ok := env[v]
+			if !ok {
+				t.Errorf("--%s=%s: $(%s) is not in the container's env", name, settings[name], v)
+				return ref
+			}
+			if field, ok := strings.CutPrefix(src, "fieldRef:"); ok {
+				sample, ok := sampleFields[field]
+				if !ok {
+					t.Errorf("--%s: $(%s) comes from %s, which the test has no sample value for", name, v, field)
+				}
+				return sample
+			}
+			return src
+		})
+		if allowed, ok := cmdOnlyFlags[name]; ok {
+			if allowed != nil && !slices.Contains(allowed, value) {
+				t.Errorf("--%s=%s: want one of %q", name, value, allowed)
+			}
+			continue
+		}
+		if fs.Lookup(name) == nil {
+			t.Errorf("--%s: listed by --help but neither agent.Config nor cmdOnlyFlags has it; update cmdOnlyFlags", name)
+			continue
+		}
+		if err := fs.Set(name, value); err != nil {
+			t.Errorf("--%s=%s: %v", name, value, err)
+		}
+	}
+	cfg.ApplyFlags(fs)
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("the manifests' agent settings do not validate: %v", err)
+	}
+	return fs
+}
+
+// configFileSettings reads the --config file out of the ConfigMap mounted
+// at its directory, as a flat map of flag names to values.
+func configFileSettings(t *testing.T, file string, c container, cm configMap, pod podSpec) map[string]string {
+	t.Helper()
+	var mounted string
+	for _, m := range c.VolumeMounts {
+		if path.Clean(m.MountPath) == path.Dir(file) {
+			mounted = m.Name
+		}
+	}
+	var fromConfigMap bool
+	for _, v := range pod.Volumes {
+		if v.Name == mounted && v.ConfigMap != nil && v.ConfigMap.Name == cm.Metadata.Name {
+			fromConfigMap = true
+		}
+	}
+	data, ok := cm.Data[path.Base(file)]
+	if !fromConfigMap || !ok {
+		t.Fatalf("--config=%s: not a key of ConfigMap %s mounted at %s", file, cm.Metadata.Name, path.Dir(file))
+	}
+	var raw map[string]yaml.Node
+	if err := yaml.Unmarshal([]byte(data), &raw); err != nil {
+		t.Fatalf("ConfigMap %s %s: %v", cm.Metadata.Name, path.Base(file), err)
+	}
+	out := map[string]string{}
+	for name, n := range raw {
+		if n.Kind != yaml.ScalarNode {
+			t.Errorf("ConfigMap %s: %s: want a single value, as the agent does", cm.Metadata.Name, name)
+		}
+		out[name] = n.Value
+	}
+	return out
+}
+
+// checkPreStop: the hook drains the agent through its own HTTP port with
+// the image's binary, and the pod's grace period outlasts the drain.
+func checkPreStop(t *testing.T, root string, c container, pod podSpec, flags *pflag.FlagSet, httpPort int) {
+	t.Helper()
+	dockerfile, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := regexp.MustCompile(`(?m)^ENTRYPOINT \["([^"]+)"`).FindSubmatch(dockerfile)
+	uid := regexp.MustCompile(`adduser [^\n]*-u (\d+)`).FindSubmatch(dockerfile)
+	if entry == nil || uid == nil {
+		t.Fatal("Dockerfile: no ENTRYPOINT [\"...\"] or adduser -u UID; did it change?")
+	}
+	if want, _ := strconv.Atoi(string(uid[1])); pod.SecurityContext.RunAsUser != nil && *pod.SecurityContext.RunAsUser != want {
+		t.Errorf("runAsUser %d is not the image's user %d", *pod.SecurityContext.RunAsUser, want)
+	}
+	if pod.SecurityContext.FSGroup == nil {
+		t.Error("no fsGroup: the data volume would not be writable by the image's non-root user")
+	}
+
+	hook := c.Lifecycle.PreStop
+	if hook == nil || hook.Exec == nil {
+		t.Fatal("no preStop exec hook")
+	}
+	cmd := hook.Exec.Command
+	if len(cmd) < 3 || cmd[0] != string(entry[1]) || cmd[1] != "agent" || cmd[2] != "drain" {
+		t.Fatalf("preStop %q: want %s agent drain ...", cmd, entry[1])
+	}
+	known := helpFlags(t, "agent", "drain")
+	drain, err := splitArgs(cmd[3:])
+	if err != nil {
+		t.Fatalf("preStop: %v", err)
+	}
+	for name := range drain {
+		if !known[name] {
+			t.Errorf("preStop: --%s is not a flag of `strata agent drain`", name)
+		}
+	}
+	host, p, err := net.SplitHostPort(drain["http"])
+	if err != nil || p != strconv.Itoa(httpPort) || (host != "127.0.0.1" && host != "localhost") {
+		t.Errorf("preStop --http=%s: want the agent's own HTTP port, 127.0.0.1:%d", drain["http"], httpPort)
+	}
+	if drain["wait"] != "true" {
+		t.Error("preStop: without --wait the hook returns at once and the kubelet sends SIGTERM while the agent drains")
+	}
+	wait, err := time.ParseDuration(drain["timeout"])
+	if err != nil {
+		t.Errorf("preStop --timeout=%q: want an explicit duration: %v", drain["timeout"], err)
+	}
+
+	duration := func(flag string) time.Duration {
+		d, err := time.ParseDuration(flags.Lookup(flag).Value.String())
+		if err != nil {
+			t.Fatalf("--%s: %v", flag, err)
+		}
+		return d
+	}
+	drainTimeout, shutdownTimeout := duration("drain-timeout"), duration("shutdown-timeout")
+	if pod.TerminationGracePeriodSeconds == nil {
+		t.Fatal("no terminationGracePeriodSeconds: Kubernetes' 30 s default kills a draining agent")
+	}
+	grace := time.Duration(*pod.TerminationGracePeriodSeconds) * time.Second
+	if grace <= drainTimeout+shutdownTimeout || grace < wait {
+		t.Errorf("terminationGracePeriodSeconds %v: want more than --drain-timeout %v + --shutdown-timeout %v, and at least the hook's --timeout %v",
+			grace, drainTimeout, shutdownTimeout, wait)
+	}
+	if drainTimeout == 0 {
+		t.Error("--drain-timeout 0: the agent would stop without draining")
+	}
+}
