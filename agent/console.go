@@ -168,7 +168,7 @@ func (a *Agent) consoleAgents() []console.AgentInfo {
 		return []console.AgentInfo{{ID: a.id, KafkaAddr: a.advertisedAddr(), HTTPAddr: a.httpLn.Addr().String(), Rack: a.cfg.Rack, State: "-"}}
 	}
 	self := a.members.Self()
-	out := []console.AgentInfo{{ID: a.id, KafkaAddr: self.KafkaAddr, HTTPAddr: self.HTTPAddr, Rack: self.Rack, State: self.State.String()}}
+	out := []console.AgentInfo{{ID: a.id, KafkaAddr: self.KafkaAddr, HTTPAddr: dialableHTTP(self.HTTPAddr, self.KafkaAddr), Rack: self.Rack, State: self.State.String()}}
 	for _, m := range a.members.Members() {
 		if m.ID == a.id {
 			continue

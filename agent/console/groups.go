@@ -42,8 +42,9 @@ func GroupFromLag(l kadm.DescribedGroupLag) Group {
 	return g
 }
 
-// AssignedText renders a member's assignment as "topic:0,1 other:2", or ""
-// when it has none or it is not a consumer assignment.
+// AssignedText renders a member's assignment as "topic:0,1 other:2" (a
+// topic with no partitions as "topic:-"), or "" when it has none or it is
+// not a consumer assignment. `strata group describe` prints the same.
 func AssignedText(m kadm.DescribedGroupMember) string {
 	a, ok := m.Assigned.AsConsumer()
 	if !ok {
@@ -56,6 +57,9 @@ func AssignedText(m kadm.DescribedGroupMember) string {
 		ids := make([]string, len(ps))
 		for i, p := range ps {
 			ids[i] = strconv.Itoa(int(p))
+		}
+		if len(ids) == 0 {
+			ids = []string{"-"}
 		}
 		parts = append(parts, t.Topic+":"+strings.Join(ids, ","))
 	}
