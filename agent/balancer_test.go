@@ -320,3 +320,85 @@ func (c *cluster) replicasOf(topic string, idx int32) []int32 {
 	}
 	return st.Replicas
 }
+
+// TestNextBalancerContinuesThePlan (issue 6): a lease holder starts part
+// of a rebalance and then is gone (its lease lapses); another agent takes
+// the lease and finishes from the states in the store, counting the moves
+// in flight at their targets: six replicas reach the new agent in six
+// moves in all, none undone.
+func TestNextBalancerContinuesThePlan(t *testing.T) {
+	tweak := func(cfg *Config) {
+		cfg.RebalanceSettle = time.Hour // only the rounds this test runs plan
+		cfg.RebalanceMaxMoves = 2
+		cfg.AutoLeaderRebalance = false
+	}
+	c := startClusterWith(t, 3, tweak)
+	const topic = "plan"
+	c.create(topic, 12, 2, nil)
+	cfg := clusterConfig(filepath.Join(c.dir, "agent3"), c.store)
+	tweak(&cfg)
+	cfg.Gossip.Join = []string{c.agents[0].members.Self().GossipAddr}
+	c.cfgs = append(c.cfgs, cfg)
+	newcomer := start(t, cfg, nil)
+	c.agents = append(c.agents, newcomer)
+	for _, a := range c.agents {
+		waitFor(t, 10*time.Second, "four active agents", func() bool { return len(a.activeAgents()) == 4 })
+	}
+
+	// The first holder's round starts two moves; it renews no more.
+	first, second := c.agents[0], c.agents[1]
+	now := time.Now().Add(time.Hour)
+	first.balanceOnce(ctxT(t), now)
+	moves := func() float64 {
+		var n float64
+		for _, a := range c.agents {
+			n += counterValue(t, a, "strata_reassignments_started_total")
+		}
+		return n
+	}
+	if got := moves(); got != 2 {
+		t.Fatalf("the first holder started %v moves, want 2 (its limit)", got)
+	}
+	// The second agent's rounds: it holds no lease until the first one's
+	// term has passed, then plans around the moves in flight.
+	second.balanceOnce(ctxT(t), now.Add(leaseTerm/2))
+	if got := moves(); got != 2 {
+		t.Fatalf("a second agent planned while the first held the lease: %v moves", got)
+	}
+	for round := range 20 {
+		now = now.Add(leaseTerm + time.Second)
+		second.balanceOnce(ctxT(t), now)
+		waitFor(t, 30*time.Second, "the moves in flight to finish", func() bool {
+			second.refreshStates(ctxT(t), true)
+			e, _ := second.entry(topic)
+			for _, p := range e.snap.Partitions {
+				if partitionState(p).Moving() {
+					return false
+				}
+			}
+			return true
+		})
+		if n := replicasOn(second, topic, newcomer.id); n == 6 {
+			t.Logf("balanced after %d rounds of the second holder", round+1)
+			break
+		}
+	}
+	if n := replicasOn(second, topic, newcomer.id); n != 6 {
+		t.Fatalf("the new agent holds %d replicas, want 6", n)
+	}
+	if got := moves(); got != 6 {
+		t.Errorf("%v moves in all, want the 6 needed", got)
+	}
+}
+
+// replicasOn counts the replicas of topic that agent a sees on agent id.
+func replicasOn(a *running, topic string, id int32) int {
+	e, _ := a.entry(topic)
+	n := 0
+	for _, p := range e.snap.Partitions {
+		if slices.Contains(partitionState(p).Replicas, id) {
+			n++
+		}
+	}
+	return n
+}
