@@ -203,10 +203,17 @@ func Build(self int32, agents []AgentInfo, topics []TopicState, locals map[int32
 	if v.Groups == nil {
 		v.Groups = []Group{}
 	}
-	leaders := map[partitionKey]LocalPartition{}
-	for _, l := range locals {
+	// A partition's numbers are taken from the report of the agent the
+	// metadata names as its leader, and only if that agent leads it in its
+	// own view too: a deposed leader's stale numbers are not shown.
+	type ledBy struct {
+		partitionKey
+		agent int32
+	}
+	leaders := map[ledBy]LocalPartition{}
+	for id, l := range locals {
 		for _, p := range l.Partitions {
-			leaders[partitionKey{p.Topic, p.Partition}] = p
+			leaders[ledBy{partitionKey{p.Topic, p.Partition}, id}] = p
 		}
 	}
 	replicas, leading := map[int32]int{}, map[int32]int{}
@@ -249,7 +256,7 @@ func Build(self int32, agents []AgentInfo, topics []TopicState, locals map[int32
 				v.Moves = append(v.Moves, Move{Topic: ts.Name, Partition: ps.Index, Replicas: ps.Replicas, Target: ps.Target})
 			}
 			p := Partition{Partition: ps.Index, Leader: ps.Leader, Replicas: ps.Replicas, ISR: ps.ISR}
-			if lp, ok := leaders[partitionKey{ts.Name, ps.Index}]; ok && ps.Leader >= 0 {
+			if lp, ok := leaders[ledBy{partitionKey{ts.Name, ps.Index}, ps.Leader}]; ok {
 				p.Reported = true
 				p.LogStart, p.HighWatermark, p.LocalBytes, p.Tiering = lp.LogStart, lp.HighWatermark, lp.LocalBytes, lp.Tiering
 				p.Records = max(lp.HighWatermark-lp.LogStart, 0)

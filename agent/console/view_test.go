@@ -8,9 +8,10 @@ import (
 	"github.com/strata-streaming/strata/tiering"
 )
 
-// TestBuildMergesReports: partition numbers come from the leader's report,
-// counters are summed over agents, a silent agent leaves its partitions
-// unreported, and the cost is priced per agent's uptime.
+// TestBuildMergesReports: partition numbers come from the report of the
+// leader the metadata names, counters are summed over agents, a silent
+// agent leaves its partitions unreported, and the cost is priced per
+// agent's uptime.
 func TestBuildMergesReports(t *testing.T) {
 	agents := []AgentInfo{{ID: 2, State: "active"}, {ID: 0, State: "active"}, {ID: 1, State: "draining"}}
 	topics := []TopicState{{Name: "t", Partitions: []PartitionState{
@@ -21,7 +22,8 @@ func TestBuildMergesReports(t *testing.T) {
 	day := 24 * 3600.0
 	locals := map[int32]*Local{
 		0: {AgentID: 0, UptimeSeconds: day, Partitions: []LocalPartition{{Topic: "t", Partition: 0, LogStart: 10, HighWatermark: 110, LocalBytes: 500,
-			Tiering: &tiering.Status{RemoteBytes: 4000}}},
+			Tiering: &tiering.Status{RemoteBytes: 4000}},
+			{Topic: "t", Partition: 1, HighWatermark: 999}}, // a stale claim: the metadata names agent 1
 			BytesIn: map[string]float64{"t": 7}, StoreUsage: map[string]tiering.TopicUsage{"t": {Puts: 1000, BytesWritten: 1 << 30}},
 			StoreRequests: map[string]map[string]float64{"put": {"ok": 5, "error": 1}}},
 		1: {AgentID: 1, UptimeSeconds: 2 * day, Partitions: []LocalPartition{{Topic: "t", Partition: 1, LogStart: 0, HighWatermark: 50, LocalBytes: 300}},
