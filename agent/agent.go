@@ -75,6 +75,7 @@ type Agent struct {
 	movesStarted prometheus.Counter
 	moveSeconds  prometheus.Histogram
 	movesSeen    map[partitionKey]time.Time // owned by replicationLoop
+	consoleGate  consoleGate                // one /v1/console gathering at a time (console.go)
 	// running is closed when Run starts: fetchers wait for it, since
 	// gossip (a.members) is set up last in New.
 	running    chan struct{}

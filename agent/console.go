@@ -39,7 +39,35 @@ const (
 	consoleGatherTimeout = 4 * time.Second
 	// consoleReportMaxBytes bounds one agent's report read by another.
 	consoleReportMaxBytes = 16 << 20
+	// consoleViewReuse: a view younger than this is served again rather
+	// than gathered anew, so that many open pages cost one gathering.
+	consoleViewReuse = time.Second
 )
+
+// consoleGate lets one /v1/console gathering run at a time and keeps its
+// answer for consoleViewReuse. The zero value is ready to use.
+type consoleGate struct {
+	once sync.Once
+	slot chan struct{} // holds a token while a gathering runs
+	view []byte        // the last answer, guarded by holding the slot
+	at   time.Time
+}
+
+// get returns the last answer if it is fresh, else waits for the slot (or
+// ctx) and gathers a new one with gather.
+func (g *consoleGate) get(ctx context.Context, gather func(context.Context) []byte) ([]byte, error) {
+	g.once.Do(func() { g.slot = make(chan struct{}, 1) })
+	select {
+	case g.slot <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-g.slot }()
+	if g.view == nil || time.Since(g.at) >= consoleViewReuse {
+		g.view, g.at = gather(ctx), time.Now()
+	}
+	return g.view, nil
+}
 
 func (a *Agent) registerConsole(mux *http.ServeMux) {
 	mux.Handle("GET /console/", http.StripPrefix("/console/", console.Assets()))
@@ -120,6 +148,18 @@ func visitCounters(reg prometheus.Gatherer, fn func(name string, labels map[stri
 func (a *Agent) consoleView(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), consoleGatherTimeout)
 	defer cancel()
+	view, err := a.consoleGate.get(ctx, a.gatherConsoleView)
+	if err != nil {
+		http.Error(w, "console: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(view)
+}
+
+// gatherConsoleView builds the cluster-wide view as JSON.
+func (a *Agent) gatherConsoleView(ctx context.Context) []byte {
 	agents := a.consoleAgents()
 	locals := map[int32]*console.Local{a.id: a.consoleReport()}
 	var errs []string
@@ -158,7 +198,11 @@ func (a *Agent) consoleView(w http.ResponseWriter, r *http.Request) {
 		}
 		topics = append(topics, ts)
 	}
-	writeJSON(w, console.Build(a.id, agents, topics, locals, groups, a.cfg.Console, errs))
+	b, err := json.Marshal(console.Build(a.id, agents, topics, locals, groups, a.cfg.Console, errs))
+	if err != nil { // a number JSON cannot carry (an overflow to infinity)
+		b, _ = json.Marshal(map[string][]string{"errors": {"console: " + err.Error()}})
+	}
+	return b
 }
 
 // consoleAgents are this agent and the live agents gossip lists, each

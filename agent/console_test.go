@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -95,5 +96,31 @@ func TestDialableHTTP(t *testing.T) {
 		if got := dialableHTTP(tc.http, tc.kafka); got != tc.want {
 			t.Errorf("dialableHTTP(%q, %q) = %q, want %q", tc.http, tc.kafka, got, tc.want)
 		}
+	}
+}
+
+// TestConsoleGateWaitsBounded: while a gathering runs, another request
+// waits for it only as long as its own context allows.
+func TestConsoleGateWaitsBounded(t *testing.T) {
+	var g consoleGate
+	inside, release := make(chan struct{}), make(chan struct{})
+	done := make(chan []byte)
+	go func() {
+		b, _ := g.get(context.Background(), func(context.Context) []byte {
+			close(inside)
+			<-release
+			return []byte("first")
+		})
+		done <- b
+	}()
+	<-inside
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := g.get(ctx, func(context.Context) []byte { return []byte("second") }); err == nil {
+		t.Error("a request whose context ended got an answer while another gathering held the gate")
+	}
+	close(release)
+	if b := <-done; string(b) != "first" {
+		t.Errorf("the first gathering answered %q", b)
 	}
 }

@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/spf13/pflag"
 
@@ -41,7 +42,7 @@ func (p Prices) Validate() error {
 		flag string
 		v    float64
 	}{{"cost-put-per-1000", p.PutPer1000}, {"cost-get-per-1000", p.GetPer1000}, {"cost-storage-gb-month", p.StorageGBMonth}} {
-		if !(f.v >= 0) { // also catches NaN
+		if !(f.v >= 0) || math.IsInf(f.v, 1) { // NaN fails the comparison
 			return fmt.Errorf("--%s %v: must be a price of zero or more", f.flag, f.v)
 		}
 	}
