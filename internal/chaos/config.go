@@ -85,7 +85,7 @@ func DefaultConfig() Config {
 		Warmup:          5 * time.Second,
 		Duration:        75 * time.Second,
 		MaxFaults:       100,
-		Faults:          slices.Clone(AllFaults),
+		Faults:          slices.Clone(DefaultFaults),
 		Timings:         DefaultTimings(),
 		Cooldown:        3 * time.Second,
 		HealTimeout:     60 * time.Second,

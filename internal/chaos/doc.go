@@ -6,7 +6,8 @@
 //
 //	        seed ──▶ Planner ──▶ faults: SIGKILL+restart, SIGSTOP/SIGCONT,
 //	                               stall followers then SIGKILL the leader,
-//	                               store errors/resets/latency
+//	                               store errors/resets/latency, SIGKILL and
+//	                               an emptied data directory (wipe)
 //	                                 │
 //	workload ──Kafka──▶ agent 0..N-1 ◀┘ ──S3──▶ StoreProxy ──▶ MinIO
 //	(recorder)                                    (or a file:// store)

@@ -205,6 +205,17 @@ func (r *runner) inject(f Fault, tps []TopicPartition) {
 		r.kill(target)
 		time.Sleep(f.Hold)
 		r.restart(target)
+	case FaultWipe:
+		rec.Agents = []int{target}
+		dir := r.c.agents[target].DataDir()
+		rec.What = fmt.Sprintf("SIGKILL agent %d, empty its data directory, restart after %v", target, f.Hold)
+		r.logFault(rec)
+		r.kill(target)
+		if err := emptyDir(dir); err != nil {
+			r.t.Errorf("chaos: wipe agent %d: %v", target, err)
+		}
+		time.Sleep(f.Hold)
+		r.restart(target)
 	case FaultPause:
 		rec.Agents = []int{target}
 		rec.What = fmt.Sprintf("SIGSTOP agent %d for %v", target, f.Hold)
@@ -239,6 +250,21 @@ func (r *runner) inject(f Fault, tps []TopicPartition) {
 		time.Sleep(f.Hold)
 		r.c.proxy.Set(StoreFault{})
 	}
+}
+
+// emptyDir removes everything in dir and keeps dir itself, as a new empty
+// disk mounted where the old one was.
+func emptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *runner) logFault(rec FaultRecord) {

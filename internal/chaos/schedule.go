@@ -29,10 +29,20 @@ const (
 	// FaultStore makes the store proxy answer with errors, resets and
 	// latency (Store) for Hold.
 	FaultStore FaultKind = "store"
+	// FaultWipe SIGKILLs an agent, deletes everything in its data
+	// directory (a lost disk, replaced by an empty one) and restarts it
+	// after Hold with the same agent id. It must copy its replicas from
+	// the others again; the cluster must lose nothing acknowledged.
+	FaultWipe FaultKind = "wipe"
 )
 
 // AllFaults are the kinds this slice of the harness can inject.
-var AllFaults = []FaultKind{FaultKill, FaultPause, FaultStallKill, FaultStore}
+var AllFaults = []FaultKind{FaultKill, FaultPause, FaultStallKill, FaultStore, FaultWipe}
+
+// DefaultFaults are the kinds of DefaultConfig: those of the first slice,
+// so that the seeds of the runs recorded in docs/reliability.md still give
+// the same plans. FaultWipe runs in TestChaosWipe and where asked for.
+var DefaultFaults = []FaultKind{FaultKill, FaultPause, FaultStallKill, FaultStore}
 
 // StoreFault is what the store proxy does to each request while a store
 // fault lasts. The zero value passes every request through unchanged.
@@ -151,7 +161,7 @@ func (p *Planner) Next() Fault {
 	f.Target = p.rng.IntN(1 << 16)
 	f.Leader = p.rng.IntN(4) != 0 // most kills and pauses hit a leader
 	switch f.Kind {
-	case FaultKill:
+	case FaultKill, FaultWipe:
 		f.Hold = p.between(p.timings.KillHold)
 	case FaultPause:
 		f.Hold = p.between(p.timings.PauseHold)
