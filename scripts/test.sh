@@ -1,26 +1,26 @@
 #!/usr/bin/env bash
 # Runs Strata's test suite on a fresh Debian machine with Go: installs what
-# the tests need (kcat, Chromium, MinIO), then vets and tests every package (race
-# detector on), and runs each fuzz target briefly.
+# the tests need (kcat, Chromium, iproute2, MinIO), then vets and tests
+# every package (race detector on), and runs each fuzz target briefly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v kcat >/dev/null 2>&1; then
-	if [ "$(id -u)" = 0 ]; then
-		apt-get update -qq && apt-get install -y -qq kcat >/dev/null
-	else
-		echo "kcat is missing; install it with: sudo apt-get install -y kcat" >&2
+# need CMD PACKAGE installs Debian's PACKAGE when CMD is missing and this
+# runs as root (apt-get update once), and says how otherwise; the tests
+# that use CMD fail, not skip, without it.
+updated=
+need() {
+	command -v "$1" >/dev/null 2>&1 && return
+	if [ "$(id -u)" != 0 ]; then
+		echo "$1 is missing; install it with: sudo apt-get install -y $2" >&2
+		return
 	fi
-fi
-# Debian's Chromium, which the web console's browser test drives headless
-# (internal/e2e/console_test.go fails without it).
-if ! command -v chromium >/dev/null 2>&1; then
-	if [ "$(id -u)" = 0 ]; then
-		apt-get update -qq && apt-get install -y -qq chromium >/dev/null
-	else
-		echo "chromium is missing; install it with: sudo apt-get install -y chromium" >&2
-	fi
-fi
+	[ -n "$updated" ] || { apt-get update -qq; updated=1; }
+	apt-get install -y -qq "$2" >/dev/null
+}
+need kcat kcat         # the kcat end-to-end tests
+need chromium chromium # the web console's browser test (internal/e2e/console_test.go)
+need ip iproute2       # network namespaces for the chaos harness's cuts (internal/netns)
 
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 if [ -n "$unformatted" ]; then

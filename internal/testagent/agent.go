@@ -63,6 +63,11 @@ type Options struct {
 	// StopTimeout bounds the wait after SIGTERM before SIGKILL;
 	// DefaultStopTimeout if 0.
 	StopTimeout time.Duration
+	// NetNS runs the agent inside this network namespace (`ip netns exec`,
+	// which execs, so signals still reach the agent itself), and IP is the
+	// address it listens on and advertises there (internal/netns). IP is
+	// 127.0.0.1 when empty.
+	NetNS, IP string
 }
 
 // Agent is one strata agent subprocess, possibly restarted several times on
@@ -112,11 +117,16 @@ func Start(t testing.TB, opts Options) *Agent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.kafkaAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
-	a.httpAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
+	host := opts.IP
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	// Ports free here are free in a fresh namespace too.
+	a.kafkaAddr = net.JoinHostPort(host, strconv.Itoa(ports[0]))
+	a.httpAddr = net.JoinHostPort(host, strconv.Itoa(ports[1]))
 	// A fixed gossip port, so that other agents can --join this one and
 	// find it again after a restart.
-	a.gossipAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[2]))
+	a.gossipAddr = net.JoinHostPort(host, strconv.Itoa(ports[2]))
 	t.Cleanup(func() {
 		// An agent must survive every test and shut down cleanly on SIGTERM.
 		for _, err := range a.stopForCleanup() {
@@ -311,6 +321,9 @@ func (a *Agent) start() error {
 	}
 	args = append(args, a.opts.ExtraArgs...)
 	cmd := exec.Command(a.bin, args...)
+	if a.opts.NetNS != "" {
+		cmd = exec.Command("ip", append([]string{"netns", "exec", a.opts.NetNS, a.bin}, args...)...)
+	}
 	cmd.Env = append(os.Environ(), a.opts.Env...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
