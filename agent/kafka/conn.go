@@ -74,6 +74,10 @@ func (s *Server) serveConn(c net.Conn) {
 		if resp == nil { // acks=0 produce: no response at all
 			continue
 		}
+		// A client that stops reading would otherwise hold this goroutine
+		// and the answer's memory for as long as it keeps the connection:
+		// taking an answer gets as long as sending a request does.
+		c.SetWriteDeadline(time.Now().Add(s.cfg.IdleTimeout))
 		if err := writeResponse(bw, req, resp); err != nil {
 			return
 		}

@@ -28,7 +28,8 @@ import (
 type Config struct {
 	// MaxRequestBytes is socket.request.max.bytes: the largest frame accepted.
 	MaxRequestBytes int32
-	// IdleTimeout closes connections that send nothing for this long.
+	// IdleTimeout closes connections that send nothing for this long, or
+	// that take longer than this to read one answer.
 	IdleTimeout time.Duration
 	// MaxFetchWait caps a fetch's MaxWaitMs.
 	MaxFetchWait time.Duration
