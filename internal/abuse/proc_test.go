@@ -3,10 +3,13 @@ package abuse
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -184,4 +187,41 @@ func median(xs []int64) int64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// agentHasConnFrom reports whether process pid holds an open TCP socket
+// whose peer is addr (an IPv4 address), from /proc/PID/fd and
+// /proc/PID/net/tcp.
+func agentHasConnFrom(pid int, addr net.Addr) (bool, error) {
+	ta, ok := addr.(*net.TCPAddr)
+	if !ok || ta.IP.To4() == nil {
+		return false, fmt.Errorf("%v: not a TCP IPv4 address", addr)
+	}
+	peer := fmt.Sprintf("%08X:%04X", binary.LittleEndian.Uint32(ta.IP.To4()), ta.Port)
+	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
+	fds, err := os.ReadDir(fdDir)
+	if err != nil {
+		return false, err
+	}
+	inodes := map[string]bool{}
+	for _, fd := range fds {
+		link, err := os.Readlink(filepath.Join(fdDir, fd.Name()))
+		if err != nil {
+			continue // closed meanwhile
+		}
+		if inode, ok := strings.CutPrefix(link, "socket:["); ok {
+			inodes[strings.TrimSuffix(inode, "]")] = true
+		}
+	}
+	table, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/tcp", pid))
+	if err != nil {
+		return false, err
+	}
+	for _, line := range strings.Split(string(table), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 9 && f[2] == peer && inodes[f[9]] {
+			return true, nil
+		}
+	}
+	return false, nil
 }
