@@ -42,7 +42,9 @@ func (a *Agent) watchMembers() {
 		case membership.EventJoin, membership.EventLeave, membership.EventFail:
 			a.logger.Info("agent membership", "event", e.Type, "agent_id", e.Member.ID, "kafka_addr", e.Member.KafkaAddr, "state", e.Member.State)
 		case membership.EventDuplicate:
-			a.logger.Error("two live agents claim one agent id", "agent_id", e.Member.ID, "node", e.Member.Name, "other", e.Other.Name)
+			if !e.Restarted() { // a restart is expected and logged by membership
+				a.logger.Error("two live agents claim one agent id", "agent_id", e.Member.ID, "node", e.Member.Name, "other", e.Other.Name)
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package membership
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 
@@ -166,7 +167,11 @@ func (d *delegate) deliver(evs []Event) {
 		case EventFail:
 			d.logger.Warn("member failed", "agent_id", m.ID, "node", m.Name, "gossip_addr", m.GossipAddr)
 		case EventDuplicate:
-			d.logger.Error("two live members claim one agent id: an agent restarted before its old incarnation failed, or two agents share an --agent-id",
+			msg, level := "two live members claim one agent id: two agents share an --agent-id, or one restarted on another address before its old incarnation failed", slog.LevelError
+			if e.Restarted() {
+				msg, level = "an agent restarted before its old incarnation was declared failed", slog.LevelInfo
+			}
+			d.logger.Log(context.Background(), level, msg,
 				"agent_id", m.ID, "node", m.Name, "gossip_addr", m.GossipAddr, "started", m.Started,
 				"other_node", e.Other.Name, "other_gossip_addr", e.Other.GossipAddr, "other_started", e.Other.Started)
 		}

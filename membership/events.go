@@ -150,3 +150,10 @@ func (q *eventQueue) dispatch(out chan<- Event, done <-chan struct{}) {
 		}
 	}
 }
+
+// Restarted reports whether an EventDuplicate is one agent's two
+// incarnations: both on one gossip address, which two live processes
+// cannot share, so the older one has stopped and will be declared failed.
+func (e Event) Restarted() bool {
+	return e.Type == EventDuplicate && e.Member.GossipAddr == e.Other.GossipAddr
+}

@@ -266,6 +266,14 @@ func TestDuplicateAgentIDReported(t *testing.T) {
 	if e.Member.ID != 1 || e.Other.ID != 1 || !slices.Equal(got, names) {
 		t.Errorf("duplicate event %+v, want agent 1 as %v", e, names)
 	}
+	// Two addresses: not a restart, and said loudly.
+	if e.Restarted() || !strings.Contains(c.logs.String(), "level=ERROR msg=\"two live members claim one agent id") {
+		t.Errorf("two processes with one id: Restarted() = %v; logs:\n%s", e.Restarted(), c.logs.String())
+	}
+	restart := Event{Type: EventDuplicate, Member: Member{ID: 1, GossipAddr: "127.0.0.1:7946"}, Other: Member{ID: 1, GossipAddr: "127.0.0.1:7946"}}
+	if !restart.Restarted() {
+		t.Error("two incarnations on one gossip address are not a restart")
+	}
 	// Both claimants stay listed, adjacent, the later start first.
 	ms := a.Members()
 	if len(ms) != 3 || ms[1].ID != 1 || ms[2].ID != 1 || ms[1].Started.Before(ms[2].Started) {
