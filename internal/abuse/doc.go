@@ -1,6 +1,6 @@
-// Package abuse holds two long-running tests of one agent process
-// (internal/testagent) that ask whether its resources stay bounded; the
-// package has no code of its own.
+// Package abuse holds tests of one agent process (internal/testagent)
+// that ask whether its resources stay bounded; the package has no code of
+// its own.
 //
 // TestProtocolAbuse runs a well-behaved franz-go producer (acks=all,
 // idempotent) and consumer throughout, and in phases, one at a time and
@@ -18,8 +18,12 @@
 // of them grows between the middle third and the last third of the run
 // by more than a generous margin.
 //
-// Both tests read back every acknowledged record. They print their
-// numbers with t.Log, so run them with -v to see them:
+// TestUnreadAnswerIsDropped requires that a client which asks for a big
+// Fetch answer and never reads it is cut off after --connections-max-idle
+// instead of holding the answer's memory for as long as it likes.
+//
+// TestProtocolAbuse and TestSoak read back every acknowledged record and
+// print their numbers with t.Log, so run them with -v to see them:
 //
 //	go test -v -run TestProtocolAbuse ./internal/abuse/
 //	STRATA_SOAK_DURATION=30m go test -v -run TestSoak -timeout 0 ./internal/abuse/
