@@ -40,6 +40,11 @@ var cmdOnlyFlags = map[string][]string{
 	"log-format": {"text", "json"},
 }
 
+// soleCopyUploadLimit is how long a forced drain that ran out of time
+// spends uploading the partitions only its agent holds before it stops
+// (uploadSoleCopies in agent/drain.go).
+const soleCopyUploadLimit = time.Minute
+
 var envReference = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
 
 // TestKubernetesManifests: see the package doc.
@@ -448,6 +453,9 @@ func checkPreStop(t *testing.T, root string, c container, pod podSpec, flags *pf
 	if drain["wait"] != "true" {
 		t.Error("preStop: without --wait the hook returns at once and the kubelet sends SIGTERM while the agent drains")
 	}
+	if drain["force"] != "true" {
+		t.Error("preStop: without --force a drain that cannot finish leaves the agent running until the kubelet kills it, without uploading what only it holds")
+	}
 	wait, err := time.ParseDuration(drain["timeout"])
 	if err != nil {
 		t.Errorf("preStop --timeout=%q: want an explicit duration: %v", drain["timeout"], err)
@@ -465,9 +473,10 @@ func checkPreStop(t *testing.T, root string, c container, pod podSpec, flags *pf
 		t.Fatal("no terminationGracePeriodSeconds: Kubernetes' 30 s default kills a draining agent")
 	}
 	grace := time.Duration(*pod.TerminationGracePeriodSeconds) * time.Second
-	if grace <= drainTimeout+shutdownTimeout || grace < wait {
-		t.Errorf("terminationGracePeriodSeconds %v: want more than --drain-timeout %v + --shutdown-timeout %v, and at least the hook's --timeout %v",
-			grace, drainTimeout, shutdownTimeout, wait)
+	stop := drainTimeout + soleCopyUploadLimit + shutdownTimeout
+	if grace <= stop || wait < stop || grace < wait {
+		t.Errorf("terminationGracePeriodSeconds %v and the hook's --timeout %v: want both above --drain-timeout %v + the sole-copy upload's %v + --shutdown-timeout %v, and the grace period at least the hook's wait",
+			grace, wait, drainTimeout, soleCopyUploadLimit, shutdownTimeout)
 	}
 	if drainTimeout == 0 {
 		t.Error("--drain-timeout 0: the agent would stop without draining")
