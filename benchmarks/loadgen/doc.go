@@ -1,0 +1,24 @@
+// Package loadgen is Strata's load generator (issue 7): it starts the
+// systems it compares, drives each with the same workload, and reports one
+// Result per run.
+//
+// Targets (Target): a Strata agent subprocess (StartStrata), a cluster of
+// them sharing one store (StartStrataCluster), the peers as processes of
+// their own (StartPeer: franz-go's in-memory kfake, and NATS JetStream's
+// file store with its defaults or with every write synced), kfake inside
+// this process (StartKfake), or any running Kafka (Bootstrap). Everything
+// listens on loopback; a target stops only the PIDs it started, on Close.
+//
+// Run creates a fresh topic (for JetStream, one stream per partition),
+// runs a Config against it — closed loop, or open loop where latency runs
+// from each record's scheduled time so that queueing is not hidden — and
+// deletes it. Kafka targets are driven by franz-go, JetStream by nats.go,
+// with the same record values (record.go draws their layout), counts,
+// pacing and in-flight window. Limits measures the machine (fdatasync'd
+// disk bandwidth and latency, loopback TCP bandwidth) in the same Result
+// form. Strata targets also report the object-store PUTs their agents
+// counted during a run.
+//
+// Run may be called from one goroutine at a time per target; it starts and
+// waits for its own producer and consumer goroutines.
+package loadgen
