@@ -10,12 +10,13 @@
 //     the agent would (agent.Config); container ports, Service ports and
 //     probes agree with --kafka-addr, --http-addr and --gossip-addr; each
 //     pod advertises its own name under the headless Service; the preStop
-//     hook runs `strata agent drain` against the agent's own HTTP port and
-//     the grace period outlasts the drain. With kubectl on the PATH it
-//     also renders the kustomization.
+//     hook runs a forced `strata agent drain --wait` against the agent's
+//     own HTTP port and the grace period outlasts the drain, the upload of
+//     sole copies and the shutdown. With kubectl on the PATH it also
+//     renders the kustomization.
 //   - TestMonitoringMatchesAgent runs two real agent processes, produces,
-//     tiers, consumes in a group and stops a follower, so that every metric
-//     family has samples; then every metric and label that
+//     tiers, consumes in a group, makes an upload fail and stops a
+//     follower, so that every metric family has samples; then every metric and label that
 //     deploy/monitoring/alerts.yaml and grafana-dashboard.json use must be
 //     one the agents export, the probe paths of the manifests must answer
 //     200, and each alert must have a section in docs/operations.md.

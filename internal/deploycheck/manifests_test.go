@@ -228,8 +228,7 @@ func readManifests(t *testing.T, dir string) ([]document, []string) {
 	return docs, files
 }
 
-// ofKind returns the documents of one kind, and for Service also one
-// apiVersion check.
+// ofKind returns the documents of one apiVersion and kind.
 func ofKind(docs []document, apiVersion, kind string) []document {
 	var out []document
 	for _, d := range docs {
@@ -282,8 +281,8 @@ func readKustomization(t *testing.T, dir string, files []string) kustomization {
 	return k
 }
 
-// portOfNode returns the port a probe or targetPort names, as a container
-// port of c: a number, or the name of one of c's ports.
+// resolvePort returns the container port of c that a probe port or a
+// Service targetPort names: by number, or by the name of one of c's ports.
 func (c container) resolvePort(n yaml.Node) (int, error) {
 	if n.Kind != yaml.ScalarNode || n.Value == "" {
 		return 0, errors.New("no port")
