@@ -19,5 +19,6 @@
 //     follower, so that every metric family has samples; then every metric and label that
 //     deploy/monitoring/alerts.yaml and grafana-dashboard.json use must be
 //     one the agents export, the probe paths of the manifests must answer
-//     200, and each alert must have a section in docs/operations.md.
+//     200, the manifests' preStop command must drain and stop the agent,
+//     and each alert must have a section in docs/operations.md.
 package deploycheck

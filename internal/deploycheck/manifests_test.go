@@ -373,6 +373,19 @@ func manifestProbePaths(t *testing.T, root string) []string {
 	return slices.Compact(paths)
 }
 
+// manifestPreStop returns the agent container's preStop command.
+func manifestPreStop(t *testing.T, root string) []string {
+	t.Helper()
+	docs, _ := readManifests(t, filepath.Join(root, kubernetesDir))
+	var s statefulSet
+	only(t, docs, "apps/v1", "StatefulSet").decode(t, &s)
+	c := agentContainer(t, s)
+	if c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Exec == nil || len(c.Lifecycle.PreStop.Exec.Command) == 0 {
+		t.Fatal("no preStop exec hook")
+	}
+	return c.Lifecycle.PreStop.Exec.Command
+}
+
 // splitArgs turns --name=value arguments into a map, as clustertopo does:
 // every flag in the manifests is written that way; a bare --name is a
 // boolean set to true.
