@@ -93,6 +93,17 @@ else
 	# Catch-up from the local log: fill 200,000 records (205 MB), then a
 	# new consumer reads them from offset 0.
 	bench catchup-local "$peers" --mode catchup --acks all --records 200000 --producers 2 --drain-timeout 120s
+	# Catch-up from MinIO: the same 200,000 records with the agent's store
+	# on a MinIO process the harness starts, read once every sealed 4 MiB
+	# segment is uploaded and deleted locally; cold (the first read) and
+	# warm (a second read, timed). Short tiering and retention intervals
+	# only shorten the wait before the read.
+	for temp in cold warm; do
+		warm=()
+		[[ $temp == warm ]] && warm=(--warm)
+		bench "catchup-minio-$temp" strata-minio --mode catchup-store --acks all --records 200000 --producers 2 \
+			--drain-timeout 180s --strata-arg=--tiering-interval=200ms --strata-arg=--retention-check-interval=200ms "${warm[@]}"
+	done
 	# Three agents, replication factor 3, the produce-acks-all workload.
 	bench rf3-acks-all strata-cluster --replication-factor 3 --acks all --duration "$DURATION"
 	# Many partitions: one producer spread over 1,000 of them.

@@ -114,7 +114,7 @@ func (c *StrataCluster) startNext(ctx context.Context) (*Strata, error) {
 	if i > 0 {
 		args = append(args, "--join", c.agents[0].addrs.gossip)
 	}
-	s, err := startAgent(ctx, c.bin, append(args, c.args...), c.timeout)
+	s, err := startAgent(ctx, c.bin, append(args, c.args...), nil, c.timeout)
 	if err != nil {
 		return nil, fmt.Errorf("strata cluster: agent %d: %w", i, err)
 	}

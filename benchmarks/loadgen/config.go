@@ -21,6 +21,12 @@ const (
 	// ModeCatchUp fills the topic with Records records, then times a fresh
 	// consumer reading all of them from offset 0.
 	ModeCatchUp Mode = "catchup"
+	// ModeCatchUpStore is ModeCatchUp with the data in the object store:
+	// the topic has 4 MiB segments and local.retention.bytes 0, and the
+	// read starts once every sealed segment is uploaded and gone from the
+	// agent's disk. It needs a Strata target; with Warm, the data is read
+	// once, untimed, before the timed read.
+	ModeCatchUpStore Mode = "catchup-store"
 )
 
 // Config is one run's workload. Rate 0 is closed loop: each producer keeps
@@ -64,6 +70,9 @@ type Config struct {
 	DrainTimeout time.Duration
 	// Seed seeds the random record contents.
 	Seed uint64
+	// Warm, in catchup-store runs, reads everything once before the timed
+	// read, so that the agent's chunk cache holds what it can.
+	Warm bool
 	// UploadSettle, for Strata targets, is how long the store's PUT count
 	// must stand still at the end of a run before it is read, so that
 	// uploads of the segments the run sealed are counted; 0 reads it at
@@ -93,7 +102,7 @@ func DefaultConfig() Config {
 // with c's values as the defaults.
 func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "Name of the run in the output; empty makes one from the settings.")
-	fs.StringVar((*string)(&c.Mode), "mode", string(c.Mode), "What to measure: produce, e2e (produce with a tail consumer) or catchup (fill, then read from offset 0).")
+	fs.StringVar((*string)(&c.Mode), "mode", string(c.Mode), "What to measure: produce, e2e (produce with a tail consumer), catchup (fill, then read from offset 0) or catchup-store (the same once the data is in the object store; Strata targets only).")
 	fs.IntVar(&c.Rate, "rate", c.Rate, "Target records per second over all producers (open loop); 0 sends as fast as acknowledgements allow (closed loop).")
 	fs.IntVar(&c.RecordBytes, "record-bytes", c.RecordBytes, "Size of each record's value in bytes (at least 16).")
 	fs.BoolVar(&c.Keys, "keys", c.Keys, "Give every record a 16-byte key, hashed to pick the partition.")
@@ -107,14 +116,15 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.MaxBufferedRecords, "max-buffered-records", c.MaxBufferedRecords, "Records each producer may have unacknowledged before Produce blocks.")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", c.DrainTimeout, "Longest wait for outstanding acknowledgements and for the consumer to catch up.")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "Seed of the random record contents.")
+	fs.BoolVar(&c.Warm, "warm", c.Warm, "In catchup-store mode, read everything once, untimed, before the timed read.")
 	fs.DurationVar(&c.UploadSettle, "upload-settle", c.UploadSettle, "For Strata targets: wait at the end of a run until the object store's PUT count has not changed for this long (bounded by --drain-timeout), so trailing segment uploads are counted.")
 }
 
 // Validate names the first bad setting.
 func (c Config) Validate() error {
 	switch {
-	case c.Mode != ModeProduce && c.Mode != ModeEndToEnd && c.Mode != ModeCatchUp:
-		return fmt.Errorf("--mode %q: want produce, e2e or catchup", c.Mode)
+	case c.Mode != ModeProduce && c.Mode != ModeEndToEnd && c.Mode != ModeCatchUp && c.Mode != ModeCatchUpStore:
+		return fmt.Errorf("--mode %q: want produce, e2e, catchup or catchup-store", c.Mode)
 	case c.Rate < 0:
 		return fmt.Errorf("--rate %d: want 0 (closed loop) or more", c.Rate)
 	case c.RecordBytes < headerBytes:
@@ -133,7 +143,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--records %d: want 0 (use --duration) or more", c.Records)
 	case c.Records == 0 && c.Duration <= 0:
 		return errors.New("--duration: want a positive duration when --records is 0")
-	case c.Mode == ModeCatchUp && c.Records == 0:
+	case (c.Mode == ModeCatchUp || c.Mode == ModeCatchUpStore) && c.Records == 0:
 		return errors.New("--records: catchup mode needs the number of records to fill and read")
 	case c.MaxBufferedRecords < 1:
 		return fmt.Errorf("--max-buffered-records %d: want at least 1", c.MaxBufferedRecords)

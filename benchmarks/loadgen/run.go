@@ -25,12 +25,21 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 		return runJetStream(ctx, js, cfg, res)
 	}
 	topic := fmt.Sprintf("bench-%d", time.Now().UnixNano())
-	if err := createTopic(ctx, target.Seeds(), topic, cfg.Partitions, cfg.ReplicationFactor); err != nil {
+	var configs map[string]*string
+	metered, isMetered := target.(storeMetered)
+	if cfg.Mode == ModeCatchUpStore {
+		if !isMetered {
+			return res, fmt.Errorf("%s: --mode %s needs a Strata target", target.System(), cfg.Mode)
+		}
+		configs = storeTopicConfigs()
+	}
+	if err := createTopic(ctx, target.Seeds(), topic, cfg.Partitions, cfg.ReplicationFactor, configs); err != nil {
 		return res, err
 	}
 	// Deferred first, so it runs after the consumers have closed.
 	defer func() { res.noteError(deleteTopic(ctx, target.Seeds(), topic)) }()
-	if m, ok := target.(storeMetered); ok {
+	if isMetered {
+		m := metered
 		before, err := storePuts(ctx, m.metricsAddrs())
 		if err != nil {
 			return res, err
@@ -63,9 +72,25 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 		e2e := latencyOf(&c.hist)
 		res.EndToEnd = &e2e
 		res.noteError(c.err)
-	case ModeCatchUp:
+	case ModeCatchUp, ModeCatchUpStore:
 		p := produce(ctx, cfg, target.Seeds(), topic)
 		p.fill(&res)
+		if cfg.Mode == ModeCatchUpStore {
+			if err := awaitTiered(ctx, metered.metricsAddrs(), topic, cfg.Partitions, cfg.DrainTimeout); err != nil {
+				return res, err
+			}
+			if cfg.Warm {
+				warm, err := startConsumer(target.Seeds(), topic)
+				if err != nil {
+					return res, err
+				}
+				c := warm.await(ctx, p.acked, cfg.DrainTimeout)
+				warm.close()
+				if c.err != nil {
+					return res, fmt.Errorf("warm-up read: %w", c.err)
+				}
+			}
+		}
 		reader, err := startConsumer(target.Seeds(), topic)
 		if err != nil {
 			return res, err

@@ -124,7 +124,7 @@ func checkResult(t *testing.T, cfg Config, res Result) {
 			t.Fatalf("e2e run: consumed %d, acked %d, e2e %+v", res.Consumed, res.Acked, res.EndToEnd)
 		}
 		checkLatency(t, "e2e", *res.EndToEnd)
-	case ModeCatchUp:
+	case ModeCatchUp, ModeCatchUpStore:
 		if res.Consumed != res.Acked || res.Records != res.Consumed {
 			t.Errorf("catch-up run: consumed %d, acked %d, records %d", res.Consumed, res.Acked, res.Records)
 		}
@@ -184,6 +184,40 @@ func TestLimitsSmoke(t *testing.T) {
 		t.Log(r.Summary())
 		if r.System != SystemMachine || r.Mode != ModeLimit || r.Bytes <= 0 || r.MBPerSec <= 0 {
 			t.Errorf("limit %s: %+v", r.Scenario, r)
+		}
+	}
+}
+
+// TestCatchUpStoreSmoke: a Strata agent on a MinIO process, a topic filled
+// past a few 4 MiB segments, read from offset 0 once they are in the store
+// (warm: a second time).
+func TestCatchUpStoreSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the strata binary and starts MinIO")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	target, err := StartStrataOnMinIO(ctx, StrataOptions{Dir: t.TempDir(),
+		Args: []string{"--tiering-interval=100ms", "--retention-check-interval=100ms"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := target.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	for _, warm := range []bool{false, true} {
+		cfg := DefaultConfig()
+		cfg.Scenario, cfg.Mode, cfg.Records, cfg.Warm, cfg.DrainTimeout = "catchup-store", ModeCatchUpStore, 15000, warm, time.Minute
+		res, err := Run(ctx, target, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Log(res.Summary())
+		checkResult(t, cfg, res)
+		if res.StorePuts == nil || *res.StorePuts == 0 {
+			t.Errorf("no store PUTs counted: %v", res.StorePuts)
 		}
 	}
 }

@@ -10,6 +10,7 @@ package loadgen
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -103,4 +104,89 @@ func settlePuts(ctx context.Context, addrs []string, settle, timeout time.Durati
 		}
 	}
 	return last, nil
+}
+
+// storeSegmentBytes is the segment size of a catchup-store topic: small,
+// so that most of the data is in sealed segments, uploaded and then
+// removed from the agent's disk.
+const storeSegmentBytes = 4 << 20
+
+// storeTopicConfigs are a catchup-store topic's configs: small segments,
+// nothing kept locally once uploaded, nothing expired.
+func storeTopicConfigs() map[string]*string {
+	v := func(s string) *string { return &s }
+	return map[string]*string{
+		"segment.bytes":         v(fmt.Sprint(storeSegmentBytes)),
+		"local.retention.bytes": v("0"),
+		"retention.ms":          v("-1"),
+	}
+}
+
+// tierStatus is one partition's entry in an agent's GET /v1/tiering.
+type tierStatus struct {
+	Topic       string `json:"topic"`
+	Partition   int32  `json:"partition"`
+	LocalBytes  int64  `json:"local_bytes"`
+	RemoteBytes int64  `json:"remote_bytes"`
+	LagSegments int    `json:"upload_lag_segments"`
+}
+
+// awaitTiered waits up to timeout until every partition of topic has
+// uploaded every sealed segment and keeps at most its active segment
+// locally, as the agents report on GET /v1/tiering.
+func awaitTiered(ctx context.Context, addrs []string, topic string, partitions int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var last []tierStatus
+	for {
+		done := map[int32]bool{}
+		last = last[:0]
+		for _, addr := range addrs {
+			st, err := tieringStatus(ctx, addr)
+			if err != nil {
+				return err
+			}
+			for _, s := range st {
+				if s.Topic != topic {
+					continue
+				}
+				last = append(last, s)
+				if s.LagSegments == 0 && s.RemoteBytes > 0 && s.LocalBytes <= storeSegmentBytes {
+					done[s.Partition] = true
+				}
+			}
+		}
+		if len(done) >= partitions {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("topic %s not in the store within %v: %+v", topic, timeout, last)
+		}
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+func tieringStatus(ctx context.Context, addr string) ([]tierStatus, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/tiering", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("tiering status: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("tiering status: GET /v1/tiering on %s: %s", addr, resp.Status)
+	}
+	var body struct {
+		Partitions []tierStatus `json:"partitions"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, fmt.Errorf("tiering status: %w", err)
+	}
+	return body.Partitions, nil
 }

@@ -79,6 +79,9 @@ type StrataOptions struct {
 	Dir string
 	// Args are extra `strata agent` flags (--log-flush=never, ...).
 	Args []string
+	// Env are extra KEY=value variables for the agent (e.g. a MinIO
+	// store's credentials), after the harness's own environment.
+	Env []string
 	// StartTimeout bounds the wait for the agent's "agent started" log line.
 	StartTimeout time.Duration
 }
@@ -138,7 +141,7 @@ func StartStrata(ctx context.Context, opts StrataOptions) (_ *Strata, err error)
 		}
 	}
 	args := append([]string{"--data-dir", filepath.Join(dir, "data")}, opts.Args...)
-	s, err := startAgent(ctx, bin, args, opts.StartTimeout)
+	s, err := startAgent(ctx, bin, args, opts.Env, opts.StartTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -156,8 +159,9 @@ type agentAddrs struct {
 // startAgent runs `bin agent` with every listener on a loopback port 0,
 // JSON logs, and args after those (so args may override them), and waits
 // up to timeout (30 s if 0) for its "agent started" log line. The agent
-// gets the harness's environment without STRATA_* variables (agentEnv).
-func startAgent(ctx context.Context, bin string, args []string, timeout time.Duration) (_ *Strata, err error) {
+// gets the harness's environment without STRATA_* variables (agentEnv),
+// then env.
+func startAgent(ctx context.Context, bin string, args, env []string, timeout time.Duration) (_ *Strata, err error) {
 	s := &Strata{logDone: make(chan struct{})}
 	args = append([]string{"agent",
 		"--kafka-addr", "127.0.0.1:0",
@@ -166,7 +170,7 @@ func startAgent(ctx context.Context, bin string, args []string, timeout time.Dur
 		"--log-format", "json",
 	}, args...)
 	s.cmd = exec.Command(bin, args...)
-	s.cmd.Env = agentEnv(os.Environ())
+	s.cmd.Env = append(agentEnv(os.Environ()), env...)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
 		return nil, err

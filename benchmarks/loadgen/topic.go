@@ -20,7 +20,7 @@ const topicPollInterval = 50 * time.Millisecond
 // createTopic creates the topic and waits until every partition has a
 // leader and all its replicas in sync, so that the first records do not
 // time leader election or followers finding the topic.
-func createTopic(ctx context.Context, seeds []string, topic string, partitions, replicationFactor int) error {
+func createTopic(ctx context.Context, seeds []string, topic string, partitions, replicationFactor int, configs map[string]*string) error {
 	// kgo answers a Metadata request from its cache for up to
 	// MetadataMinAge (5 s by default); the readiness poll needs fresh ones.
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(topicPollInterval))
@@ -31,7 +31,7 @@ func createTopic(ctx context.Context, seeds []string, topic string, partitions, 
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	adm := kadm.NewClient(cl)
-	resp, err := adm.CreateTopic(ctx, int32(partitions), int16(replicationFactor), nil, topic)
+	resp, err := adm.CreateTopic(ctx, int32(partitions), int16(replicationFactor), configs, topic)
 	if err == nil {
 		err = resp.Err
 	}

@@ -51,9 +51,10 @@ func describe(s *Scenario) string {
 		loop = fmt.Sprintf("open loop at %s records/s", num(float64(st.Rate)))
 	}
 	what := map[loadgen.Mode]string{
-		loadgen.ModeProduce:  "produce",
-		loadgen.ModeEndToEnd: "produce with a tail consumer (end-to-end latency)",
-		loadgen.ModeCatchUp:  "fill, then time a new consumer reading from offset 0",
+		loadgen.ModeProduce:      "produce",
+		loadgen.ModeEndToEnd:     "produce with a tail consumer (end-to-end latency)",
+		loadgen.ModeCatchUp:      "fill, then time a new consumer reading from offset 0",
+		loadgen.ModeCatchUpStore: "fill a topic of 4 MiB segments with local.retention.bytes 0, wait until every sealed segment is in MinIO and off the agent's disk, then time a new consumer reading from offset 0",
 	}[s.Mode]
 	length := st.Duration
 	if st.Records > 0 {

@@ -14,7 +14,9 @@
 // store with the server's defaults, and with sync_interval: always;
 // benchmarks/cmd/jetstream-server), "strata" (an agent
 // subprocess built from this module, or --strata-bin, in a temporary
-// directory on loopback ports, stopped by PID at the end),
+// directory on loopback ports, stopped by PID at the end), "strata-minio"
+// (the same with its store on a MinIO server process, for --mode
+// catchup-store),
 // "strata-cluster" (--cluster-agents such agents sharing one file:// store
 // and joined by gossip), or host:port of any running Kafka.
 package main
@@ -44,7 +46,7 @@ func main() {
 func run() error {
 	cfg := loadgen.DefaultConfig()
 	fs := pflag.NewFlagSet("strata-bench", pflag.ContinueOnError)
-	targets := fs.StringSlice("target", []string{"kfake"}, "Systems to run against, comma-separated: kfake, kfake-inproc, jetstream, jetstream-sync, strata, strata-cluster, or host:port of a running Kafka.")
+	targets := fs.StringSlice("target", []string{"kfake"}, "Systems to run against, comma-separated: kfake, kfake-inproc, jetstream, jetstream-sync, strata, strata-minio (an agent whose store is a MinIO server the harness starts), strata-cluster, or host:port of a running Kafka.")
 	var peers loadgen.PeerOptions
 	fs.StringVar(&peers.BinDir, "peer-bin-dir", "", "Directory holding built kfake-server and jetstream-server binaries (built there if missing); empty builds them into a temporary directory.")
 	limits := fs.Duration("limits", 0, "Before the runs, measure the machine --runs times, for about this long per limit: fdatasync'd sequential writes and 4 KiB fdatasync latency in $TMPDIR, and loopback TCP bandwidth; 0 skips it. With --target '' nothing else is run.")
@@ -77,7 +79,7 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	if strata.Binary == "" && (slices.Contains(*targets, "strata") || slices.Contains(*targets, "strata-cluster")) {
+	if strata.Binary == "" && slices.ContainsFunc(*targets, func(t string) bool { return strings.HasPrefix(t, "strata") }) {
 		// One build for every Strata target.
 		dir, err := os.MkdirTemp("", "strata-bench-bin-")
 		if err != nil {
@@ -176,6 +178,8 @@ func startTarget(ctx context.Context, name string, strata loadgen.StrataOptions,
 		return loadgen.StartPeer(ctx, name, peers)
 	case "kfake-inproc":
 		return loadgen.StartKfake()
+	case "strata-minio":
+		return loadgen.StartStrataOnMinIO(ctx, strata)
 	case "strata":
 		return loadgen.StartStrata(ctx, strata)
 	case "strata-cluster":
@@ -183,7 +187,7 @@ func startTarget(ctx context.Context, name string, strata loadgen.StrataOptions,
 			Binary: strata.Binary, Source: strata.Source, Args: strata.Args})
 	}
 	if !strings.Contains(name, ":") {
-		return nil, fmt.Errorf("--target %q: want kfake, kfake-inproc, jetstream, jetstream-sync, strata, strata-cluster or host:port", name)
+		return nil, fmt.Errorf("--target %q: want kfake, kfake-inproc, jetstream, jetstream-sync, strata, strata-minio, strata-cluster or host:port", name)
 	}
 	return loadgen.Bootstrap{Name: name, Addrs: []string{name}}, nil
 }
