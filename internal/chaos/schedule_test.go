@@ -48,8 +48,8 @@ func TestPlanDealsEveryKind(t *testing.T) {
 func TestPlanWithinTimings(t *testing.T) {
 	tm := DefaultTimings()
 	in := func(d time.Duration, r [2]time.Duration) bool { return d >= r[0] && d <= r[1] }
-	if tm.PauseHold[0] <= 3*time.Second || tm.Stall[1] >= time.Second {
-		t.Fatalf("default timings %+v: pauses must outlast 3 s, stalls stay under 1 s", tm)
+	if tm.PauseHold[0] <= 3*time.Second || tm.WipeHold[0] <= 3*time.Second || tm.Stall[1] >= time.Second {
+		t.Fatalf("default timings %+v: pauses and wipes must outlast 3 s, stalls stay under 1 s", tm)
 	}
 	storeModes := map[[3]bool]bool{}
 	for _, f := range plan(7, AllFaults, 400) {
@@ -57,9 +57,13 @@ func TestPlanWithinTimings(t *testing.T) {
 			t.Errorf("%v: gap %v outside %v", f, f.Gap, tm.Gap)
 		}
 		switch f.Kind {
-		case FaultKill, FaultWipe:
+		case FaultKill:
 			if !in(f.Hold, tm.KillHold) {
 				t.Errorf("%v: hold outside %v", f, tm.KillHold)
+			}
+		case FaultWipe:
+			if !in(f.Hold, tm.WipeHold) {
+				t.Errorf("%v: hold outside %v", f, tm.WipeHold)
 			}
 		case FaultPause:
 			if !in(f.Hold, tm.PauseHold) {
