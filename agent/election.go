@@ -373,6 +373,50 @@ func (a *Agent) takeOver(ctx context.Context, p *partition, st, next metadata.Pa
 	return nil
 }
 
+// leaveISRLostDisk is the start of an agent that lost its copy of p (its
+// directory is gone: a wiped or replaced disk) while the store still lists
+// it in the ISR beside others. Its log is empty, or restored to the
+// bucket's end, so it must neither lead (the records acknowledged above
+// the bucket would be truncated from every follower) nor count as in
+// sync: it leaves the ISR, handing leadership, if it held it, to the
+// first other ISR member in replica order in a new epoch. Every ISR member
+// holds every acknowledged record. If that agent is down too, the usual
+// election moves on from there; this one rejoins the ISR once it has
+// copied the partition again, as any follower does.
+func (a *Agent) leaveISRLostDisk(ctx context.Context, p *partition, st metadata.PartitionState, etag string) error {
+	for attempt := 0; ; attempt++ {
+		next := st
+		next.ISR = slices.DeleteFunc(slices.Clone(st.ISR), func(r int32) bool { return r == a.id })
+		next.StateEpoch = st.StateEpoch + 1
+		if st.Leader == a.id {
+			i := slices.IndexFunc(st.Replicas, func(r int32) bool { return slices.Contains(next.ISR, r) })
+			next.Leader, next.LeaderEpoch = st.Replicas[i], st.LeaderEpoch+1
+		}
+		newETag, err := a.store.CASPartitionState(ctx, p.topicID, p.index, next, etag)
+		if errors.Is(err, metadata.ErrConflict) && attempt < 5 {
+			if st, etag, err = a.store.PartitionState(ctx, p.topicID, p.index); err != nil {
+				return fmt.Errorf("lost disk: re-read %s-%d: %w", p.topic, p.index, err)
+			}
+			if !slices.Contains(st.ISR, a.id) || len(st.ISR) == 1 {
+				p.state = metadata.PartitionState{Leader: -1, LeaderEpoch: -1, StateEpoch: -1}
+				a.applyState(p, st, etag)
+				return nil
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("lost disk: leave the ISR of %s-%d: %w", p.topic, p.index, err)
+		}
+		a.logger.Warn("this agent's copy of the partition is gone (its directory is missing): it leaves the ISR until it has copied the partition again",
+			"topic", p.topic, "partition", p.index, "leader", next.Leader, "leader_epoch", next.LeaderEpoch, "isr", next.ISR)
+		a.isrChanges.WithLabelValues("shrink").Inc()
+		p.state = metadata.PartitionState{Leader: -1, LeaderEpoch: -1, StateEpoch: -1}
+		a.applyState(p, next, newETag)
+		a.announceState(partitionKey{p.topicID, p.index}, next.StateEpoch)
+		return nil
+	}
+}
+
 // onStateBroadcast queues a re-read of an announced partition state.
 func (a *Agent) onStateBroadcast(e membership.Event) bool {
 	k, ok := parseStateBroadcastKey(e.Key)

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -665,4 +666,46 @@ func TestDeleteRecordsReachesFollowers(t *testing.T) {
 	if len(recs) == 0 || recs[0].Offset != 25 {
 		t.Fatalf("after failover the log starts at %v, want 25", recs)
 	}
+}
+
+// TestLostDiskLeavesTheISR: the leader of a three-replica partition comes
+// back on an empty disk while the store still names it leader with a full
+// ISR (here every agent was down, so nobody had taken over). It must not
+// lead an empty log: it leaves the ISR and hands leadership to an agent
+// that has every acknowledged record, and once that one is back every
+// record is read back and the wiped agent rejoins the ISR.
+func TestLostDiskLeavesTheISR(t *testing.T) {
+	c := startCluster(t, 3)
+	c.create("lost", 1, 3, map[string]string{"min.insync.replicas": "2", "remote.storage.enable": "false"})
+	li := c.leaderOf("lost", 0)
+	produce := c.sequenceProducer("lost")
+	produce(0, 50)
+	for _, a := range c.agents {
+		a.stop(t)
+	}
+	if err := os.RemoveAll(c.cfgs[li].DataDir); err != nil {
+		t.Fatal(err)
+	}
+	// A new disk for the same agent, as with --agent-id.
+	c.cfgs[li].AgentID = c.agents[li].id
+	c.restart(li)
+	wiped := c.agents[li]
+	waitFor(t, 20*time.Second, "the wiped agent to leave the ISR", func() bool {
+		p := localPartition(wiped, "lost", 0)
+		if p == nil {
+			return false
+		}
+		st, _ := p.stateAndETag()
+		return st.Leader != wiped.id && !slices.Contains(st.ISR, wiped.id)
+	})
+	for i := range c.agents {
+		if i != li {
+			c.restart(i)
+		}
+	}
+	c.checkSequence("lost", 50)
+	waitFor(t, 30*time.Second, "the wiped agent back in the ISR", func() bool {
+		p := localPartition(wiped, "lost", 0)
+		return p != nil && slices.Contains(p.ISR(), wiped.id) && p.LogEndOffset() == 50
+	})
 }

@@ -379,7 +379,9 @@ func (a *Agent) createTopicLocked(ctx context.Context, name string, partitions i
 // At start (restart set), a partition whose state names this agent leader
 // is taken over in a new leader epoch: the log may have lost records it
 // had not fsynced but followers had fetched, and new records must never
-// reuse those offsets under the same epoch.
+// reuse those offsets under the same epoch. A partition whose directory is
+// gone (a lost disk) while the state lists this agent in the ISR with
+// others is handed to them instead (leaveISRLostDisk).
 func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata.Resolved, first int32, restart bool) (parts []*partition, peers []*peerPartition, err error) {
 	defer func() {
 		if err != nil {
@@ -398,6 +400,7 @@ func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata
 			peers = append(peers, newPeerPartition(i, st))
 			continue
 		}
+		_, existed := readPartitionTopicID(a.fs, filepath.Join(a.logDir(), partitionDirName(t.Name, i)))
 		p, err := a.openPartition(t, r, i)
 		if err != nil {
 			return parts, nil, err
@@ -412,7 +415,11 @@ func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata
 				return parts, nil, err
 			}
 		}
-		if restart && st.Leader == a.id {
+		if restart && !existed && slices.Contains(st.ISR, a.id) && len(st.ISR) > 1 {
+			if err := a.leaveISRLostDisk(ctx, p, st, etag); err != nil {
+				return parts, nil, err
+			}
+		} else if restart && st.Leader == a.id {
 			next := st
 			next.LeaderEpoch, next.StateEpoch = st.LeaderEpoch+1, st.StateEpoch+1
 			p.state = metadata.PartitionState{Leader: -1, LeaderEpoch: -1, StateEpoch: -1}
