@@ -142,7 +142,8 @@ func (a *Agent) placementInput() ([]membership.PlacementPartition, []metadata.Pa
 				// agent as fuller than it will be, and overshoot.
 				replicas = st.Target
 			}
-			parts = append(parts, membership.PlacementPartition{Topic: t.Name, Index: p.Index(), Replicas: replicas, Fixed: fixed})
+			parts = append(parts, membership.PlacementPartition{Topic: t.Name, Index: p.Index(), Replicas: replicas,
+				ReplicationFactor: st.WantedReplicas(), Fixed: fixed})
 			states = append(states, st)
 			topics = append(topics, t.Name)
 		}
@@ -164,7 +165,7 @@ func (a *Agent) rollBackStalledMoves(ctx context.Context) {
 			if !slices.ContainsFunc(st.Adding, func(r int32) bool { return !alive[r] && !slices.Contains(st.ISR, r) }) {
 				continue
 			}
-			if err := a.AlterPartitionReassignment(ctx, t.Name, p.Index(), nil); err != nil {
+			if err := a.reassign(ctx, t.Name, p.Index(), nil, false); err != nil {
 				a.logger.Warn("balancer: roll back a move to a dead agent", "topic", t.Name, "partition", p.Index(), "err", err)
 				continue
 			}
@@ -215,7 +216,7 @@ func (a *Agent) startMoves(ctx context.Context, live []membership.PlacementAgent
 		if slices.ContainsFunc(adding, func(r int32) bool { return perAgent[r] >= a.cfg.RebalanceMaxMovesPerAgent }) {
 			continue
 		}
-		err := a.AlterPartitionReassignment(ctx, topics[i], parts[i].Index, target)
+		err := a.reassign(ctx, topics[i], parts[i].Index, target, false)
 		if err != nil {
 			a.logger.Warn("balancer: start move", "topic", topics[i], "partition", parts[i].Index, "target", target, "err", err)
 			continue

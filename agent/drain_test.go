@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +113,48 @@ func TestUnfinishedDrainLeavesTheAgentUp(t *testing.T) {
 	}
 	if status, _ := drainRequest(t, c.agents[0], http.MethodPost, "timeout=soon"); status != http.StatusBadRequest {
 		t.Errorf("drain with a bad timeout: %d, want 400", status)
+	}
+}
+
+// TestReplicationFactorComesBack: a forced drain of one of three agents
+// leaves partitions of replication factor 3 on the two others; when the
+// agent is back, the balancer gives each its third replica again.
+func TestReplicationFactorComesBack(t *testing.T) {
+	c := startClusterWith(t, 3, func(cfg *Config) { cfg.RebalanceSettle = time.Second })
+	c.create("rf", 2, 3, nil)
+	leaving := c.agents[2]
+	if status, out := drainRequest(t, leaving, http.MethodPost, "force=true&timeout=30s"); status != http.StatusOK {
+		t.Fatalf("forced drain: %d %v", status, out)
+	}
+	select {
+	case err := <-leaving.done:
+		if err != nil {
+			t.Fatalf("Run after the drain: %v", err)
+		}
+		leaving.cancel = nil
+	case <-time.After(45 * time.Second):
+		t.Fatal("the drained agent did not stop")
+	}
+	replicaCounts := func() []int {
+		c.agents[0].refreshStates(ctxT(t), true)
+		e, _ := c.agents[0].entry("rf")
+		var n []int
+		for _, p := range e.snap.Partitions {
+			st := partitionState(p)
+			if st.Moving() || len(st.ISR) != len(st.Replicas) {
+				return nil
+			}
+			n = append(n, len(st.Replicas))
+		}
+		return n
+	}
+	waitFor(t, 30*time.Second, "two replicas each after the drain", func() bool { return slices.Equal(replicaCounts(), []int{2, 2}) })
+	c.restart(2)
+	waitFor(t, 60*time.Second, "three replicas each again", func() bool { return slices.Equal(replicaCounts(), []int{3, 3}) })
+	e, _ := c.agents[0].entry("rf")
+	for _, p := range e.snap.Partitions {
+		if st := partitionState(p); st.ReplicationFactor != 3 {
+			t.Errorf("partition %d: stored replication factor %d, want 3", p.Index(), st.ReplicationFactor)
+		}
 	}
 }

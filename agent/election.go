@@ -134,7 +134,11 @@ func (a *Agent) tryWriteISR(p *partition, change replica.ISRChange) error {
 		return nil
 	}
 	next := toMetadataState(change.To)
-	next.Target = st.Target // an ISR change keeps a reassignment in progress
+	// An ISR change keeps what the replica machine does not track: a
+	// reassignment in progress (its Adding too, or a cancel would keep the
+	// new replicas and the balancer would undercount moves in flight) and
+	// the replication factor.
+	next.Target, next.Adding, next.ReplicationFactor = st.Target, st.Adding, st.ReplicationFactor
 	newETag, err := a.store.CASPartitionState(ctx, p.topicID, p.index, next, etag)
 	if errors.Is(err, metadata.ErrConflict) {
 		// Replaced: re-read and apply, which drops the proposal; a leader

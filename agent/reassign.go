@@ -163,8 +163,16 @@ func (a *Agent) completeMoves(ctx context.Context) {
 }
 
 // AlterPartitionReassignment implements kafka.Backend: replicas nil
-// cancels. Target agents must be live.
+// cancels. Target agents must be live. An operator's target also sets the
+// partition's replication factor, as in Kafka.
 func (a *Agent) AlterPartitionReassignment(ctx context.Context, topic string, index int32, replicas []int32) error {
+	return a.reassign(ctx, topic, index, replicas, true)
+}
+
+// reassign writes a reassignment; setRF makes len(replicas) the
+// partition's replication factor. The balancer's moves keep the factor:
+// one that fewer active agents forced down comes back later.
+func (a *Agent) reassign(ctx context.Context, topic string, index int32, replicas []int32, setRF bool) error {
 	e, ok := a.entry(topic)
 	if !ok || index < 0 || index >= e.meta.Partitions {
 		return fmt.Errorf("%w: %s-%d", kafka.ErrUnknownTopicOrPartition, topic, index)
@@ -181,7 +189,14 @@ func (a *Agent) AlterPartitionReassignment(ctx context.Context, topic string, in
 		if replicas == nil {
 			return st.CancelReassignment()
 		}
-		return st.Reassign(replicas, metadata.DefaultSettings().MaxReplicas)
+		next, err := st.Reassign(replicas, metadata.DefaultSettings().MaxReplicas)
+		if err == nil && setRF && int(next.ReplicationFactor) != len(replicas) {
+			next.ReplicationFactor = int32(len(replicas))
+			if next.StateEpoch == st.StateEpoch {
+				next.StateEpoch++ // only the factor changed: still a write
+			}
+		}
+		return next, err
 	})
 	if err == nil {
 		a.logger.Info("partition reassignment", "topic", topic, "partition", index, "target", replicas)

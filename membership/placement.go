@@ -25,12 +25,14 @@ type PlacementAgent struct {
 // PlacementPartition is one partition's current replicas, in preferred
 // order. A Fixed partition is counted but never changed (the balancer
 // fixes partitions with replicas on agents that are down, so that a
-// restart does not cause a move).
+// restart does not cause a move). ReplicationFactor is how many replicas
+// it should have; 0 means len(Replicas).
 type PlacementPartition struct {
-	Topic    string
-	Index    int32
-	Replicas []int32
-	Fixed    bool
+	Topic             string
+	Index             int32
+	Replicas          []int32
+	ReplicationFactor int
+	Fixed             bool
 }
 
 // placer holds the working state of one Place call.
@@ -47,8 +49,9 @@ type placer struct {
 const maxPlacementRounds = 1 << 16
 
 // Place returns the target replicas of each partition, in the order of
-// parts. A partition keeps its replication factor, unless fewer active
-// agents than that exist (then it keeps as many as there are agents).
+// parts. A partition gets its replication factor, unless fewer active
+// agents than that exist (then as many as there are agents): a partition
+// left short by a drain grows back once agents are there.
 func Place(agents []PlacementAgent, parts []PlacementPartition) [][]int32 {
 	pl := &placer{rack: map[int32]string{}, load: map[int32]int{}, leaders: map[int32]int{}}
 	pl.agents = slices.Clone(agents)
@@ -99,7 +102,11 @@ func (pl *placer) dropInactive() {
 		if p.Fixed {
 			continue
 		}
-		rf := min(len(p.Replicas), len(pl.agents))
+		want := p.ReplicationFactor
+		if want <= 0 {
+			want = len(p.Replicas)
+		}
+		rf := min(want, len(pl.agents))
 		kept := slices.DeleteFunc(p.Replicas, func(r int32) bool { return !pl.active(r) })
 		if len(kept) > rf {
 			kept = kept[:rf]

@@ -115,6 +115,44 @@ func TestPlaceLeave(t *testing.T) {
 	}
 }
 
+// TestPlaceRestoresReplicationFactor: three replicas each on three
+// agents, one drains: the partitions keep the two agents left. When an
+// agent comes back, each grows back to its replication factor of three,
+// adding a replica and moving none.
+func TestPlaceRestoresReplicationFactor(t *testing.T) {
+	parts := roundRobin("t", 6, 3, []int32{0, 1, 2})
+	for i := range parts {
+		parts[i].ReplicationFactor = 3
+	}
+	shrunk := Place(agentsOf(0, 1), parts)
+	for i, tg := range shrunk {
+		if len(tg) != 2 || slices.Contains(tg, 2) {
+			t.Fatalf("partition %d on two agents: %v", i, tg)
+		}
+		parts[i].Replicas = tg
+	}
+	grown := Place(agentsOf(0, 1, 3), parts)
+	for i, tg := range grown {
+		if len(tg) != 3 || !slices.Contains(tg, 3) {
+			t.Errorf("partition %d back on three agents: %v", i, tg)
+		}
+		for _, r := range parts[i].Replicas {
+			if !slices.Contains(tg, r) {
+				t.Errorf("partition %d: replica %d moved (%v -> %v)", i, r, parts[i].Replicas, tg)
+			}
+		}
+	}
+	// Without a factor, the count found is kept.
+	for i := range parts {
+		parts[i].ReplicationFactor = 0
+	}
+	for i, tg := range Place(agentsOf(0, 1, 3), parts) {
+		if len(tg) != 2 {
+			t.Errorf("partition %d with no factor given: %v", i, tg)
+		}
+	}
+}
+
 // TestPlaceRacks: with three racks and three replicas, every partition
 // spans all three racks, also after a join into one rack, and the join
 // takes its share of that rack's replicas.

@@ -124,6 +124,9 @@ type stateObject struct {
 	// Target and Adding are a reassignment in progress (omitted when none).
 	Target []int32 `json:"target_replicas,omitempty"`
 	Adding []int32 `json:"adding_replicas,omitempty"`
+	// ReplicationFactor is the replica count to keep (omitted by states
+	// written before it was kept).
+	ReplicationFactor int32 `json:"replication_factor,omitempty"`
 }
 
 // decodeObject checks size and version before decoding data into v. The

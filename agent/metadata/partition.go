@@ -25,6 +25,20 @@ type PartitionState struct {
 	// AddingReplicas), so the leader serves their fetches.
 	Target []int32
 	Adding []int32
+	// ReplicationFactor is how many replicas the partition should have:
+	// the topic's at creation, an operator's reassignment's after it. The
+	// balancer restores it once enough agents are active, after a drain
+	// or a shortage of agents left fewer replicas. 0 (a state written
+	// before it was kept) means len(Replicas).
+	ReplicationFactor int32
+}
+
+// WantedReplicas is the replica count the partition should have.
+func (st PartitionState) WantedReplicas() int {
+	if st.ReplicationFactor > 0 {
+		return int(st.ReplicationFactor)
+	}
+	return len(st.Replicas)
 }
 
 // Moving reports whether a reassignment is in progress.
@@ -77,6 +91,9 @@ func (st PartitionState) Validate(maxReplicas int) error {
 			return fmt.Errorf("%w: adding replica %d is not both a target %v and a replica %v", ErrInvalidPartitionState, r, st.Target, st.Replicas)
 		}
 	}
+	if st.ReplicationFactor < 0 || int(st.ReplicationFactor) > maxReplicas {
+		return fmt.Errorf("%w: replication factor %d; must be 0 to %d", ErrInvalidPartitionState, st.ReplicationFactor, maxReplicas)
+	}
 	if st.LeaderEpoch < 0 || st.StateEpoch < 0 {
 		return fmt.Errorf("%w: negative epoch (leader %d, state %d)", ErrInvalidPartitionState, st.LeaderEpoch, st.StateEpoch)
 	}
@@ -100,7 +117,7 @@ func (s *Store) PartitionState(ctx context.Context, topicID [16]byte, p int32) (
 		return PartitionState{}, "", fmt.Errorf("read state of %s/%d: %w", FormatTopicID(topicID), p, err)
 	}
 	st := PartitionState{Leader: obj.Leader, LeaderEpoch: obj.LeaderEpoch, Replicas: obj.Replicas, ISR: obj.ISR, StateEpoch: obj.StateEpoch,
-		Target: obj.Target, Adding: obj.Adding}
+		Target: obj.Target, Adding: obj.Adding, ReplicationFactor: obj.ReplicationFactor}
 	if st.ISR == nil {
 		st.ISR = []int32{}
 	}
@@ -136,7 +153,8 @@ func (s *Store) CASPartitionState(ctx context.Context, topicID [16]byte, p int32
 		isr = []int32{}
 	}
 	obj := stateObject{Version: objectVersion, Leader: st.Leader, LeaderEpoch: st.LeaderEpoch,
-		Replicas: st.Replicas, ISR: isr, StateEpoch: st.StateEpoch, Target: st.Target, Adding: st.Adding}
+		Replicas: st.Replicas, ISR: isr, StateEpoch: st.StateEpoch, Target: st.Target, Adding: st.Adding,
+		ReplicationFactor: st.ReplicationFactor}
 	newETag, err := s.bucket.Put(ctx, stateKey(topicID, p), encodeObject(obj), opts)
 	if objstore.IsPreconditionFailed(err) {
 		return "", fmt.Errorf("%w: state of %s/%d changed since it was read: %w", ErrConflict, FormatTopicID(topicID), p, err)

@@ -22,6 +22,9 @@ func TestCASPartitionState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if st.ReplicationFactor != 3 || st.WantedReplicas() != 3 {
+			t.Fatalf("a new partition's replication factor is %d, want its 3 replicas", st.ReplicationFactor)
+		}
 		next := st
 		next.Leader, next.LeaderEpoch, next.ISR, next.StateEpoch = 1, 1, []int32{1, 2}, 1
 		etag2, err := s.CASPartitionState(ctx, tp.ID, 0, next, etag)
@@ -42,7 +45,7 @@ func TestCASPartitionState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if etag3 != etag2 || got.Leader != 1 || got.LeaderEpoch != 1 || !slices.Equal(got.ISR, []int32{1, 2}) {
+		if etag3 != etag2 || got.Leader != 1 || got.LeaderEpoch != 1 || !slices.Equal(got.ISR, []int32{1, 2}) || got.ReplicationFactor != 3 {
 			t.Fatalf("state = %+v (etag %q), want the winner's (etag %q)", got, etag3, etag2)
 		}
 		// "" creates, and only once.

@@ -173,6 +173,8 @@ func initialState(replicas []int32) stateObject {
 		Leader:   replicas[0],
 		Replicas: slices.Clone(replicas),
 		ISR:      slices.Clone(replicas),
+		// The topic's replication factor, which the balancer restores.
+		ReplicationFactor: int32(len(replicas)),
 	}
 }
 
