@@ -111,6 +111,7 @@ func TestProtocolAbuse(t *testing.T) {
 	t.Logf("open-file limits: test process %d, agent %d; idle connections: %d", ownLimit, agentLimit, idle)
 
 	env := &abuseEnv{addr: a.Addr(), seed: seed, idle: idle, bigTopic: "abuse-big"}
+	ensureOffsetsTopic(t, a.Addr())
 	fillBigTopic(t, a.Addr(), env.bigTopic)
 	w := startWorkload(t, a.Addr(), "abuse-good", 3, nil, 100, goodRate)
 	if !waitFor(60*time.Second, func() bool { return w.ackedN.Load() >= minProgress && w.readN.Load() >= minProgress }) {
@@ -187,8 +188,8 @@ func TestProtocolAbuse(t *testing.T) {
 	})
 	t.Logf("after: %v", after)
 	if !settled {
-		t.Errorf("agent did not return near its baseline within 30s: goroutines %d (baseline %d), open files %d (baseline %d), slack %d",
-			after.goroutines, base.goroutines, after.fds, base.fds, settleSlack)
+		t.Errorf("agent did not return near its baseline within 30s: goroutines %d (baseline %d), open files %d (baseline %d), slack %d\nagent goroutines:\n%s",
+			after.goroutines, base.goroutines, after.fds, base.fds, settleSlack, goroutineDump(a.HTTPAddr()))
 	}
 	t.Logf("max RSS (VmHWM) %s, bound %s; peak sampled Go heap in use %s", mib(after.hwm), mib(maxRSS), mib(peakHeap))
 	if after.hwm > maxRSS {
@@ -264,6 +265,40 @@ func agentAnswers(t *testing.T, addr, topic string) {
 	}
 	if err != nil {
 		t.Errorf("Metadata after abuse: %v", err)
+	}
+}
+
+// ensureOffsetsTopic asks for a group coordinator until the agent names
+// one, so that __consumer_offsets (50 partitions, each with its own
+// goroutines and files) exists before the baseline is taken: random bytes
+// that decode as a group request would otherwise create it during the
+// abuse, and the agent would rightly not come back to the baseline.
+func ensureOffsetsTopic(t *testing.T, addr string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var last error
+	if !waitFor(60*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorKey = "abuse"
+		req.CoordinatorKeys = []string{"abuse"}
+		resp, err := req.RequestWith(ctx, cl)
+		if err == nil {
+			code := resp.ErrorCode
+			if len(resp.Coordinators) > 0 {
+				code = resp.Coordinators[0].ErrorCode
+			}
+			err = kerr.ErrorForCode(code)
+		}
+		last = err
+		return err == nil
+	}) {
+		t.Fatalf("no group coordinator within 60s: %v", last)
 	}
 }
 

@@ -225,3 +225,25 @@ func agentHasConnFrom(pid int, addr net.Addr) (bool, error) {
 	}
 	return false, nil
 }
+
+// goroutineDump returns the agent's goroutines grouped by stack
+// (/debug/pprof/goroutine?debug=1), at most 32 KiB of it, for a failure
+// message.
+func goroutineDump(httpAddr string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+httpAddr+"/debug/pprof/goroutine?debug=1", nil)
+	if err != nil {
+		return err.Error()
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 32<<10))
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
