@@ -39,16 +39,17 @@ const (
 	soakFDSlack      = 16
 )
 
-// soakTopicConfigs bound the disk a soak fills: 4 MiB segments, and 32 MiB
+// soakTopicConfigs bound the disk a soak fills: 4 MiB segments, and 16 MiB
 // kept per partition, applied every soakRetentionCheck. At the rates seen
-// (tens of MiB/s) the log rolls a segment every second or so and retention
-// deletes from the first seconds on, so even the short run reaches the
-// steady state whose growth it measures, and the open-files check covers
-// segments being rolled and deleted. The consumer trails the producer by
-// far less than 32 MiB, so nothing it has not read is deleted.
+// (8 MiB/s under -race, 25 MiB/s without, over three partitions) retention
+// deletes from the sixth second or sooner, so even the short run reaches
+// the steady state whose growth it measures within its first third, and
+// the open-files check covers segments being rolled and deleted. The
+// consumer trails the producer by far less than 16 MiB, so nothing it has
+// not read is deleted.
 var soakTopicConfigs = map[string]*string{
 	"segment.bytes":   ptr("4194304"),
-	"retention.bytes": ptr("33554432"),
+	"retention.bytes": ptr("16777216"),
 }
 
 const soakRetentionCheck = "1s"
