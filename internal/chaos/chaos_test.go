@@ -16,7 +16,8 @@ var (
 	flagOut      = flag.String("chaos.out", "", "Directory that receives each run's result.json and agent logs, in a subdirectory per test; a temp dir when empty.")
 	flagAgents   = flag.Int("chaos.agents", 3, "Number of agents TestChaosLong starts.")
 	flagStore    = flag.String("chaos.store", StoreMinIO, "Store of TestChaosLong: minio (behind the fault proxy) or file.")
-	flagFaults   = flag.String("chaos.faults", "", "Comma-separated fault kinds of TestChaosLong (kill, pause, stall-kill, store, wipe); empty means the default kinds the store allows.")
+	flagFaults   = flag.String("chaos.faults", "", "Comma-separated fault kinds of TestChaosLong (kill, pause, stall-kill, store, wipe, netcut, storecut); empty means the default kinds the store allows, and the network ones with -chaos.network.")
+	flagNetwork  = flag.Bool("chaos.network", false, "Run TestChaosLong's agents in network namespaces of their own (needs root), adding the netcut and storecut faults.")
 )
 
 // seedFor returns def, or the seed in STRATA_CHAOS_SEED.
@@ -109,6 +110,32 @@ func TestChaosWipe(t *testing.T) {
 	}
 }
 
+// TestChaosNetwork: each agent in a network namespace of its own, and
+// faults that cut it off from the other agents (all of them, or one: a
+// partial partition) or from the store, while clients reach every agent.
+// A cut-off leader must not acknowledge acks=all produces it cannot
+// replicate, the others must elect a leader and go on, and after healing
+// nothing acknowledged may be missing.
+func TestChaosNetwork(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Seed = seedFor(t, 4)
+	cfg.Network = true
+	cfg.Faults = []FaultKind{FaultNetCut, FaultStoreCut}
+	cfg.Warmup = 3 * time.Second
+	cfg.Duration = 40 * time.Second
+	cfg.OutDir = outDir(t)
+	cfg.Repeat = repeat(t, cfg.Seed, "")
+	res := Run(t, cfg)
+	for _, k := range cfg.Faults {
+		if res.FaultCounts[string(k)] == 0 {
+			t.Errorf("seed %d injected no %s fault in %v", cfg.Seed, k, cfg.Duration)
+		}
+	}
+	if res.Failed() {
+		t.Fatalf("seed %d: the checker found broken promises:\n%s", cfg.Seed, res.Summary())
+	}
+}
+
 // TestChaosLong is the long run, skipped unless -chaos.duration is given:
 //
 //	go test ./internal/chaos -run TestChaosLong -chaos.duration=30m -timeout=60m -v -chaos.out=/tmp/chaos
@@ -129,6 +156,13 @@ func TestChaosLong(t *testing.T) {
 	if cfg.Store != StoreMinIO {
 		cfg.Faults = []FaultKind{FaultKill, FaultPause, FaultStallKill}
 	}
+	if *flagNetwork {
+		cfg.Network = true
+		cfg.Faults = append(cfg.Faults, FaultNetCut)
+		if cfg.Store == StoreMinIO {
+			cfg.Faults = append(cfg.Faults, FaultStoreCut)
+		}
+	}
 	if *flagFaults != "" {
 		cfg.Faults = nil
 		for _, k := range strings.Split(*flagFaults, ",") {
@@ -137,8 +171,8 @@ func TestChaosLong(t *testing.T) {
 	}
 	cfg.HealTimeout = 2 * time.Minute
 	cfg.OutDir = outDir(t)
-	cfg.Repeat = repeat(t, cfg.Seed, fmt.Sprintf(" -chaos.duration=%v -chaos.agents=%d -chaos.store=%s -chaos.faults=%s -timeout=0",
-		cfg.Duration, cfg.Agents, cfg.Store, faultList(cfg.Faults)))
+	cfg.Repeat = repeat(t, cfg.Seed, fmt.Sprintf(" -chaos.duration=%v -chaos.agents=%d -chaos.store=%s -chaos.faults=%s -chaos.network=%v -timeout=0",
+		cfg.Duration, cfg.Agents, cfg.Store, faultList(cfg.Faults), cfg.Network))
 	res := Run(t, cfg)
 	if res.Failed() {
 		t.Fatalf("seed %d: the checker found broken promises:\n%s", cfg.Seed, res.Summary())

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/strata-streaming/strata/internal/miniotest"
+	"github.com/strata-streaming/strata/internal/netns"
 	"github.com/strata-streaming/strata/internal/testagent"
 )
 
@@ -42,11 +43,12 @@ const (
 type cluster struct {
 	t         testing.TB
 	agents    []*testagent.Agent
-	direct    []*kgo.Client // one per agent, for requests to that agent only
-	proxy     *StoreProxy   // nil on a file store
-	storeURL  string        // the agents' --store (through the proxy)
-	verifyURL string        // the same store, straight to MinIO
-	env       []string      // the agents' environment, for `strata verify` too
+	direct    []*kgo.Client  // one per agent, for requests to that agent only
+	proxy     *StoreProxy    // nil on a file store
+	net       *netns.Network // nil unless Config.Network
+	storeURL  string         // the agents' --store (through the proxy)
+	verifyURL string         // the same store, straight to MinIO
+	env       []string       // the agents' environment, for `strata verify` too
 }
 
 // startCluster starts the store, the proxy and cfg.Agents agents, and waits
@@ -54,11 +56,28 @@ type cluster struct {
 func startCluster(t testing.TB, cfg Config) *cluster {
 	t.Helper()
 	c := &cluster{t: t}
+	proxyHost := ""
+	if cfg.Network {
+		nw, err := netns.New(cfg.Agents)
+		if err != nil {
+			t.Fatalf("chaos: Network: %v", err)
+		}
+		// Registered before the agents' cleanups, so it runs after them:
+		// a namespace goes once its agent has stopped.
+		t.Cleanup(func() {
+			if err := nw.Close(); err != nil {
+				t.Errorf("chaos: %v", err)
+			}
+		})
+		c.net = nw
+		// The agents reach the store at the address a store cut blocks.
+		proxyHost = nw.StoreIP()
+	}
 	switch cfg.Store {
 	case StoreMinIO:
 		m := miniotest.Start(t)
 		bucket := m.NewBucket(t)
-		proxy, err := StartStoreProxy(m.Endpoint(), cfg.Seed)
+		proxy, err := StartStoreProxy(proxyHost, m.Endpoint(), cfg.Seed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +102,12 @@ func startCluster(t testing.TB, cfg Config) *cluster {
 		if len(join) > 0 {
 			args = append(args, "--join", strings.Join(join, ","))
 		}
-		a := testagent.Start(t, testagent.Options{ExtraArgs: args, Env: c.env})
+		opts := testagent.Options{ExtraArgs: args, Env: c.env}
+		if c.net != nil {
+			h := c.net.Hosts()[i]
+			opts.NetNS, opts.IP = h.NS, h.IP
+		}
+		a := testagent.Start(t, opts)
 		c.agents = append(c.agents, a)
 		cl, err := kgo.NewClient(kgo.SeedBrokers(a.Addr()), kgo.MaxVersions(kversion.V3_0_0()))
 		if err != nil {

@@ -63,6 +63,9 @@ type Config struct {
 	HealTimeout time.Duration
 	// UnsafeAck starts the agents with UnsafeAckEnv=1: the broken build.
 	UnsafeAck bool
+	// Network runs each agent in a network namespace of its own
+	// (internal/netns; needs root), which NetworkFaults cut.
+	Network bool
 	// OutDir receives result.json and every agent's log; empty means a
 	// temp dir of the test.
 	OutDir string
@@ -120,8 +123,11 @@ func (c *Config) Validate() error {
 		if !slices.Contains(AllFaults, k) {
 			return fmt.Errorf("chaos: Faults: unknown kind %q (known: %v)", k, AllFaults)
 		}
-		if k == FaultStore && c.Store != StoreMinIO {
+		if (k == FaultStore || k == FaultStoreCut) && c.Store != StoreMinIO {
 			return fmt.Errorf("chaos: Faults: %q needs Store %q", k, StoreMinIO)
+		}
+		if slices.Contains(NetworkFaults, k) && !c.Network {
+			return fmt.Errorf("chaos: Faults: %q needs Network", k)
 		}
 	}
 	return nil

@@ -6,7 +6,8 @@
 //
 //	        seed ──▶ Planner ──▶ faults: SIGKILL+restart, SIGSTOP/SIGCONT,
 //	                               stall followers then SIGKILL the leader,
-//	                               store errors/resets/latency, SIGKILL and
+//	                               store errors/resets/latency, wiped disks,
+//	                               network cuts (agent-agent, agent-store), SIGKILL and
 //	                               an emptied data directory (wipe)
 //	                                 │
 //	workload ──Kafka──▶ agent 0..N-1 ◀┘ ──S3──▶ StoreProxy ──▶ MinIO
@@ -39,6 +40,12 @@
 // included) has one live leader and a full ISR on every agent within
 // HealTimeout, that producers are acknowledged again after healing, and
 // that `strata verify` finds every object the manifests name.
+//
+// With Config.Network each agent runs in a network namespace of its own on
+// a bridge (internal/netns), so that netcut and storecut faults cut real
+// connections: an agent from all the other agents or from one of them (a
+// partial partition), or from the store, while the harness's clients still
+// reach every agent.
 //
 // The plan of faults repeats exactly from the seed (SeedEnv overrides
 // it); which agent "the leader of partition k" is, and which store

@@ -54,14 +54,17 @@ type ProxyStats struct {
 	Delayed      int64 `json:"delayed"`
 }
 
-// StartStoreProxy listens on a free loopback port and forwards to target
+// StartStoreProxy listens on a free port of host (127.0.0.1 when empty) and forwards to target
 // (http://host:port). Close stops it.
-func StartStoreProxy(target string, seed uint64) (*StoreProxy, error) {
+func StartStoreProxy(host, target string, seed uint64) (*StoreProxy, error) {
 	u, err := url.Parse(target)
 	if err != nil {
 		return nil, fmt.Errorf("chaos: store proxy target %q: %w", target, err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return nil, fmt.Errorf("chaos: store proxy: %w", err)
 	}

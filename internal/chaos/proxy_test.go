@@ -25,7 +25,7 @@ func backend(t *testing.T) (*httptest.Server, *atomic.Int64) {
 }
 
 func startProxy(t *testing.T, target string) *StoreProxy {
-	p, err := StartStoreProxy(target, 1)
+	p, err := StartStoreProxy("", target, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ type Result struct {
 	Topics    []string  `json:"topics"`
 	Duration  string    `json:"fault_phase"`
 	UnsafeAck bool      `json:"unsafe_ack,omitempty"`
+	Network   bool      `json:"network_namespaces,omitempty"`
 
 	Faults      []FaultRecord  `json:"faults"`
 	FaultCounts map[string]int `json:"fault_counts"`
@@ -119,6 +120,9 @@ func (r *Result) Summary() string {
 	p("chaos: %s  seed %d  %d agents on %s  fault phase %s  elapsed %s", r.Outcome, r.Seed, r.Agents, r.Store, r.Duration, r.Elapsed)
 	if r.Repeat != "" {
 		p("  repeat: %s", r.Repeat)
+	}
+	if r.Network {
+		p("  each agent in a network namespace of its own (netcut and storecut faults)")
 	}
 	if r.UnsafeAck {
 		p("  BROKEN BUILD: agents ran with %s=1 (acks=all acknowledged before replication)", UnsafeAckEnv)

@@ -56,7 +56,7 @@ func Run(t testing.TB, cfg Config) *Result {
 		cfg.Seed, SeedEnv, cfg.Seed, cfg.Agents, cfg.Store, cfg.Duration, cfg.Faults, cfg.OutDir)
 	r := &runner{t: t, cfg: cfg, res: &Result{
 		Seed: cfg.Seed, Repeat: cfg.Repeat, Started: time.Now(), Agents: cfg.Agents, Store: cfg.Store,
-		Duration: cfg.Duration.String(), UnsafeAck: cfg.UnsafeAck, FaultCounts: map[string]int{},
+		Duration: cfg.Duration.String(), UnsafeAck: cfg.UnsafeAck, Network: cfg.Network, FaultCounts: map[string]int{},
 	}}
 	// Whatever happens, even a t.Fatal, the result and the logs are kept.
 	defer r.save()
@@ -249,6 +249,36 @@ func (r *runner) inject(f Fault, tps []TopicPartition) {
 		r.c.proxy.Set(f.Store)
 		time.Sleep(f.Hold)
 		r.c.proxy.Set(StoreFault{})
+	case FaultNetCut:
+		peers := slices.DeleteFunc(slices.Clone(all), func(i int) bool { return i == target })
+		if f.Partial {
+			peers = peers[f.Peer%len(peers) : f.Peer%len(peers)+1]
+		}
+		rec.Agents = append([]int{target}, peers...)
+		rec.What = fmt.Sprintf("cut the network between agent %d and agents %v for %v", target, peers, f.Hold)
+		r.logFault(rec)
+		for _, p := range peers {
+			r.netErr(r.c.net.Cut(target, p))
+		}
+		time.Sleep(f.Hold)
+		for _, p := range peers {
+			r.netErr(r.c.net.Heal(target, p))
+		}
+	case FaultStoreCut:
+		rec.Agents = []int{target}
+		rec.What = fmt.Sprintf("cut the network between agent %d and the store for %v", target, f.Hold)
+		r.logFault(rec)
+		r.netErr(r.c.net.CutStore(target))
+		time.Sleep(f.Hold)
+		r.netErr(r.c.net.HealStore(target))
+	}
+}
+
+// netErr reports a cut or heal that iproute2 refused: the run then no
+// longer injects what its plan says.
+func (r *runner) netErr(err error) {
+	if err != nil {
+		r.t.Errorf("chaos: %v", err)
 	}
 }
 
@@ -289,6 +319,9 @@ func (r *runner) restart(i int) {
 func (r *runner) heal() {
 	if r.c.proxy != nil {
 		r.c.proxy.Set(StoreFault{})
+	}
+	if r.c.net != nil {
+		r.netErr(r.c.net.HealAll())
 	}
 	for i := range r.paused {
 		r.resume(i)

@@ -39,10 +39,21 @@ const (
 	// the bucket) and loses what was acknowledged but not yet uploaded
 	// (docs/reliability.md, "wipe"), which this fault does not test.
 	FaultWipe FaultKind = "wipe"
+	// FaultNetCut cuts an agent off from the other agents (or, Partial,
+	// from one of them) for Hold, in the network namespaces of a run with
+	// Config.Network: gossip, replication and elections see a real
+	// partition, while clients and the store still reach every agent.
+	FaultNetCut FaultKind = "netcut"
+	// FaultStoreCut cuts an agent off from the store for Hold (Config.Network
+	// and a MinIO store): uploads, manifest and state writes time out.
+	FaultStoreCut FaultKind = "storecut"
 )
 
 // AllFaults are the kinds this slice of the harness can inject.
-var AllFaults = []FaultKind{FaultKill, FaultPause, FaultStallKill, FaultStore, FaultWipe}
+var AllFaults = []FaultKind{FaultKill, FaultPause, FaultStallKill, FaultStore, FaultWipe, FaultNetCut, FaultStoreCut}
+
+// NetworkFaults need Config.Network.
+var NetworkFaults = []FaultKind{FaultNetCut, FaultStoreCut}
 
 // DefaultFaults are the kinds of DefaultConfig: those of the first slice,
 // so that the seeds of the runs recorded in docs/reliability.md still give
@@ -85,6 +96,11 @@ type Fault struct {
 	Stall time.Duration `json:"stall,omitempty"`
 	// Store is FaultStore's behaviour.
 	Store StoreFault `json:"store,omitempty"`
+	// Partial makes FaultNetCut cut the target from one other agent only
+	// (Peer, modulo the others), which both still reach the rest: the
+	// partial partition in which a third agent sees both sides.
+	Partial bool `json:"partial,omitempty"`
+	Peer    int  `json:"peer,omitempty"`
 }
 
 func (f Fault) String() string {
@@ -97,6 +113,11 @@ func (f Fault) String() string {
 		return fmt.Sprintf("store for %v: %v", f.Hold, f.Store)
 	case FaultStallKill:
 		return fmt.Sprintf("stall-kill %s: followers stopped %v, leader down %v", target, f.Stall, f.Hold)
+	case FaultNetCut:
+		if f.Partial {
+			return fmt.Sprintf("netcut %s from one other agent (#%d) for %v", target, f.Peer, f.Hold)
+		}
+		return fmt.Sprintf("netcut %s from every other agent for %v", target, f.Hold)
 	}
 	return fmt.Sprintf("%s %s for %v", f.Kind, target, f.Hold)
 }
@@ -110,6 +131,7 @@ type Timings struct {
 	Stall     [2]time.Duration // followers stopped before a stall-kill
 	StoreHold [2]time.Duration // time a store fault lasts
 	WipeHold  [2]time.Duration // time a wiped agent stays down
+	CutHold   [2]time.Duration // time a network cut lasts
 }
 
 // DefaultTimings suit the cluster flags of clusterArgs: failure detection
@@ -124,6 +146,7 @@ func DefaultTimings() Timings {
 		Stall:     [2]time.Duration{300 * time.Millisecond, 600 * time.Millisecond},
 		StoreHold: [2]time.Duration{3 * time.Second, 10 * time.Second},
 		WipeHold:  [2]time.Duration{4 * time.Second, 8 * time.Second},
+		CutHold:   [2]time.Duration{4 * time.Second, 10 * time.Second},
 	}
 }
 
@@ -183,6 +206,12 @@ func (p *Planner) Next() Fault {
 		f.Leader = false
 		f.Hold = p.between(p.timings.StoreHold)
 		f.Store = p.storeFault()
+	case FaultNetCut:
+		f.Hold = p.between(p.timings.CutHold)
+		f.Partial = p.rng.IntN(2) == 0
+		f.Peer = p.rng.IntN(1 << 16)
+	case FaultStoreCut:
+		f.Hold = p.between(p.timings.CutHold)
 	default:
 		panic(fmt.Sprintf("chaos: unknown fault kind %q", f.Kind))
 	}

@@ -25,6 +25,24 @@ func TestPlanRepeatsFromSeed(t *testing.T) {
 	}
 }
 
+// The network faults need the namespaces, and a store cut a store behind
+// the network.
+func TestConfigNetworkFaults(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Faults = []FaultKind{FaultNetCut}
+	if err := cfg.Validate(); err == nil {
+		t.Error("netcut without Network validated")
+	}
+	cfg.Network = true
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("netcut with Network: %v", err)
+	}
+	cfg.Faults, cfg.Store = []FaultKind{FaultStoreCut}, StoreFile
+	if err := cfg.Validate(); err == nil {
+		t.Error("storecut on a file store validated")
+	}
+}
+
 func TestPlanDealsEveryKind(t *testing.T) {
 	for seed := range uint64(20) {
 		faults := plan(seed, AllFaults, 2*len(AllFaults))
@@ -51,7 +69,11 @@ func TestPlanWithinTimings(t *testing.T) {
 	if tm.PauseHold[0] <= 3*time.Second || tm.WipeHold[0] <= 3*time.Second || tm.Stall[1] >= time.Second {
 		t.Fatalf("default timings %+v: pauses and wipes must outlast 3 s, stalls stay under 1 s", tm)
 	}
+	if tm.CutHold[0] <= 3*time.Second {
+		t.Fatalf("default timings %+v: cuts must outlast failure detection and the lag limit", tm)
+	}
 	storeModes := map[[3]bool]bool{}
+	cutModes := map[bool]bool{}
 	for _, f := range plan(7, AllFaults, 400) {
 		if !in(f.Gap, tm.Gap) {
 			t.Errorf("%v: gap %v outside %v", f, f.Gap, tm.Gap)
@@ -82,7 +104,17 @@ func TestPlanWithinTimings(t *testing.T) {
 				t.Errorf("%v: a store fault that does nothing", f)
 			}
 			storeModes[[3]bool{s.SlowDown > 0, s.Reset > 0, s.MaxLatency > 0}] = true
+		case FaultNetCut, FaultStoreCut:
+			if !in(f.Hold, tm.CutHold) {
+				t.Errorf("%v: hold outside %v", f, tm.CutHold)
+			}
+			if f.Kind == FaultNetCut {
+				cutModes[f.Partial] = true
+			}
 		}
+	}
+	if len(cutModes) != 2 {
+		t.Errorf("netcut modes seen %v, want whole and partial cuts", cutModes)
 	}
 	if len(storeModes) != 4 {
 		t.Errorf("store modes seen %v, want slowdown, reset, latency and all three", storeModes)
