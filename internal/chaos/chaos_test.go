@@ -16,7 +16,7 @@ var (
 	flagOut      = flag.String("chaos.out", "", "Directory that receives each run's result.json and agent logs, in a subdirectory per test; a temp dir when empty.")
 	flagAgents   = flag.Int("chaos.agents", 3, "Number of agents TestChaosLong starts.")
 	flagStore    = flag.String("chaos.store", StoreMinIO, "Store of TestChaosLong: minio (behind the fault proxy) or file.")
-	flagFaults   = flag.String("chaos.faults", "", "Comma-separated fault kinds of TestChaosLong (kill, pause, stall-kill, store, wipe, netcut, storecut); empty means the default kinds the store allows, and the network ones with -chaos.network.")
+	flagFaults   = flag.String("chaos.faults", "", "Comma-separated fault kinds of TestChaosLong (kill, pause, stall-kill, store, wipe, netcut, storecut, storefail); empty means the default kinds the store allows, and the network ones with -chaos.network.")
 	flagNetwork  = flag.Bool("chaos.network", false, "Run TestChaosLong's agents in network namespaces of their own (needs root), adding the netcut and storecut faults.")
 )
 
@@ -112,17 +112,18 @@ func TestChaosWipe(t *testing.T) {
 
 // TestChaosNetwork: each agent in a network namespace of its own, and
 // faults that cut it off from the other agents (all of them, or one: a
-// partial partition) or from the store, while clients reach every agent.
-// A cut-off leader must not acknowledge acks=all produces it cannot
-// replicate, the others must elect a leader and go on, and after healing
-// nothing acknowledged may be missing.
+// partial partition) or from the store, while clients reach every agent;
+// and a store that answers 500 and breaks PUTs off half-way. A cut-off
+// leader must not acknowledge acks=all produces it cannot replicate, the
+// others must elect a leader and go on, and after healing nothing
+// acknowledged may be missing and the bucket must hold no partial object.
 func TestChaosNetwork(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Seed = seedFor(t, 4)
 	cfg.Network = true
-	cfg.Faults = []FaultKind{FaultNetCut, FaultStoreCut}
+	cfg.Faults = []FaultKind{FaultNetCut, FaultStoreCut, FaultStoreFail}
 	cfg.Warmup = 3 * time.Second
-	cfg.Duration = 40 * time.Second
+	cfg.Duration = 45 * time.Second
 	cfg.OutDir = outDir(t)
 	cfg.Repeat = repeat(t, cfg.Seed, "")
 	res := Run(t, cfg)

@@ -123,7 +123,7 @@ func (c *Config) Validate() error {
 		if !slices.Contains(AllFaults, k) {
 			return fmt.Errorf("chaos: Faults: unknown kind %q (known: %v)", k, AllFaults)
 		}
-		if (k == FaultStore || k == FaultStoreCut) && c.Store != StoreMinIO {
+		if (k == FaultStore || k == FaultStoreCut || k == FaultStoreFail) && c.Store != StoreMinIO {
 			return fmt.Errorf("chaos: Faults: %q needs Store %q", k, StoreMinIO)
 		}
 		if slices.Contains(NetworkFaults, k) && !c.Network {

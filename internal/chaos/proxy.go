@@ -18,7 +18,8 @@ import (
 // StoreProxy is an HTTP proxy on 127.0.0.1 in front of an S3 server
 // (MinIO). The agents use it as their S3 endpoint; while a StoreFault is
 // set it answers some requests with 503 SlowDown, resets some connections
-// (before or after the server acted on the request) and delays requests.
+// (before or after the server acted on the request), delays requests,
+// answers 500 InternalError, and cuts PUTs off half-way through their body.
 // Requests are forwarded with their Host header unchanged: they are signed
 // for the proxy's address, and MinIO checks the signature against the Host
 // it receives.
@@ -42,7 +43,7 @@ type StoreProxy struct {
 }
 
 type proxyCounters struct {
-	requests, slowDowns, resetsBefore, resetsAfter, delayed atomic.Int64
+	requests, slowDowns, resetsBefore, resetsAfter, delayed, serverErrors, halfPuts atomic.Int64
 }
 
 // ProxyStats counts what the proxy did.
@@ -52,6 +53,8 @@ type ProxyStats struct {
 	ResetsBefore int64 `json:"resets_before_forwarding"`
 	ResetsAfter  int64 `json:"resets_after_forwarding"`
 	Delayed      int64 `json:"delayed"`
+	ServerErrors int64 `json:"server_errors,omitempty"`
+	HalfPuts     int64 `json:"half_puts,omitempty"`
 }
 
 // StartStoreProxy listens on a free port of host (127.0.0.1 when empty) and forwards to target
@@ -101,7 +104,7 @@ func (p *StoreProxy) Stats() ProxyStats {
 	return ProxyStats{
 		Requests: p.stats.requests.Load(), SlowDowns: p.stats.slowDowns.Load(),
 		ResetsBefore: p.stats.resetsBefore.Load(), ResetsAfter: p.stats.resetsAfter.Load(),
-		Delayed: p.stats.delayed.Load(),
+		Delayed: p.stats.delayed.Load(), ServerErrors: p.stats.serverErrors.Load(), HalfPuts: p.stats.halfPuts.Load(),
 	}
 }
 
@@ -120,6 +123,8 @@ type action struct {
 	slowDown    bool
 	resetBefore bool
 	resetAfter  bool
+	serverError bool
+	halfPut     bool
 }
 
 func (p *StoreProxy) decide() action {
@@ -140,7 +145,11 @@ func (p *StoreProxy) decide() action {
 		a.resetBefore = true
 	case x < f.SlowDown+f.Reset:
 		a.resetAfter = true
+	case x < f.SlowDown+f.Reset+f.ServerError:
+		a.serverError = true
 	}
+	// Drawn apart: it applies to PUTs only, which serve decides.
+	a.halfPut = p.rng.Float64() < f.HalfPut
 	return a
 }
 
@@ -173,6 +182,25 @@ func (p *StoreProxy) serve(w http.ResponseWriter, r *http.Request) {
 	case a.resetBefore:
 		p.stats.resetsBefore.Add(1)
 		reset(w)
+	case a.serverError:
+		p.stats.serverErrors.Add(1)
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusInternalServerError)
+		if r.Method != http.MethodHead {
+			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>`+
+				`<Error><Code>InternalError</Code><Message>We encountered an internal error, please try again (injected by the chaos proxy).</Message><RequestId>chaos</RequestId></Error>`)
+		}
+	case a.halfPut && r.Method == http.MethodPut && r.ContentLength > 1:
+		p.stats.halfPuts.Add(1)
+		// The store gets the headers and half the body, then the
+		// connection breaks: it must not keep a partial object, and the
+		// client, reset, must not take the PUT for done.
+		r.Body = &halfBody{r: r.Body, left: r.ContentLength / 2}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 30*time.Second)
+		p.rp.ServeHTTP(discardWriter{header: http.Header{}}, r.WithContext(ctx))
+		cancel()
+		reset(w)
 	case a.resetAfter:
 		p.stats.resetsAfter.Add(1)
 		// The server acts on the request (a PUT lands, a CAS wins); only
@@ -197,6 +225,24 @@ func reset(w http.ResponseWriter) {
 	}
 	conn.Close()
 }
+
+// halfBody gives the first left bytes of r, then fails as a dropped
+// connection would.
+type halfBody struct {
+	r    io.ReadCloser
+	left int64
+}
+
+func (h *halfBody) Read(b []byte) (int, error) {
+	if h.left <= 0 {
+		return 0, io.ErrUnexpectedEOF
+	}
+	n, err := h.r.Read(b[:min(int64(len(b)), h.left)])
+	h.left -= int64(n)
+	return n, err
+}
+
+func (h *halfBody) Close() error { return h.r.Close() }
 
 // discardWriter takes a response nobody will read.
 type discardWriter struct{ header http.Header }

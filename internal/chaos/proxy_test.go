@@ -116,3 +116,56 @@ func TestStoreProxyLatency(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 }
+
+func TestStoreProxyServerError(t *testing.T) {
+	srv, n := backend(t)
+	p := startProxy(t, srv.URL)
+	p.Set(StoreFault{ServerError: 1})
+	resp, body, err := put(t, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(body, "<Code>InternalError</Code>") || n.Load() != 0 {
+		t.Fatalf("status %d body %q, %d requests at the server; want 500 InternalError and none", resp.StatusCode, body, n.Load())
+	}
+	if s := p.Stats(); s.ServerErrors != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// A PUT cut half-way: the server gets half the declared body and a broken
+// connection, never a complete request; the client gets a reset. Other
+// methods pass.
+func TestStoreProxyHalfPut(t *testing.T) {
+	var complete, partial atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil || int64(len(b)) != r.ContentLength {
+			partial.Add(1)
+			return
+		}
+		complete.Add(1)
+	}))
+	t.Cleanup(srv.Close)
+	p := startProxy(t, srv.URL)
+	p.Set(StoreFault{HalfPut: 1})
+	body := bytes.Repeat([]byte("x"), 64<<10)
+	req, _ := http.NewRequest(http.MethodPut, p.Endpoint()+"/bucket/key", bytes.NewReader(body))
+	if resp, err := client().Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a PUT cut half-way answered %s", resp.Status)
+	}
+	get, _ := http.NewRequest(http.MethodGet, p.Endpoint()+"/bucket/key", nil)
+	resp, err := client().Do(get)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("a GET through the half-PUT proxy: %v, %v", resp, err)
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for partial.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if partial.Load() != 1 || complete.Load() != 1 || p.Stats().HalfPuts != 1 {
+		t.Fatalf("server saw %d partial and %d complete requests (want the PUT partial, the GET complete); stats %+v", partial.Load(), complete.Load(), p.Stats())
+	}
+}

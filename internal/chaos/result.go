@@ -133,8 +133,8 @@ func (r *Result) Summary() string {
 	}
 	p("  faults: %d (%s)", len(r.Faults), strings.Join(kinds, ", "))
 	if r.Proxy != nil {
-		p("  store proxy: %d requests, %d SlowDown, %d resets before / %d after forwarding, %d delayed",
-			r.Proxy.Requests, r.Proxy.SlowDowns, r.Proxy.ResetsBefore, r.Proxy.ResetsAfter, r.Proxy.Delayed)
+		p("  store proxy: %d requests, %d SlowDown, %d resets before / %d after forwarding, %d delayed, %d 500s, %d PUTs cut half-way",
+			r.Proxy.Requests, r.Proxy.SlowDowns, r.Proxy.ResetsBefore, r.Proxy.ResetsAfter, r.Proxy.Delayed, r.Proxy.ServerErrors, r.Proxy.HalfPuts)
 	}
 	p("  acks=all: %d acknowledged, %d failed; acks=1: %d acknowledged, %d failed", r.AckedAll, r.FailedAll, r.AckedOne, r.FailedOne)
 	if len(r.CommitErrors) > 0 || r.FetchErrors > 0 {

@@ -243,7 +243,7 @@ func (r *runner) inject(f Fault, tps []TopicPartition) {
 		}
 		time.Sleep(f.Hold)
 		r.restart(target)
-	case FaultStore:
+	case FaultStore, FaultStoreFail:
 		rec.What = fmt.Sprintf("store proxy for %v: %v", f.Hold, f.Store)
 		r.logFault(rec)
 		r.c.proxy.Set(f.Store)

@@ -47,10 +47,15 @@ const (
 	// FaultStoreCut cuts an agent off from the store for Hold (Config.Network
 	// and a MinIO store): uploads, manifest and state writes time out.
 	FaultStoreCut FaultKind = "storecut"
+	// FaultStoreFail makes the store proxy answer a share of requests with
+	// 500 InternalError and cut a share of PUTs off half-way through their
+	// body (the store never completes them; the client sees a reset), for
+	// Hold.
+	FaultStoreFail FaultKind = "storefail"
 )
 
 // AllFaults are the kinds this slice of the harness can inject.
-var AllFaults = []FaultKind{FaultKill, FaultPause, FaultStallKill, FaultStore, FaultWipe, FaultNetCut, FaultStoreCut}
+var AllFaults = []FaultKind{FaultKill, FaultPause, FaultStallKill, FaultStore, FaultWipe, FaultNetCut, FaultStoreCut, FaultStoreFail}
 
 // NetworkFaults need Config.Network.
 var NetworkFaults = []FaultKind{FaultNetCut, FaultStoreCut}
@@ -72,9 +77,18 @@ type StoreFault struct {
 	// Latency is added before forwarding, uniform in [MinLatency, MaxLatency].
 	MinLatency time.Duration `json:"min_latency,omitempty"`
 	MaxLatency time.Duration `json:"max_latency,omitempty"`
+	// ServerError is the fraction of requests answered 500 InternalError
+	// without reaching the store.
+	ServerError float64 `json:"server_error,omitempty"`
+	// HalfPut is the fraction of PUTs whose body is cut off half-way: the
+	// store receives half of it and the connection breaks.
+	HalfPut float64 `json:"half_put,omitempty"`
 }
 
 func (s StoreFault) String() string {
+	if s.ServerError > 0 || s.HalfPut > 0 {
+		return fmt.Sprintf("500 %.0f%%, PUTs cut half-way %.0f%%", s.ServerError*100, s.HalfPut*100)
+	}
 	return fmt.Sprintf("slowdown %.0f%%, reset %.0f%%, latency %v-%v", s.SlowDown*100, s.Reset*100, s.MinLatency, s.MaxLatency)
 }
 
@@ -109,7 +123,7 @@ func (f Fault) String() string {
 		target = fmt.Sprintf("leader of partition #%d", f.Target)
 	}
 	switch f.Kind {
-	case FaultStore:
+	case FaultStore, FaultStoreFail:
 		return fmt.Sprintf("store for %v: %v", f.Hold, f.Store)
 	case FaultStallKill:
 		return fmt.Sprintf("stall-kill %s: followers stopped %v, leader down %v", target, f.Stall, f.Hold)
@@ -212,6 +226,10 @@ func (p *Planner) Next() Fault {
 		f.Peer = p.rng.IntN(1 << 16)
 	case FaultStoreCut:
 		f.Hold = p.between(p.timings.CutHold)
+	case FaultStoreFail:
+		f.Leader = false
+		f.Hold = p.between(p.timings.StoreHold)
+		f.Store = StoreFault{ServerError: 0.1 + 0.3*p.rng.Float64(), HalfPut: 0.2 + 0.4*p.rng.Float64()}
 	default:
 		panic(fmt.Sprintf("chaos: unknown fault kind %q", f.Kind))
 	}

@@ -104,6 +104,10 @@ func TestPlanWithinTimings(t *testing.T) {
 				t.Errorf("%v: a store fault that does nothing", f)
 			}
 			storeModes[[3]bool{s.SlowDown > 0, s.Reset > 0, s.MaxLatency > 0}] = true
+		case FaultStoreFail:
+			if !in(f.Hold, tm.StoreHold) || f.Store.ServerError <= 0 || f.Store.HalfPut <= 0 || f.Store.ServerError+f.Store.HalfPut > 1 {
+				t.Errorf("%v: bad storefail fault", f)
+			}
 		case FaultNetCut, FaultStoreCut:
 			if !in(f.Hold, tm.CutHold) {
 				t.Errorf("%v: hold outside %v", f, tm.CutHold)
