@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -103,6 +104,9 @@ func startCluster(t testing.TB, cfg Config) *cluster {
 			args = append(args, "--join", strings.Join(join, ","))
 		}
 		opts := testagent.Options{ExtraArgs: args, Env: c.env}
+		if cfg.DiskBytes > 0 {
+			opts.DataDir = smallDisk(t, cfg.DiskBytes)
+		}
 		if c.net != nil {
 			h := c.net.Hosts()[i]
 			opts.NetNS, opts.IP = h.NS, h.IP
@@ -327,4 +331,21 @@ func waitUntil(timeout time.Duration, cond func() string) (string, bool) {
 		}
 		time.Sleep(conditionPoll)
 	}
+}
+
+// smallDisk mounts a tmpfs of size bytes on a new directory and unmounts
+// it when the test ends, after the agent using it has stopped (cleanups
+// run last-registered first, and the agent's is registered after this).
+func smallDisk(t testing.TB, size int64) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("chaos: DiskBytes: mount a tmpfs (needs root): %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("chaos: unmount %s: %v: %s", dir, err, out)
+		}
+	})
+	return dir
 }

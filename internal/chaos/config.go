@@ -66,6 +66,9 @@ type Config struct {
 	// Network runs each agent in a network namespace of its own
 	// (internal/netns; needs root), which NetworkFaults cut.
 	Network bool
+	// DiskBytes, when positive, gives each agent a tmpfs of this size as
+	// its data directory (needs root), which FaultDiskFull fills.
+	DiskBytes int64
 	// OutDir receives result.json and every agent's log; empty means a
 	// temp dir of the test.
 	OutDir string
@@ -128,6 +131,9 @@ func (c *Config) Validate() error {
 		}
 		if slices.Contains(NetworkFaults, k) && !c.Network {
 			return fmt.Errorf("chaos: Faults: %q needs Network", k)
+		}
+		if k == FaultDiskFull && c.DiskBytes <= 0 {
+			return fmt.Errorf("chaos: Faults: %q needs DiskBytes", k)
 		}
 	}
 	return nil

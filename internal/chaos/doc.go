@@ -6,8 +6,9 @@
 //
 //	        seed ──▶ Planner ──▶ faults: SIGKILL+restart, SIGSTOP/SIGCONT,
 //	                               stall followers then SIGKILL the leader,
-//	                               store errors/resets/latency, wiped disks,
-//	                               network cuts (agent-agent, agent-store), SIGKILL and
+//	                               store errors/resets/latency/500s/half PUTs,
+//	                               wiped disks, full disks, network cuts
+//	                               (agent-agent, agent-store), SIGKILL and
 //	                               an emptied data directory (wipe)
 //	                                 │
 //	workload ──Kafka──▶ agent 0..N-1 ◀┘ ──S3──▶ StoreProxy ──▶ MinIO

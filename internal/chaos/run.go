@@ -1,10 +1,12 @@
 package chaos
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -243,6 +245,18 @@ func (r *runner) inject(f Fault, tps []TopicPartition) {
 		}
 		time.Sleep(f.Hold)
 		r.restart(target)
+	case FaultDiskFull:
+		rec.Agents = []int{target}
+		rec.What = fmt.Sprintf("fill agent %d's disk for %v", target, f.Hold)
+		r.logFault(rec)
+		ballast := filepath.Join(r.c.agents[target].DataDir(), "chaos-ballast")
+		if err := fillDisk(ballast); err != nil {
+			r.t.Errorf("chaos: fill agent %d's disk: %v", target, err)
+		}
+		time.Sleep(f.Hold)
+		if err := os.Remove(ballast); err != nil {
+			r.t.Errorf("chaos: free agent %d's disk: %v", target, err)
+		}
 	case FaultStore, FaultStoreFail:
 		rec.What = fmt.Sprintf("store proxy for %v: %v", f.Hold, f.Store)
 		r.logFault(rec)
@@ -279,6 +293,25 @@ func (r *runner) inject(f Fault, tps []TopicPartition) {
 func (r *runner) netErr(err error) {
 	if err != nil {
 		r.t.Errorf("chaos: %v", err)
+	}
+}
+
+// fillDisk writes zeros to path until the filesystem is full (ENOSPC),
+// and keeps the file.
+func fillDisk(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				return nil
+			}
+			return err
+		}
 	}
 }
 

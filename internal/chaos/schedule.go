@@ -52,10 +52,16 @@ const (
 	// body (the store never completes them; the client sees a reset), for
 	// Hold.
 	FaultStoreFail FaultKind = "storefail"
+	// FaultDiskFull fills an agent's data directory, a small filesystem of
+	// its own (Config.DiskBytes), with a ballast file until writes fail
+	// with ENOSPC, and removes it after Hold. Produces to that agent fail
+	// with KAFKA_STORAGE_ERROR and its follower copies stall; nothing
+	// acknowledged may be lost, and it must recover once there is room.
+	FaultDiskFull FaultKind = "diskfull"
 )
 
 // AllFaults are the kinds this slice of the harness can inject.
-var AllFaults = []FaultKind{FaultKill, FaultPause, FaultStallKill, FaultStore, FaultWipe, FaultNetCut, FaultStoreCut, FaultStoreFail}
+var AllFaults = []FaultKind{FaultKill, FaultPause, FaultStallKill, FaultStore, FaultWipe, FaultNetCut, FaultStoreCut, FaultStoreFail, FaultDiskFull}
 
 // NetworkFaults need Config.Network.
 var NetworkFaults = []FaultKind{FaultNetCut, FaultStoreCut}
@@ -225,6 +231,8 @@ func (p *Planner) Next() Fault {
 		f.Partial = p.rng.IntN(2) == 0
 		f.Peer = p.rng.IntN(1 << 16)
 	case FaultStoreCut:
+		f.Hold = p.between(p.timings.CutHold)
+	case FaultDiskFull:
 		f.Hold = p.between(p.timings.CutHold)
 	case FaultStoreFail:
 		f.Leader = false

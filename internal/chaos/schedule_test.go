@@ -41,6 +41,10 @@ func TestConfigNetworkFaults(t *testing.T) {
 	if err := cfg.Validate(); err == nil {
 		t.Error("storecut on a file store validated")
 	}
+	cfg.Faults = []FaultKind{FaultDiskFull}
+	if err := cfg.Validate(); err == nil {
+		t.Error("diskfull without DiskBytes validated")
+	}
 }
 
 func TestPlanDealsEveryKind(t *testing.T) {
@@ -108,7 +112,7 @@ func TestPlanWithinTimings(t *testing.T) {
 			if !in(f.Hold, tm.StoreHold) || f.Store.ServerError <= 0 || f.Store.HalfPut <= 0 || f.Store.ServerError+f.Store.HalfPut > 1 {
 				t.Errorf("%v: bad storefail fault", f)
 			}
-		case FaultNetCut, FaultStoreCut:
+		case FaultNetCut, FaultStoreCut, FaultDiskFull:
 			if !in(f.Hold, tm.CutHold) {
 				t.Errorf("%v: hold outside %v", f, tm.CutHold)
 			}
