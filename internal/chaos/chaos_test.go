@@ -16,7 +16,7 @@ var (
 	flagOut      = flag.String("chaos.out", "", "Directory that receives each run's result.json and agent logs, in a subdirectory per test; a temp dir when empty.")
 	flagAgents   = flag.Int("chaos.agents", 3, "Number of agents TestChaosLong starts.")
 	flagStore    = flag.String("chaos.store", StoreMinIO, "Store of TestChaosLong: minio (behind the fault proxy) or file.")
-	flagFaults   = flag.String("chaos.faults", "", "Comma-separated fault kinds of TestChaosLong (kill, pause, stall-kill, store, wipe, netcut, storecut, storefail, diskfull); empty means the default kinds the store allows, and the network ones with -chaos.network.")
+	flagFaults   = flag.String("chaos.faults", "", "Comma-separated fault kinds of TestChaosLong (kill, pause, stall-kill, store, wipe, netcut, storecut, storefail, diskfull, drain); empty means the default kinds the store allows, and the network ones with -chaos.network.")
 	flagNetwork  = flag.Bool("chaos.network", false, "Run TestChaosLong's agents in network namespaces of their own (needs root), adding the netcut and storecut faults.")
 )
 
@@ -154,6 +154,31 @@ func TestChaosDiskFull(t *testing.T) {
 	res := Run(t, cfg)
 	if res.FaultCounts[string(FaultDiskFull)] == 0 {
 		t.Errorf("seed %d injected no diskfull fault in %v", cfg.Seed, cfg.Duration)
+	}
+	if res.Failed() {
+		t.Fatalf("seed %d: the checker found broken promises:\n%s", cfg.Seed, res.Summary())
+	}
+}
+
+// TestChaosDrain: four agents started with a drain timeout; faults send
+// SIGTERM to one (usually a leader), which hands its leaderships over and
+// has its replicas moved while the workload runs, exits by itself, and
+// comes back, between kills and pauses of the others. Nothing acknowledged
+// may be lost, and every partition must end with a full ISR.
+func TestChaosDrain(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Seed = seedFor(t, 6)
+	cfg.Agents = 4
+	cfg.Store = StoreFile
+	cfg.DrainTimeout = 20 * time.Second
+	cfg.Faults = []FaultKind{FaultDrain, FaultKill, FaultPause}
+	cfg.Warmup = 3 * time.Second
+	cfg.Duration = 40 * time.Second
+	cfg.OutDir = outDir(t)
+	cfg.Repeat = repeat(t, cfg.Seed, "")
+	res := Run(t, cfg)
+	if res.FaultCounts[string(FaultDrain)] == 0 {
+		t.Errorf("seed %d injected no drain in %v", cfg.Seed, cfg.Duration)
 	}
 	if res.Failed() {
 		t.Fatalf("seed %d: the checker found broken promises:\n%s", cfg.Seed, res.Summary())

@@ -103,7 +103,15 @@ func startCluster(t testing.TB, cfg Config) *cluster {
 		if len(join) > 0 {
 			args = append(args, "--join", strings.Join(join, ","))
 		}
+		if cfg.DrainTimeout > 0 {
+			args = append(args, "--drain-timeout", cfg.DrainTimeout.String())
+		}
 		opts := testagent.Options{ExtraArgs: args, Env: c.env}
+		if cfg.DrainTimeout > 0 {
+			// The drain, the upload of sole copies (up to a minute) and
+			// the shutdown, before testagent resorts to SIGKILL.
+			opts.StopTimeout = cfg.DrainTimeout + 90*time.Second
+		}
 		if cfg.DiskBytes > 0 {
 			opts.DataDir = smallDisk(t, cfg.DiskBytes)
 		}

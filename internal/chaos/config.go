@@ -69,6 +69,10 @@ type Config struct {
 	// DiskBytes, when positive, gives each agent a tmpfs of this size as
 	// its data directory (needs root), which FaultDiskFull fills.
 	DiskBytes int64
+	// DrainTimeout, when positive, is the agents' --drain-timeout, so that
+	// SIGTERM (FaultDrain) drains. The harness's own stops at the end of
+	// a run then drain too, and take longer.
+	DrainTimeout time.Duration
 	// OutDir receives result.json and every agent's log; empty means a
 	// temp dir of the test.
 	OutDir string
@@ -134,6 +138,9 @@ func (c *Config) Validate() error {
 		}
 		if k == FaultDiskFull && c.DiskBytes <= 0 {
 			return fmt.Errorf("chaos: Faults: %q needs DiskBytes", k)
+		}
+		if k == FaultDrain && c.DrainTimeout <= 0 {
+			return fmt.Errorf("chaos: Faults: %q needs DrainTimeout", k)
 		}
 	}
 	return nil

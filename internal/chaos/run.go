@@ -245,6 +245,18 @@ func (r *runner) inject(f Fault, tps []TopicPartition) {
 		}
 		time.Sleep(f.Hold)
 		r.restart(target)
+	case FaultDrain:
+		rec.Agents = []int{target}
+		rec.What = fmt.Sprintf("SIGTERM agent %d (it drains, then exits), restart after %v", target, f.Hold)
+		r.logFault(rec)
+		began := time.Now()
+		if err := r.c.agents[target].Stop(); err != nil {
+			r.t.Errorf("chaos: agent %d did not drain and exit by itself: %v", target, err)
+		}
+		r.down[target] = true
+		r.t.Logf("chaos: agent %d drained and exited in %v", target, time.Since(began).Round(time.Millisecond))
+		time.Sleep(f.Hold)
+		r.restart(target)
 	case FaultDiskFull:
 		rec.Agents = []int{target}
 		rec.What = fmt.Sprintf("fill agent %d's disk for %v", target, f.Hold)

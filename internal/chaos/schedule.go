@@ -58,10 +58,15 @@ const (
 	// with KAFKA_STORAGE_ERROR and its follower copies stall; nothing
 	// acknowledged may be lost, and it must recover once there is room.
 	FaultDiskFull FaultKind = "diskfull"
+	// FaultDrain sends SIGTERM to an agent started with a drain timeout
+	// (Config.DrainTimeout): it hands its leaderships over, the balancer
+	// moves its replicas to the others while the workload runs, and it
+	// exits; it is started again after Hold.
+	FaultDrain FaultKind = "drain"
 )
 
 // AllFaults are the kinds this slice of the harness can inject.
-var AllFaults = []FaultKind{FaultKill, FaultPause, FaultStallKill, FaultStore, FaultWipe, FaultNetCut, FaultStoreCut, FaultStoreFail, FaultDiskFull}
+var AllFaults = []FaultKind{FaultKill, FaultPause, FaultStallKill, FaultStore, FaultWipe, FaultNetCut, FaultStoreCut, FaultStoreFail, FaultDiskFull, FaultDrain}
 
 // NetworkFaults need Config.Network.
 var NetworkFaults = []FaultKind{FaultNetCut, FaultStoreCut}
@@ -234,6 +239,8 @@ func (p *Planner) Next() Fault {
 		f.Hold = p.between(p.timings.CutHold)
 	case FaultDiskFull:
 		f.Hold = p.between(p.timings.CutHold)
+	case FaultDrain:
+		f.Hold = p.between(p.timings.KillHold)
 	case FaultStoreFail:
 		f.Leader = false
 		f.Hold = p.between(p.timings.StoreHold)

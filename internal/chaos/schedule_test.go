@@ -83,7 +83,7 @@ func TestPlanWithinTimings(t *testing.T) {
 			t.Errorf("%v: gap %v outside %v", f, f.Gap, tm.Gap)
 		}
 		switch f.Kind {
-		case FaultKill:
+		case FaultKill, FaultDrain:
 			if !in(f.Hold, tm.KillHold) {
 				t.Errorf("%v: hold outside %v", f, tm.KillHold)
 			}
