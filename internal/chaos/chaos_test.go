@@ -42,22 +42,31 @@ func repeat(t *testing.T, seed uint64, extra string) string {
 	return fmt.Sprintf("%s=%d go test ./internal/chaos -run '^%s$' -v%s", SeedEnv, seed, t.Name(), extra)
 }
 
-// TestChaosShort is the run CI makes: three agents on MinIO behind the
-// fault proxy, every fault kind, a fixed seed, about two minutes.
-func TestChaosShort(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Seed = seedFor(t, 1)
+// runFaults runs cfg as t's run and fails t when a kind of cfg.Faults was
+// never injected (the seed no longer covers it) or when the checker found
+// a broken promise.
+func runFaults(t *testing.T, cfg Config) *Result {
+	t.Helper()
 	cfg.OutDir = outDir(t)
 	cfg.Repeat = repeat(t, cfg.Seed, "")
 	res := Run(t, cfg)
 	for _, k := range cfg.Faults {
 		if res.FaultCounts[string(k)] == 0 {
-			t.Errorf("seed %d injected no %s fault in %v; the short run must cover every kind", cfg.Seed, k, cfg.Duration)
+			t.Errorf("seed %d injected no %s fault in %v; the run must cover every kind it deals", cfg.Seed, k, cfg.Duration)
 		}
 	}
 	if res.Failed() {
 		t.Fatalf("seed %d: the checker found broken promises:\n%s", cfg.Seed, res.Summary())
 	}
+	return res
+}
+
+// TestChaosShort is the run CI makes: three agents on MinIO behind the
+// fault proxy, every fault kind, a fixed seed, about two minutes.
+func TestChaosShort(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Seed = seedFor(t, 1)
+	runFaults(t, cfg)
 }
 
 // TestChaosCatchesUnsafeAck runs the agents with the test-only switch
@@ -99,15 +108,7 @@ func TestChaosWipe(t *testing.T) {
 	cfg.Faults = []FaultKind{FaultWipe}
 	cfg.Warmup = 3 * time.Second
 	cfg.Duration = 25 * time.Second
-	cfg.OutDir = outDir(t)
-	cfg.Repeat = repeat(t, cfg.Seed, "")
-	res := Run(t, cfg)
-	if res.FaultCounts[string(FaultWipe)] == 0 {
-		t.Errorf("seed %d injected no wipe in %v", cfg.Seed, cfg.Duration)
-	}
-	if res.Failed() {
-		t.Fatalf("seed %d: the checker found broken promises:\n%s", cfg.Seed, res.Summary())
-	}
+	runFaults(t, cfg)
 }
 
 // TestChaosNetwork: each agent in a network namespace of its own, and
@@ -124,17 +125,7 @@ func TestChaosNetwork(t *testing.T) {
 	cfg.Faults = []FaultKind{FaultNetCut, FaultStoreCut, FaultStoreFail}
 	cfg.Warmup = 3 * time.Second
 	cfg.Duration = 45 * time.Second
-	cfg.OutDir = outDir(t)
-	cfg.Repeat = repeat(t, cfg.Seed, "")
-	res := Run(t, cfg)
-	for _, k := range cfg.Faults {
-		if res.FaultCounts[string(k)] == 0 {
-			t.Errorf("seed %d injected no %s fault in %v", cfg.Seed, k, cfg.Duration)
-		}
-	}
-	if res.Failed() {
-		t.Fatalf("seed %d: the checker found broken promises:\n%s", cfg.Seed, res.Summary())
-	}
+	runFaults(t, cfg)
 }
 
 // TestChaosDiskFull: each agent's data directory is a 256 MiB tmpfs, and
@@ -149,15 +140,7 @@ func TestChaosDiskFull(t *testing.T) {
 	cfg.Faults = []FaultKind{FaultDiskFull}
 	cfg.Warmup = 3 * time.Second
 	cfg.Duration = 30 * time.Second
-	cfg.OutDir = outDir(t)
-	cfg.Repeat = repeat(t, cfg.Seed, "")
-	res := Run(t, cfg)
-	if res.FaultCounts[string(FaultDiskFull)] == 0 {
-		t.Errorf("seed %d injected no diskfull fault in %v", cfg.Seed, cfg.Duration)
-	}
-	if res.Failed() {
-		t.Fatalf("seed %d: the checker found broken promises:\n%s", cfg.Seed, res.Summary())
-	}
+	runFaults(t, cfg)
 }
 
 // TestChaosDrain: four agents started with a drain timeout; faults send
@@ -174,15 +157,7 @@ func TestChaosDrain(t *testing.T) {
 	cfg.Faults = []FaultKind{FaultDrain, FaultKill, FaultPause}
 	cfg.Warmup = 3 * time.Second
 	cfg.Duration = 40 * time.Second
-	cfg.OutDir = outDir(t)
-	cfg.Repeat = repeat(t, cfg.Seed, "")
-	res := Run(t, cfg)
-	if res.FaultCounts[string(FaultDrain)] == 0 {
-		t.Errorf("seed %d injected no drain in %v", cfg.Seed, cfg.Duration)
-	}
-	if res.Failed() {
-		t.Fatalf("seed %d: the checker found broken promises:\n%s", cfg.Seed, res.Summary())
-	}
+	runFaults(t, cfg)
 }
 
 // TestChaosLong is the long run, skipped unless -chaos.duration is given:

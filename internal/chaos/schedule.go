@@ -216,7 +216,7 @@ func (p *Planner) Next() Fault {
 	f.Target = p.rng.IntN(1 << 16)
 	f.Leader = p.rng.IntN(4) != 0 // most kills and pauses hit a leader
 	switch f.Kind {
-	case FaultKill:
+	case FaultKill, FaultDrain:
 		f.Hold = p.between(p.timings.KillHold)
 	case FaultWipe:
 		f.Hold = p.between(p.timings.WipeHold)
@@ -234,12 +234,8 @@ func (p *Planner) Next() Fault {
 		f.Hold = p.between(p.timings.CutHold)
 		f.Partial = p.rng.IntN(2) == 0
 		f.Peer = p.rng.IntN(1 << 16)
-	case FaultStoreCut:
+	case FaultStoreCut, FaultDiskFull:
 		f.Hold = p.between(p.timings.CutHold)
-	case FaultDiskFull:
-		f.Hold = p.between(p.timings.CutHold)
-	case FaultDrain:
-		f.Hold = p.between(p.timings.KillHold)
 	case FaultStoreFail:
 		f.Leader = false
 		f.Hold = p.between(p.timings.StoreHold)
