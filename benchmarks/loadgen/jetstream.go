@@ -189,35 +189,13 @@ func jsProduce(ctx context.Context, cfg Config, url string, streams jsStreams) *
 		if pr == nil {
 			continue
 		}
-		quota := int64(-1)
-		if cfg.Records > 0 {
-			quota = cfg.Records / int64(cfg.Producers)
-			if int64(p) < cfg.Records%int64(cfg.Producers) {
-				quota++
-			}
-		}
+		pace := newPacer(cfg, p, start, deadline, interval)
 		wg.Go(func() {
 			defer pr.nc.Close()
 			template := newPayload(cfg.RecordBytes, cfg.Seed, p)
-			for seq := int64(0); quota < 0 || seq < quota; seq++ {
-				var sched time.Time
-				if interval > 0 {
-					sched = start.Add(time.Duration(seq) * interval)
-					if quota < 0 && !sched.Before(deadline) {
-						break
-					}
-					if wait := time.Until(sched); wait > 0 {
-						if sleep(ctx, wait) != nil {
-							break
-						}
-					}
-				} else {
-					sched = time.Now()
-					if quota < 0 && !sched.Before(deadline) {
-						break
-					}
-				}
-				if ctx.Err() != nil {
+			for seq := int64(0); ; seq++ {
+				sched, ok := pace.next(ctx, seq)
+				if !ok {
 					break
 				}
 				var subject string

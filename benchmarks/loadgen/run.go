@@ -174,37 +174,13 @@ func produce(ctx context.Context, cfg Config, seeds []string, topic string) *pro
 		if cl == nil {
 			continue
 		}
-		quota := int64(-1)
-		if cfg.Records > 0 {
-			quota = cfg.Records / int64(cfg.Producers)
-			if int64(p) < cfg.Records%int64(cfg.Producers) {
-				quota++
-			}
-		}
+		pace := newPacer(cfg, p, start, deadline, interval)
 		wg.Go(func() {
 			defer cl.Close()
 			template := newPayload(cfg.RecordBytes, cfg.Seed, p)
-			for seq := int64(0); quota < 0 || seq < quota; seq++ {
-				var sched time.Time
-				if interval > 0 {
-					// Open loop: the record is due at its slot whether or
-					// not the broker kept up; sending late shows as latency.
-					sched = start.Add(time.Duration(seq) * interval)
-					if quota < 0 && !sched.Before(deadline) {
-						break
-					}
-					if wait := time.Until(sched); wait > 0 {
-						if sleep(ctx, wait) != nil {
-							break
-						}
-					}
-				} else {
-					sched = time.Now()
-					if quota < 0 && !sched.Before(deadline) {
-						break
-					}
-				}
-				if ctx.Err() != nil {
+			for seq := int64(0); ; seq++ {
+				sched, ok := pace.next(ctx, seq)
+				if !ok {
 					break
 				}
 				rec := &kgo.Record{Value: stamp(template, sched, p, seq)}
@@ -393,3 +369,49 @@ func (c *consumer) await(ctx context.Context, want int64, timeout time.Duration)
 }
 
 func (c *consumer) close() { c.stop() }
+
+// pacer gives one producer's records their scheduled send times.
+type pacer struct {
+	start, deadline time.Time
+	interval        time.Duration
+	quota           int64 // records this producer sends; -1: until deadline
+}
+
+// newPacer is producer p's share of cfg.Records (or no count: until the
+// deadline), paced at interval (0: closed loop).
+func newPacer(cfg Config, p int, start, deadline time.Time, interval time.Duration) pacer {
+	quota := int64(-1)
+	if cfg.Records > 0 {
+		quota = cfg.Records / int64(cfg.Producers)
+		if int64(p) < cfg.Records%int64(cfg.Producers) {
+			quota++
+		}
+	}
+	return pacer{start: start, deadline: deadline, interval: interval, quota: quota}
+}
+
+// next returns record seq's scheduled time, waiting for it in an open loop
+// (the record is due at its slot whether or not the broker kept up, so
+// sending late shows as latency) and taking now in a closed loop. ok is
+// false once the producer is done: its quota sent, the deadline passed or
+// ctx ended.
+func (pc pacer) next(ctx context.Context, seq int64) (sched time.Time, ok bool) {
+	if pc.quota >= 0 && seq >= pc.quota {
+		return sched, false
+	}
+	if pc.interval > 0 {
+		sched = pc.start.Add(time.Duration(seq) * pc.interval)
+		if pc.quota < 0 && !sched.Before(pc.deadline) {
+			return sched, false
+		}
+		if wait := time.Until(sched); wait > 0 && sleep(ctx, wait) != nil {
+			return sched, false
+		}
+	} else {
+		sched = time.Now()
+		if pc.quota < 0 && !sched.Before(pc.deadline) {
+			return sched, false
+		}
+	}
+	return sched, ctx.Err() == nil
+}

@@ -13,6 +13,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/strata-streaming/strata/benchmarks/report"
 )
 
 // Summary is the medians of the runs at one history size.
@@ -149,7 +151,7 @@ func Plot(ss []Summary, path string) error {
 	canvases := plot.Align([][]*plot.Plot{{timePlot, copiedPlot}}, tiles, dc)
 	timePlot.Draw(canvases[0][0])
 	copiedPlot.Draw(canvases[0][1])
-	return savePNG(img, path)
+	return report.SavePNG(img, path)
 }
 
 // panel plots one quantity: the medians joined by a line, the range as

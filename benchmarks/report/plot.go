@@ -119,7 +119,7 @@ func PlotLatency(ss []*Scenario, path string) error {
 	canvases := plot.Align([][]*plot.Plot{{produce, e2e}}, tiles, dc)
 	produce.Draw(canvases[0][0])
 	e2e.Draw(canvases[0][1])
-	return writePNG(img, path)
+	return SavePNG(img, path)
 }
 
 func latencyPanel(title string, ss []*Scenario, get func(loadgen.Result) float64) (*plot.Plot, error) {
@@ -162,10 +162,12 @@ func latencyPanel(title string, ss []*Scenario, get func(loadgen.Result) float64
 func save(p *plot.Plot, width, height vg.Length, path string) error {
 	img := vgimg.New(width, height)
 	p.Draw(draw.New(img))
-	return writePNG(img, path)
+	return SavePNG(img, path)
 }
 
-func writePNG(img *vgimg.Canvas, path string) (err error) {
+// SavePNG writes a drawn canvas to path as a PNG (the rebalance
+// benchmark's plot uses it too).
+func SavePNG(img *vgimg.Canvas, path string) (err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
