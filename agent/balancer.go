@@ -53,6 +53,11 @@ func (a *Agent) balanceOnce(ctx context.Context, now time.Time) {
 	if !a.cfg.AutoRebalance && !a.cfg.AutoLeaderRebalance {
 		return
 	}
+	// Alone, an agent has nothing to balance; renewing the lease every
+	// round would cost a PUT each (about 800,000 a month) for nothing.
+	if !a.hasPeers() {
+		return
+	}
 	_, held, err := a.store.AcquireLease(ctx, balancerLease, a.id, now, leaseTerm)
 	if err != nil {
 		a.logger.Warn("balancer lease", "err", err)
@@ -73,6 +78,14 @@ func (a *Agent) balanceOnce(ctx context.Context, now time.Time) {
 	if a.cfg.AutoLeaderRebalance {
 		a.electPreferred(ctx, live)
 	}
+}
+
+// hasPeers reports whether gossip lists any agent but this one.
+func (a *Agent) hasPeers() bool {
+	if a.members == nil {
+		return false
+	}
+	return slices.ContainsFunc(a.members.Members(), func(m membership.Member) bool { return m.ID != a.id })
 }
 
 // someoneDraining reports whether a live agent (this one included) is

@@ -413,3 +413,19 @@ func replicasOn(a *running, topic string, id int32) int {
 	}
 	return n
 }
+
+// TestLoneAgentTakesNoLease: an agent alone has nothing to balance, and
+// its balancer rounds write nothing to the store (each lease renewal is a
+// PUT, every few seconds, forever).
+func TestLoneAgentTakesNoLease(t *testing.T) {
+	a := start(t, testConfig(t.TempDir()), nil)
+	puts := func() float64 { return counterValue(t, a, "strata_store_requests_total", "op", "put", "outcome", "ok") }
+	before := puts()
+	now := time.Now()
+	for i := range 3 {
+		a.balanceOnce(ctxT(t), now.Add(time.Duration(i)*leaseTerm))
+	}
+	if got := puts(); got != before {
+		t.Errorf("three balancer rounds of a lone agent made %v PUTs", got-before)
+	}
+}
