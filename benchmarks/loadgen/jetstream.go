@@ -118,10 +118,7 @@ func runJetStream(ctx context.Context, target *JetStream, cfg Config, res Result
 		res.Records, res.Bytes, res.Seconds = c.records, c.bytes, c.elapsed.Seconds()
 		res.noteError(c.err)
 	}
-	if res.Seconds > 0 {
-		res.RecordsPerSec = float64(res.Records) / res.Seconds
-		res.MBPerSec = float64(res.Bytes) / res.Seconds / 1e6
-	}
+	res.setRates()
 	return res, ctx.Err()
 }
 

@@ -32,7 +32,11 @@ const SystemMachine = "machine"
 // each for about d.
 func Limits(ctx context.Context, dir string, d time.Duration) ([]Result, error) {
 	var out []Result
-	for _, m := range []func(context.Context, string, time.Duration) (Result, error){diskSequential, diskSyncLatency, loopbackTCP} {
+	for _, m := range []func(context.Context, string, time.Duration) (Result, error){
+		diskSyncWrites("limit/disk-seq-fsync-1MiB", 1<<20),
+		diskSyncWrites("limit/disk-fdatasync-4KiB", 4<<10),
+		loopbackTCP,
+	} {
 		r, err := m(ctx, dir, d)
 		if err != nil {
 			return out, err
@@ -71,32 +75,23 @@ func syncWrites(ctx context.Context, dir string, chunk []byte, d time.Duration, 
 	return n, time.Since(start), ctx.Err()
 }
 
-func diskSequential(ctx context.Context, dir string, d time.Duration) (Result, error) {
-	r := limitResult("limit/disk-seq-fsync-1MiB")
-	var h Histogram
-	chunk := newPayload(1<<20, 1, 0)
-	n, elapsed, err := syncWrites(ctx, dir, chunk, d, &h)
-	if err != nil {
-		return r, err
+// diskSyncWrites measures writes of size bytes, each followed by
+// fdatasync: 1 MiB ones give the disk's synced bandwidth, 4 KiB ones the
+// latency of a sync.
+func diskSyncWrites(scenario string, size int) func(context.Context, string, time.Duration) (Result, error) {
+	return func(ctx context.Context, dir string, d time.Duration) (Result, error) {
+		r := limitResult(scenario)
+		var h Histogram
+		chunk := newPayload(size, 1, 0)
+		n, elapsed, err := syncWrites(ctx, dir, chunk, d, &h)
+		if err != nil {
+			return r, err
+		}
+		r.Records, r.Bytes, r.Seconds = n, n*int64(len(chunk)), elapsed.Seconds()
+		r.Produce = latencyOf(&h)
+		r.setRates()
+		return r, nil
 	}
-	r.Records, r.Bytes, r.Seconds = n, n*int64(len(chunk)), elapsed.Seconds()
-	r.Produce = latencyOf(&h)
-	r.RecordsPerSec, r.MBPerSec = float64(n)/r.Seconds, float64(r.Bytes)/r.Seconds/1e6
-	return r, nil
-}
-
-func diskSyncLatency(ctx context.Context, dir string, d time.Duration) (Result, error) {
-	r := limitResult("limit/disk-fdatasync-4KiB")
-	var h Histogram
-	chunk := newPayload(4<<10, 1, 0)
-	n, elapsed, err := syncWrites(ctx, dir, chunk, d, &h)
-	if err != nil {
-		return r, err
-	}
-	r.Records, r.Bytes, r.Seconds = n, n*int64(len(chunk)), elapsed.Seconds()
-	r.Produce = latencyOf(&h)
-	r.RecordsPerSec, r.MBPerSec = float64(n)/r.Seconds, float64(r.Bytes)/r.Seconds/1e6
-	return r, nil
 }
 
 // loopbackTCP sends 256 KiB writes over one loopback connection to a
@@ -135,6 +130,6 @@ func loopbackTCP(ctx context.Context, _ string, d time.Duration) (Result, error)
 	n := <-read
 	elapsed := time.Since(start)
 	r.Records, r.Bytes, r.Seconds = n/int64(len(buf)), n, elapsed.Seconds()
-	r.RecordsPerSec, r.MBPerSec = float64(r.Records)/r.Seconds, float64(n)/r.Seconds/1e6
+	r.setRates()
 	return r, nil
 }

@@ -101,11 +101,16 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 		res.Records, res.Bytes, res.Seconds = c.records, c.bytes, c.elapsed.Seconds()
 		res.noteError(c.err)
 	}
-	if res.Seconds > 0 {
-		res.RecordsPerSec = float64(res.Records) / res.Seconds
-		res.MBPerSec = float64(res.Bytes) / res.Seconds / 1e6
-	}
+	res.setRates()
 	return res, ctx.Err()
+}
+
+// setRates derives records/s and MB/s from the counts and the time.
+func (r *Result) setRates() {
+	if r.Seconds > 0 {
+		r.RecordsPerSec = float64(r.Records) / r.Seconds
+		r.MBPerSec = float64(r.Bytes) / r.Seconds / 1e6
+	}
 }
 
 // noteError counts a failure that is not a record's (a consumer that did
