@@ -199,105 +199,94 @@ func (r *runner) inject(f Fault, tps []TopicPartition) {
 			target = l
 		}
 	}
+	one := []int{target}
 	switch f.Kind {
 	case FaultKill:
-		rec.Agents = []int{target}
-		rec.What = fmt.Sprintf("SIGKILL agent %d, restart after %v", target, f.Hold)
-		r.logFault(rec)
-		r.kill(target)
-		time.Sleep(f.Hold)
-		r.restart(target)
+		r.held(rec, one, fmt.Sprintf("SIGKILL agent %d, restart after %v", target, f.Hold), f.Hold,
+			func() { r.kill(target) }, func() { r.restart(target) })
 	case FaultWipe:
-		rec.Agents = []int{target}
-		dir := r.c.agents[target].DataDir()
-		rec.What = fmt.Sprintf("SIGKILL agent %d, empty its data directory, restart after %v", target, f.Hold)
-		r.logFault(rec)
-		r.kill(target)
-		if err := emptyDir(dir); err != nil {
-			r.t.Errorf("chaos: wipe agent %d: %v", target, err)
-		}
-		time.Sleep(f.Hold)
-		r.restart(target)
+		r.held(rec, one, fmt.Sprintf("SIGKILL agent %d, empty its data directory, restart after %v", target, f.Hold), f.Hold,
+			func() {
+				r.kill(target)
+				if err := emptyDir(r.c.agents[target].DataDir()); err != nil {
+					r.t.Errorf("chaos: wipe agent %d: %v", target, err)
+				}
+			}, func() { r.restart(target) })
 	case FaultPause:
-		rec.Agents = []int{target}
-		rec.What = fmt.Sprintf("SIGSTOP agent %d for %v", target, f.Hold)
-		r.logFault(rec)
-		r.pause(target)
-		time.Sleep(f.Hold)
-		r.resume(target)
+		r.held(rec, one, fmt.Sprintf("SIGSTOP agent %d for %v", target, f.Hold), f.Hold,
+			func() { r.pause(target) }, func() { r.resume(target) })
 	case FaultStallKill:
 		replicas := r.c.replicasOf(tp, all)
 		if len(replicas) == 0 {
 			replicas = all
 		}
 		followers := slices.DeleteFunc(slices.Clone(replicas), func(i int) bool { return i == target })
-		rec.Agents = append([]int{target}, followers...)
-		rec.What = fmt.Sprintf("%s: SIGSTOP followers %v for %v, SIGKILL leader %d, SIGCONT followers, restart %d after %v",
+		what := fmt.Sprintf("%s: SIGSTOP followers %v for %v, SIGKILL leader %d, SIGCONT followers, restart %d after %v",
 			tp, followers, f.Stall, target, target, f.Hold)
-		r.logFault(rec)
-		for _, i := range followers {
-			r.pause(i)
-		}
-		time.Sleep(f.Stall)
-		r.kill(target)
-		for _, i := range followers {
-			r.resume(i)
-		}
-		time.Sleep(f.Hold)
-		r.restart(target)
+		r.held(rec, append(one, followers...), what, f.Hold, func() {
+			for _, i := range followers {
+				r.pause(i)
+			}
+			time.Sleep(f.Stall)
+			r.kill(target)
+			for _, i := range followers {
+				r.resume(i)
+			}
+		}, func() { r.restart(target) })
 	case FaultDrain:
-		rec.Agents = []int{target}
-		rec.What = fmt.Sprintf("SIGTERM agent %d (it drains, then exits), restart after %v", target, f.Hold)
-		r.logFault(rec)
-		began := time.Now()
-		if err := r.c.agents[target].Stop(); err != nil {
-			r.t.Errorf("chaos: agent %d did not drain and exit by itself: %v", target, err)
-		}
-		r.down[target] = true
-		r.t.Logf("chaos: agent %d drained and exited in %v", target, time.Since(began).Round(time.Millisecond))
-		time.Sleep(f.Hold)
-		r.restart(target)
+		r.held(rec, one, fmt.Sprintf("SIGTERM agent %d (it drains, then exits), restart after %v", target, f.Hold), f.Hold,
+			func() {
+				began := time.Now()
+				if err := r.c.agents[target].Stop(); err != nil {
+					r.t.Errorf("chaos: agent %d did not drain and exit by itself: %v", target, err)
+				}
+				r.down[target] = true
+				r.t.Logf("chaos: agent %d drained and exited in %v", target, time.Since(began).Round(time.Millisecond))
+			}, func() { r.restart(target) })
 	case FaultDiskFull:
-		rec.Agents = []int{target}
-		rec.What = fmt.Sprintf("fill agent %d's disk for %v", target, f.Hold)
-		r.logFault(rec)
 		ballast := filepath.Join(r.c.agents[target].DataDir(), "chaos-ballast")
-		if err := fillDisk(ballast); err != nil {
-			r.t.Errorf("chaos: fill agent %d's disk: %v", target, err)
-		}
-		time.Sleep(f.Hold)
-		if err := os.Remove(ballast); err != nil {
-			r.t.Errorf("chaos: free agent %d's disk: %v", target, err)
-		}
+		r.held(rec, one, fmt.Sprintf("fill agent %d's disk for %v", target, f.Hold), f.Hold,
+			func() {
+				if err := fillDisk(ballast); err != nil {
+					r.t.Errorf("chaos: fill agent %d's disk: %v", target, err)
+				}
+			}, func() {
+				if err := os.Remove(ballast); err != nil {
+					r.t.Errorf("chaos: free agent %d's disk: %v", target, err)
+				}
+			})
 	case FaultStore, FaultStoreFail:
-		rec.What = fmt.Sprintf("store proxy for %v: %v", f.Hold, f.Store)
-		r.logFault(rec)
-		r.c.proxy.Set(f.Store)
-		time.Sleep(f.Hold)
-		r.c.proxy.Set(StoreFault{})
+		r.held(rec, nil, fmt.Sprintf("store proxy for %v: %v", f.Hold, f.Store), f.Hold,
+			func() { r.c.proxy.Set(f.Store) }, func() { r.c.proxy.Set(StoreFault{}) })
 	case FaultNetCut:
 		peers := slices.DeleteFunc(slices.Clone(all), func(i int) bool { return i == target })
 		if f.Partial {
 			peers = peers[f.Peer%len(peers) : f.Peer%len(peers)+1]
 		}
-		rec.Agents = append([]int{target}, peers...)
-		rec.What = fmt.Sprintf("cut the network between agent %d and agents %v for %v", target, peers, f.Hold)
-		r.logFault(rec)
-		for _, p := range peers {
-			r.netErr(r.c.net.Cut(target, p))
-		}
-		time.Sleep(f.Hold)
-		for _, p := range peers {
-			r.netErr(r.c.net.Heal(target, p))
-		}
+		r.held(rec, append(one, peers...), fmt.Sprintf("cut the network between agent %d and agents %v for %v", target, peers, f.Hold), f.Hold,
+			func() {
+				for _, p := range peers {
+					r.netErr(r.c.net.Cut(target, p))
+				}
+			}, func() {
+				for _, p := range peers {
+					r.netErr(r.c.net.Heal(target, p))
+				}
+			})
 	case FaultStoreCut:
-		rec.Agents = []int{target}
-		rec.What = fmt.Sprintf("cut the network between agent %d and the store for %v", target, f.Hold)
-		r.logFault(rec)
-		r.netErr(r.c.net.CutStore(target))
-		time.Sleep(f.Hold)
-		r.netErr(r.c.net.HealStore(target))
+		r.held(rec, one, fmt.Sprintf("cut the network between agent %d and the store for %v", target, f.Hold), f.Hold,
+			func() { r.netErr(r.c.net.CutStore(target)) }, func() { r.netErr(r.c.net.HealStore(target)) })
 	}
+}
+
+// held records and logs a fault on agents, starts it, keeps it for hold
+// and ends it.
+func (r *runner) held(rec FaultRecord, agents []int, what string, hold time.Duration, start, end func()) {
+	rec.Agents, rec.What = agents, what
+	r.logFault(rec)
+	start()
+	time.Sleep(hold)
+	end()
 }
 
 // netErr reports a cut or heal that iproute2 refused: the run then no
