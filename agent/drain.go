@@ -35,12 +35,15 @@ var ErrNoDrainTarget = errors.New("agent: no active agent to drain to")
 // it holds none, or with an error when it cannot (ErrNoDrainTarget) or ctx
 // ends first.
 func (a *Agent) Drain(ctx context.Context) error {
-	if !a.draining.CompareAndSwap(false, true) {
-		return a.waitDrained(ctx)
+	if a.draining.CompareAndSwap(false, true) {
+		a.announceDraining()
 	}
+	return a.waitDrained(ctx)
+}
+
+func (a *Agent) announceDraining() {
 	a.logger.Info("draining: moving leaderships and replicas to other agents", "partitions", len(a.localPartitions()))
 	a.setMemberState(membership.StateDraining)
-	return a.waitDrained(ctx)
 }
 
 func (a *Agent) waitDrained(ctx context.Context) error {
@@ -158,10 +161,15 @@ func (a *Agent) startDrain(force bool, timeoutArg string) (int, error) {
 			return http.StatusConflict, err
 		}
 	}
+	// Two requests at once start one drain.
+	if !a.draining.CompareAndSwap(false, true) {
+		return http.StatusOK, nil
+	}
 	a.drainErr.Store(nil)
+	a.announceDraining()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		err := a.Drain(ctx)
+		err := a.waitDrained(ctx)
 		cancel()
 		if err != nil && !force {
 			msg := fmt.Sprintf("drain did not finish, so the agent stays up and active: %v (drain with force to stop anyway)", err)

@@ -159,13 +159,20 @@ func (a *Agent) tryWriteISR(p *partition, change replica.ISRChange) error {
 	return nil
 }
 
-// reloadState re-reads p's state and applies it.
+// reloadState re-reads p's state and applies it. A state that no longer
+// lists this agent is left to the replication loop: dropping the replica
+// closes p, which waits for p's fetcher and ISR writers, and this may be
+// one of them.
 func (a *Agent) reloadState(ctx context.Context, p *partition) error {
 	st, etag, err := a.store.PartitionState(ctx, p.topicID, p.index)
 	if err != nil {
 		return err
 	}
-	a.applyStored(partitionKey{p.topicID, p.index}, st, etag)
+	if !slices.Contains(st.Replicas, a.id) {
+		a.refreshState(p)
+		return nil
+	}
+	a.applyState(p, st, etag)
 	return nil
 }
 

@@ -130,12 +130,23 @@ func (a *Agent) moveReplica(k partitionKey, st metadata.PartitionState, etag str
 // time a move took).
 func (a *Agent) completeMoves(ctx context.Context) {
 	now := time.Now()
+	leading := map[partitionKey]bool{}
+	// Moves this agent no longer leads, or that were cancelled, are
+	// forgotten, so a later move of the partition is timed afresh.
+	defer func() {
+		for k := range a.movesSeen {
+			if !leading[k] {
+				delete(a.movesSeen, k)
+			}
+		}
+	}()
 	for _, p := range a.localPartitions() {
 		st, _ := p.stateAndETag()
 		if st.Leader != a.id || !st.Moving() {
 			continue
 		}
 		k := partitionKey{p.topicID, p.index}
+		leading[k] = true
 		if _, ok := a.movesSeen[k]; !ok {
 			a.movesSeen[k] = now
 		}
@@ -152,6 +163,9 @@ func (a *Agent) completeMoves(ctx context.Context) {
 		if err != nil {
 			a.logger.Warn("complete reassignment", "topic", p.topic, "partition", p.index, "err", err)
 			continue
+		}
+		if next.Moving() {
+			continue // nothing written: the move is no longer this agent's to complete
 		}
 		took := now.Sub(a.movesSeen[k])
 		delete(a.movesSeen, k)
