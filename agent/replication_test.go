@@ -698,6 +698,12 @@ func TestLostDiskLeavesTheISR(t *testing.T) {
 		st, _ := p.stateAndETag()
 		return st.Leader != wiped.id && !slices.Contains(st.ISR, wiped.id)
 	})
+	// The store names another agent leader, one that holds every record.
+	e, _ := wiped.entry("lost")
+	st, _, err := wiped.store.PartitionState(ctxT(t), e.meta.ID, 0)
+	if err != nil || st.Leader < 0 || st.Leader == wiped.id || !slices.Contains(st.ISR, st.Leader) || slices.Contains(st.ISR, wiped.id) {
+		t.Fatalf("stored state after the wiped agent's start: %+v, %v", st, err)
+	}
 	for i := range c.agents {
 		if i != li {
 			c.restart(i)

@@ -141,6 +141,12 @@ func TestProtocolAbuse(t *testing.T) {
 		select {
 		case <-readyc:
 		case <-done:
+			// The progress below would then be measured without abuse.
+			select {
+			case <-readyc:
+			default:
+				t.Errorf("%s: the phase ended before its abuse was in place", ph.name)
+			}
 		case <-time.After(2 * time.Minute):
 			t.Errorf("%s: abuse not in place within 2m", ph.name)
 		}
@@ -164,6 +170,9 @@ func TestProtocolAbuse(t *testing.T) {
 		}
 		peakHeap = max(peakHeap, during.heapInuse)
 		t.Logf("%-20s conns=%-6d acked=%-5d read=%-5d agent: %v %s", ph.name, res.conns, acked, read, during, res.note)
+		if res.conns == 0 {
+			t.Errorf("%s: no abusive connection was made", ph.name)
+		}
 		if !progressed {
 			t.Errorf("%s: good clients acknowledged %d and read %d records in 60s under abuse, want %d each", ph.name, acked, read, minProgress)
 		}
