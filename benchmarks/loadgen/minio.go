@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -25,6 +24,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/strata-streaming/strata/internal/miniotest"
 )
 
 // minioRegion is the region MinIO answers for by default.
@@ -47,23 +48,9 @@ type MinIO struct {
 	closeErr error
 }
 
-// MinIOBinary finds the minio server binary: on PATH, then in
-// $(go env GOPATH)/bin.
-func MinIOBinary() (string, error) {
-	if p, err := exec.LookPath("minio"); err == nil {
-		return p, nil
-	}
-	out, err := exec.Command("go", "env", "GOPATH").Output()
-	if err == nil {
-		for _, dir := range filepath.SplitList(strings.TrimSpace(string(out))) {
-			p := filepath.Join(dir, "bin", "minio")
-			if _, err := os.Stat(p); err == nil {
-				return p, nil
-			}
-		}
-	}
-	return "", errors.New("minio: no minio binary on PATH or in $(go env GOPATH)/bin; install it with go install github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c")
-}
+// MinIOBinary finds the minio server binary as the tests do: on PATH, then
+// in $(go env GOPATH)/bin; its error says how to install it.
+func MinIOBinary() (string, error) { return miniotest.Binary() }
 
 // freeLoopbackAddr returns a 127.0.0.1 port that was free a moment ago.
 func freeLoopbackAddr() (string, error) {
@@ -135,29 +122,7 @@ func StartMinIO(ctx context.Context, parent string) (_ *MinIO, err error) {
 }
 
 func (m *MinIO) waitReady(ctx context.Context) error {
-	client := &http.Client{Timeout: time.Second}
-	probe := "http://" + m.addr + "/minio/health/ready"
-	deadline := time.Now().Add(60 * time.Second)
-	var last error
-	for time.Now().Before(deadline) {
-		resp, err := client.Get(probe)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("%s: %s", probe, resp.Status)
-		}
-		last = err
-		select {
-		case <-m.exited:
-			return errors.New("the server exited")
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("not ready within 60 s: %v", last)
+	return miniotest.WaitReady(ctx, m.addr, m.exited, 60*time.Second)
 }
 
 // StoreURL is the --store URL of prefix in the server's bucket.

@@ -5,6 +5,7 @@ package miniotest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -69,7 +70,10 @@ func (s *Server) start(t testing.TB, bin string, attempt int) error {
 		p.waitErr = cmd.Wait()
 		close(p.exited)
 	}()
-	if err := waitReady(addr, p); err != nil {
+	if err := WaitReady(context.Background(), addr, p.exited, startTimeout); err != nil {
+		if errors.Is(err, errServerExited) {
+			err = fmt.Errorf("%w: %v", err, p.waitErr)
+		}
 		p.stop()
 		tail := p.logTail()
 		if strings.Contains(tail, "address already in use") {
@@ -89,11 +93,12 @@ func (s *Server) start(t testing.TB, bin string, attempt int) error {
 	return nil
 }
 
-// waitReady polls MinIO's readiness endpoint until it answers 200, the
-// process exits, or startTimeout passes.
-func waitReady(addr string, p *process) error {
+// WaitReady polls the readiness endpoint of the MinIO server at addr
+// until it answers 200, exited is closed (the process ended), ctx ends or
+// timeout passes. The benchmarks' MinIO uses it too.
+func WaitReady(ctx context.Context, addr string, exited <-chan struct{}, timeout time.Duration) error {
 	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(startTimeout)
+	deadline := time.Now().Add(timeout)
 	probe := "http://" + addr + "/minio/health/ready"
 	var lastErr error
 	for time.Now().Before(deadline) {
@@ -107,13 +112,17 @@ func waitReady(addr string, p *process) error {
 		}
 		lastErr = err
 		select {
-		case <-p.exited:
-			return fmt.Errorf("the server exited: %v", p.waitErr)
+		case <-exited:
+			return errServerExited
+		case <-ctx.Done():
+			return ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("not ready after %v: %v", startTimeout, lastErr)
+	return fmt.Errorf("not ready after %v: %v", timeout, lastErr)
 }
+
+var errServerExited = errors.New("the server exited")
 
 // stop ends the process by its PID: SIGTERM, and SIGKILL if it has not
 // exited after stopTimeout. It may be called twice.
