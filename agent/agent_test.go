@@ -108,7 +108,7 @@ func TestRequestRacingDeleteSeesUnknownPartition(t *testing.T) {
 	if err := p.DeleteRecordsBefore(context.Background(), 0); !errors.Is(err, kafka.ErrUnknownTopicOrPartition) {
 		t.Errorf("delete records of a deleted partition: %v", err)
 	}
-	if _, err := p.Append(ctxT(t), recordBatch(t, "late"), -1); !errors.Is(err, kafka.ErrUnknownTopicOrPartition) {
+	if _, _, err := p.Append(recordBatch(t, "late"), -1); !errors.Is(err, kafka.ErrUnknownTopicOrPartition) {
 		t.Errorf("append to a deleted partition: %v", err)
 	}
 }

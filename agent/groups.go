@@ -44,7 +44,7 @@ type loadedCoordinator struct {
 type offsetsLog struct{ p *partition }
 
 func (o offsetsLog) Append(ctx context.Context, raw []byte) error {
-	_, err := o.p.Append(ctx, raw, -1)
+	_, err := o.p.appendAndWait(ctx, raw, -1)
 	if errors.Is(err, kafka.ErrNotLeader) || errors.Is(err, replica.ErrNotLeader) {
 		// The partition moved: for a group client that is Kafka's
 		// NOT_COORDINATOR, which makes it look the coordinator up again.

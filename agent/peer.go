@@ -49,8 +49,8 @@ func (p *peerPartition) Leader() int32      { return p.state().Leader }
 func (p *peerPartition) LeaderEpoch() int32 { return p.state().LeaderEpoch }
 func (p *peerPartition) Replicas() []int32  { return slices.Clone(p.state().Replicas) }
 func (p *peerPartition) ISR() []int32       { return slices.Clone(p.state().ISR) }
-func (p *peerPartition) Append(context.Context, []byte, int16) (log.AppendResult, error) {
-	return log.AppendResult{}, p.notHere()
+func (p *peerPartition) Append([]byte, int16) (log.AppendResult, kafka.AppendWait, error) {
+	return log.AppendResult{}, nil, p.notHere()
 }
 func (p *peerPartition) Read(context.Context, int64, int, bool) ([]byte, error) {
 	return nil, p.notHere()

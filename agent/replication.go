@@ -174,34 +174,55 @@ func (p *partition) setIneligible(agents []int32) {
 
 // Append writes a checked batch as the leader. acks=all is refused with
 // NOT_ENOUGH_REPLICAS before anything is written when the ISR is smaller
-// than min.insync.replicas, and otherwise waits until the HW passes the
-// batch: every replica in the ISR holds it. Every acks level waits for the
-// local append (and its fsync under log.flush=always): answering acks=0/1
-// earlier would save only the client's wait and risk the record.
-func (p *partition) Append(ctx context.Context, raw []byte, acks int16) (log.AppendResult, error) {
+// than min.insync.replicas; its wait lasts until the HW passes the batch:
+// every replica in the ISR holds it. Every acks level waits for the local
+// append's fsync under log.flush=always: answering acks=0/1 earlier would
+// save only the client's wait and risk the record. The followers' long
+// polls wake as soon as the bytes are written, so that their copies
+// overlap the leader's fsync.
+func (p *partition) Append(raw []byte, acks int16) (log.AppendResult, kafka.AppendWait, error) {
 	p.mu.RLock()
 	if p.deleted {
 		p.mu.RUnlock()
-		return log.AppendResult{}, kafka.ErrUnknownTopicOrPartition
+		return log.AppendResult{}, nil, kafka.ErrUnknownTopicOrPartition
 	}
 	if err := p.rep.CheckAppend(acks == -1); err != nil {
 		p.mu.RUnlock()
-		return log.AppendResult{}, err
+		return log.AppendResult{}, nil, err
 	}
 	epoch := p.rep.LeaderEpoch()
 	p.appending.Add(1)
 	p.mu.RUnlock()
 
-	res, err := p.log.Append(raw, epoch)
-	p.appending.Done()
+	res, durable, err := p.log.Write(raw, epoch)
 	if err != nil {
-		return log.AppendResult{}, err
+		p.appending.Done()
+		return log.AppendResult{}, nil, err
 	}
-	p.endMoved()
-	if acks != -1 || unsafeAckBeforeReplication {
-		return res, nil
+	p.appended.notify()
+	wait := func(ctx context.Context) error {
+		err := durable.Wait()
+		p.appending.Done()
+		if err != nil {
+			return err
+		}
+		p.endMoved()
+		if acks != -1 || unsafeAckBeforeReplication {
+			return nil
+		}
+		return p.awaitCommit(ctx, epoch, res.LastOffset+1)
 	}
-	return res, p.awaitCommit(ctx, epoch, res.LastOffset+1)
+	return res, wait, nil
+}
+
+// appendAndWait is Append followed by its wait, for writers that do not
+// pipeline (the group coordinator).
+func (p *partition) appendAndWait(ctx context.Context, raw []byte, acks int16) (log.AppendResult, error) {
+	res, wait, err := p.Append(raw, acks)
+	if err == nil {
+		err = wait(ctx)
+	}
+	return res, err
 }
 
 // endMoved tells the machine that the leader's log moved, and wakes the

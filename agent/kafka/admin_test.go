@@ -189,8 +189,8 @@ func (p *adminPartition) Leader() int32      { return p.leader }
 func (p *adminPartition) LeaderEpoch() int32 { return p.epoch }
 func (p *adminPartition) Replicas() []int32  { return []int32{p.leader} }
 func (p *adminPartition) ISR() []int32       { return []int32{p.leader} }
-func (p *adminPartition) Append(ctx context.Context, raw []byte, acks int16) (log.AppendResult, error) {
-	return log.AppendResult{}, fmt.Errorf("adminPartition: Append not modelled")
+func (p *adminPartition) Append(raw []byte, acks int16) (log.AppendResult, AppendWait, error) {
+	return log.AppendResult{}, nil, fmt.Errorf("adminPartition: Append not modelled")
 }
 func (p *adminPartition) Read(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error) {
 	return nil, nil

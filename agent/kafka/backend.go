@@ -92,6 +92,10 @@ type Topic struct {
 	Partitions        []Partition
 }
 
+// AppendWait waits until a written batch satisfies its acks level: durable
+// on this agent, and with acks=all held by every in-sync replica.
+type AppendWait func(ctx context.Context) error
+
 // Partition is one partition replica on this agent.
 type Partition interface {
 	Index() int32
@@ -99,9 +103,12 @@ type Partition interface {
 	LeaderEpoch() int32
 	Replicas() []int32
 	ISR() []int32
-	// Append validates nothing: the Produce handler has checked and stamped
-	// the batch. It returns when acks are satisfied.
-	Append(ctx context.Context, raw []byte, acks int16) (log.AppendResult, error)
+	// Append writes a batch the Produce handler has checked and stamped,
+	// and returns its place without waiting; wait, which must be called
+	// once, returns when acks are satisfied. Batches land in the order of
+	// the calls, so the waits of a connection's pipelined produces may
+	// overlap (and share an fsync) without reordering them.
+	Append(raw []byte, acks int16) (res log.AppendResult, wait AppendWait, err error)
 	// Read returns whole batches from offset, never past the high watermark.
 	// Below the local log it reads from the bucket, waiting at most until
 	// ctx ends.

@@ -10,6 +10,7 @@ import (
 	"net"
 	"runtime/debug"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
@@ -29,20 +30,31 @@ type request struct {
 	remote        string
 }
 
+// serveConn reads a connection's requests one at a time and answers them in
+// order. A Produce is pipelined: its batches are written before the next
+// request is read, and its acks are awaited on a goroutine of its own, so
+// a client's next Produce shares the fsync instead of queueing behind it.
+// Any other request waits until the Produces before it are answered, which
+// keeps Kafka's one-request-at-a-time order for everything else (a Fetch
+// after a Produce on one connection sees its records).
 func (s *Server) serveConn(c net.Conn) {
-	defer c.Close()
 	remote := c.RemoteAddr().String()
 	ctx, cancel := s.connContext()
-	defer cancel()
+	br := bufio.NewReaderSize(c, connBufferBytes)
+	out := make(chan *answer, maxPipelined)
+	written := make(chan struct{})
+	go s.writeAnswers(c, bufio.NewWriterSize(c, connBufferBytes), out, written)
+	var producing sync.WaitGroup
+	defer func() {
+		// Answers already owed are still sent; then everything stops.
+		close(out)
+		<-written
+		cancel()
+		c.Close()
+	}()
 	// A panic here would be a bug in a handler or decoder; log it and drop the
 	// connection instead of the agent.
-	defer func() {
-		if r := recover(); r != nil {
-			s.logger.Error("kafka handler panic", "client", remote, "panic", r, "stack", string(debug.Stack()))
-		}
-	}()
-	br := bufio.NewReaderSize(c, connBufferBytes)
-	bw := bufio.NewWriterSize(c, connBufferBytes)
+	defer s.recoverConn(c, remote)
 	var sizeBuf [4]byte
 	for {
 		c.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
@@ -65,27 +77,81 @@ func (s *Server) serveConn(c net.Conn) {
 		}
 		req.remote = remote
 		start := time.Now()
+		a := &answer{req: req, done: make(chan struct{})}
+		if produce, ok := req.msg.(*kmsg.ProduceRequest); ok {
+			call := s.startProduce(ctx, req, produce)
+			producing.Add(1)
+			go func() {
+				defer producing.Done()
+				defer close(a.done)
+				defer s.recoverConn(c, remote)
+				a.resp = call.finish()
+				s.metrics.observe(req.key, start, nil)
+			}()
+			out <- a
+			continue
+		}
+		producing.Wait()
 		resp, err := s.dispatch(ctx, req)
 		s.metrics.observe(req.key, start, err)
 		if err != nil {
 			s.logger.Warn("closing connection", "client", remote, "api_key", req.key, "api_version", req.version, "err", err)
 			return
 		}
-		if resp == nil { // acks=0 produce: no response at all
+		a.resp = resp
+		close(a.done)
+		out <- a
+	}
+}
+
+// maxPipelined bounds a connection's requests read but not yet answered.
+// Kafka's idempotent producers keep at most five Produces in flight.
+const maxPipelined = 8
+
+// answer is one request's place in its connection's answer order.
+type answer struct {
+	req  *request
+	resp kmsg.Response // set before done closes; nil sends nothing (acks=0)
+	done chan struct{}
+}
+
+// writeAnswers writes answers in request order as each is ready, flushing
+// whenever it would otherwise wait. A failed write closes the connection,
+// which ends the reader; the rest of the queue is then only waited out.
+func (s *Server) writeAnswers(c net.Conn, bw *bufio.Writer, out <-chan *answer, written chan<- struct{}) {
+	defer close(written)
+	broken := false
+	fail := func() { broken = true; c.Close() }
+	for a := range out {
+		select {
+		case <-a.done:
+		default:
+			if !broken && bw.Flush() != nil {
+				fail()
+			}
+			<-a.done
+		}
+		if broken || a.resp == nil {
 			continue
 		}
 		// A client that stops reading would otherwise hold this goroutine
 		// and the answer's memory for as long as it keeps the connection:
 		// taking an answer gets as long as sending a request does.
 		c.SetWriteDeadline(time.Now().Add(s.cfg.IdleTimeout))
-		if err := writeResponse(bw, req, resp); err != nil {
-			return
+		if err := writeResponse(bw, a.req, a.resp); err != nil {
+			fail()
+			continue
 		}
-		if br.Buffered() == 0 {
-			if err := bw.Flush(); err != nil {
-				return
-			}
+		if len(out) == 0 && bw.Flush() != nil {
+			fail()
 		}
+	}
+}
+
+func (s *Server) recoverConn(c net.Conn, remote string) {
+	if r := recover(); r != nil {
+		s.logger.Error("kafka handler panic", "client", remote, "panic", r, "stack", string(debug.Stack()))
+		c.Close()
 	}
 }
 

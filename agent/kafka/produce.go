@@ -9,8 +9,10 @@ package kafka
 // it reaches the log; it is re-encoded only when the topic's
 // compression.type names a codec other than the batch's. Transactional
 // batches are refused with INVALID_TXN_STATE: transactions are not served.
-// Partitions of one request are appended concurrently, so their fsyncs
-// overlap instead of adding up. With log.flush=always every acks level is
+// A request's batches are written in order, then their acks are awaited
+// concurrently, so their fsyncs overlap instead of adding up; a
+// connection's next Produce is written while this one waits (see
+// serveConn), as Kafka's clients pipeline up to five per connection. With log.flush=always every acks level is
 // answered after an fsync covering the batch (Kafka answers acks=1 from the
 // page cache); acks=all below min.insync.replicas is NOT_ENOUGH_REPLICAS
 // before anything is written, as in Kafka. Internal topics
@@ -27,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/agent/metadata"
 )
@@ -35,14 +38,43 @@ import (
 const maxDecompressed = 256 << 20
 
 func handleProduce(ctx context.Context, s *Server, r *request, req *kmsg.ProduceRequest) (*kmsg.ProduceResponse, error) {
-	resp := req.ResponseKind().(*kmsg.ProduceResponse)
-	acks := req.Acks
-	if req.TimeoutMillis > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(req.TimeoutMillis)*time.Millisecond)
-		defer cancel()
+	resp := s.startProduce(ctx, r, req).finish()
+	if resp == nil {
+		return nil, nil
 	}
-	var wg sync.WaitGroup
+	return resp.(*kmsg.ProduceResponse), nil
+}
+
+// produceCall is a Produce request whose batches are written (or refused)
+// and whose acknowledgements finish awaits. Splitting the two lets a
+// connection write its next request's batches while this one waits for
+// its fsync, so pipelined requests share fsyncs instead of queueing for
+// one each.
+type produceCall struct {
+	s       *Server
+	resp    *kmsg.ProduceResponse
+	acks    int16
+	ctx     context.Context
+	cancel  context.CancelFunc
+	pending []pendingAppend
+}
+
+// pendingAppend is one partition's written batch awaiting its acks.
+type pendingAppend struct {
+	wait  AppendWait
+	res   log.AppendResult
+	rp    *kmsg.ProduceResponseTopicPartition
+	topic string
+	bytes int
+}
+
+// startProduce checks and writes every partition's batch, in request order.
+func (s *Server) startProduce(ctx context.Context, r *request, req *kmsg.ProduceRequest) *produceCall {
+	call := &produceCall{s: s, resp: req.ResponseKind().(*kmsg.ProduceResponse), acks: req.Acks, ctx: ctx, cancel: func() {}}
+	if req.TimeoutMillis > 0 {
+		call.ctx, call.cancel = context.WithTimeout(ctx, time.Duration(req.TimeoutMillis)*time.Millisecond)
+	}
+	acks := req.Acks
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		rtopic := kmsg.NewProduceResponseTopic()
@@ -71,23 +103,17 @@ func handleProduce(ctx context.Context, s *Server, r *request, req *kmsg.Produce
 			case rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions):
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
-				wg.Add(1)
-				go func(p Partition, records []byte) {
-					defer wg.Done()
-					s.producePartition(ctx, t, p, records, acks, rp)
-				}(t.Partitions[rp.Partition], rt.Partitions[j].Records)
+				s.writePartition(call, t, t.Partitions[rp.Partition], rt.Partitions[j].Records, rp)
 			}
 		}
-		resp.Topics = append(resp.Topics, rtopic)
+		call.resp.Topics = append(call.resp.Topics, rtopic)
 	}
-	wg.Wait()
-	if acks == 0 {
-		return nil, nil
-	}
-	return resp, nil
+	return call
 }
 
-func (s *Server) producePartition(ctx context.Context, t *Topic, p Partition, records []byte, acks int16, rp *kmsg.ProduceResponseTopicPartition) {
+// writePartition checks one partition's batch and writes it, leaving the
+// wait for its acks to finish.
+func (s *Server) writePartition(call *produceCall, t *Topic, p Partition, records []byte, rp *kmsg.ProduceResponseTopicPartition) {
 	if p.Leader() != s.backend.AgentID() {
 		rp.ErrorCode = kerr.NotLeaderForPartition.Code
 		return
@@ -103,16 +129,44 @@ func (s *Server) producePartition(ctx context.Context, t *Topic, p Partition, re
 		rp.ErrorMessage = errorMessage(err)
 		return
 	}
-	res, err := p.Append(ctx, raw, acks)
+	res, wait, err := p.Append(raw, call.acks)
 	if err != nil {
 		rp.ErrorCode = errorCode(err)
 		rp.ErrorMessage = errorMessage(err)
 		return
 	}
-	s.metrics.in(t.Name, len(raw))
-	rp.BaseOffset = res.BaseOffset
-	rp.LogAppendTime = res.LogAppendTime
-	rp.LogStartOffset = res.LogStartOffset
+	call.pending = append(call.pending, pendingAppend{wait: wait, res: res, rp: rp, topic: t.Name, bytes: len(raw)})
+}
+
+// finish waits for every written batch's acks, all at once so that their
+// fsyncs and replication overlap, and returns the answer (nil for acks=0).
+func (c *produceCall) finish() kmsg.Response {
+	defer c.cancel()
+	if len(c.pending) == 1 {
+		c.await(&c.pending[0])
+	} else {
+		var wg sync.WaitGroup
+		for i := range c.pending {
+			wg.Go(func() { c.await(&c.pending[i]) })
+		}
+		wg.Wait()
+	}
+	if c.acks == 0 {
+		return nil
+	}
+	return c.resp
+}
+
+func (c *produceCall) await(pa *pendingAppend) {
+	if err := pa.wait(c.ctx); err != nil {
+		pa.rp.ErrorCode = errorCode(err)
+		pa.rp.ErrorMessage = errorMessage(err)
+		return
+	}
+	c.s.metrics.in(pa.topic, pa.bytes)
+	pa.rp.BaseOffset = pa.res.BaseOffset
+	pa.rp.LogAppendTime = pa.res.LogAppendTime
+	pa.rp.LogStartOffset = pa.res.LogStartOffset
 }
 
 // prepareBatch checks one produced batch against the topic's settings and

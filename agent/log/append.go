@@ -7,23 +7,35 @@ import (
 )
 
 // Append writes one batch that the caller has already checked (CRC, magic,
-// size). It sets the batch's base offset and partition leader epoch in b in
+// size) and waits until it is durable: Write, then Wait on what it returns.
+func (l *Log) Append(b []byte, leaderEpoch int32) (AppendResult, error) {
+	res, d, err := l.Write(b, leaderEpoch)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	if err := d.Wait(); err != nil {
+		return AppendResult{}, err
+	}
+	return res, nil
+}
+
+// Write appends one checked batch and returns without waiting for its
+// fsync. It sets the batch's base offset and partition leader epoch in b in
 // place and keeps no reference to b after it returns.
 //
 // Under the log's lock it checks idempotence, rolls the segment if needed,
-// records a new leader epoch, and writes the bytes; then, outside the lock,
-// with log.flush=always it waits for an fsync covering the batch, shared with
-// concurrent appenders (group commit). A failed write is cut off again
-// before the lock is released, so readers never see it; a failed fsync rolls
-// the log back to its last fsynced offset (the OS may already have dropped
-// the unsynced pages), failing every append waiting on it.
-func (l *Log) Append(b []byte, leaderEpoch int32) (AppendResult, error) {
+// records a new leader epoch, and writes the bytes. A failed write is cut
+// off again before the lock is released, so readers never see it.
+// Writes land in the order of the calls, so a caller that writes a second
+// batch before the first one's Wait (a connection's pipelined produces)
+// has the two share one fsync.
+func (l *Log) Write(b []byte, leaderEpoch int32) (AppendResult, Durable, error) {
 	h, err := batch.ParseHeader(b)
 	if err == nil && h.Size() != len(b) {
 		err = fmt.Errorf("batch of %d bytes in a %d-byte buffer", h.Size(), len(b))
 	}
 	if err != nil {
-		return AppendResult{}, fmt.Errorf("%w: %v", ErrInvalidBatch, err)
+		return AppendResult{}, Durable{}, fmt.Errorf("%w: %v", ErrInvalidBatch, err)
 	}
 
 	l.mu.Lock()
@@ -31,14 +43,29 @@ func (l *Log) Append(b []byte, leaderEpoch int32) (AppendResult, error) {
 	policy := l.cfg.Flush
 	l.mu.Unlock()
 	if err != nil {
-		return AppendResult{}, err
+		return AppendResult{}, Durable{}, err
 	}
-	if policy == FlushAlways {
-		if err := l.syncTo(target, gen); err != nil {
-			return AppendResult{}, err
-		}
+	return res, Durable{l: l, target: target, gen: gen, sync: policy == FlushAlways}, nil
+}
+
+// Durable is a written batch's claim on durability.
+type Durable struct {
+	l      *Log
+	target int64
+	gen    uint64
+	sync   bool
+}
+
+// Wait returns once the batch is durable as log.flush asks: with always,
+// after an fsync covering it, shared with concurrent writers (group
+// commit); otherwise at once. A failed fsync rolls the log back to its last
+// fsynced offset (the OS may already have dropped the unsynced pages),
+// failing every Wait that needed it.
+func (d Durable) Wait() error {
+	if !d.sync {
+		return nil
 	}
-	return res, nil
+	return d.l.syncTo(d.target, d.gen)
 }
 
 // appendLocked does the part of Append under l.mu; it returns the offset

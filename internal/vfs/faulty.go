@@ -40,6 +40,7 @@ type Faulty struct {
 	counts [numOps]int
 	rules  [numOps]*rule
 	short  bool
+	held   chan struct{} // File.Sync waits on it while set
 }
 
 type rule struct {
@@ -80,6 +81,26 @@ func (f *Faulty) Clear() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.rules = [numOps]*rule{}
+}
+
+// HoldSyncs makes every File.Sync wait until release is called, for tests
+// that need writes to pile up behind an fsync in flight.
+func (f *Faulty) HoldSyncs() (release func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	gate := make(chan struct{})
+	f.held = gate
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			f.mu.Lock()
+			if f.held == gate {
+				f.held = nil
+			}
+			f.mu.Unlock()
+			close(gate)
+		})
+	}
 }
 
 // Count is how many operations of kind op were attempted, failed or not.
@@ -183,6 +204,12 @@ func (f *faultyFile) Write(p []byte) (int, error) {
 }
 
 func (f *faultyFile) Sync() error {
+	f.fs.mu.Lock()
+	gate := f.fs.held
+	f.fs.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
 	if err, _ := f.fs.hit(OpSync); err != nil {
 		return pathErr("sync", f.Name(), err)
 	}
