@@ -237,6 +237,11 @@ func writeResponse(w io.Writer, req *request, resp kmsg.Response) error {
 	if resp.IsFlexible() && req.key != 18 {
 		buf = append(buf, 0)
 	}
+	if f, ok := resp.(*kmsg.FetchResponse); ok {
+		if done, err := writeFetchSpliced(w, buf, req.version, f); done {
+			return err
+		}
+	}
 	buf = resp.AppendTo(buf)
 	binary.BigEndian.PutUint32(buf[:4], uint32(len(buf)-4))
 	_, err := w.Write(buf)
