@@ -89,6 +89,7 @@ type Agent struct {
 	id          int32
 	advertised  hostPort
 	lockFile    *os.File
+	syncer      *log.Syncer // nil: --log-group-sync=false
 
 	adminMu sync.Mutex // serialises topic changes; before mu
 	mu      sync.RWMutex
@@ -222,6 +223,18 @@ func (a *Agent) openDataDir() error {
 		return fmt.Errorf("--data-dir %s is in use by another agent (lock %s: %v)", a.cfg.DataDir, path, err)
 	}
 	a.lockFile = f
+	if a.cfg.LogGroupSync {
+		if a.syncer, err = log.NewSyncer(a.fs, a.logDir()); err != nil {
+			return fmt.Errorf("--data-dir %s: %w", a.cfg.DataDir, err)
+		}
+		a.registry.MustRegister(
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strata_log_group_syncs_total",
+				Help: "Fsyncs of several partitions done as one syncfs of the data directory's filesystem (--log-group-sync)."},
+				func() float64 { return float64(a.syncer.Stats().GroupSyncs) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strata_log_group_synced_partitions_total",
+				Help: "Partition fsyncs that strata_log_group_syncs_total covered: their ratio is the partitions per syncfs."},
+				func() float64 { return float64(a.syncer.Stats().GroupedFiles) }))
+	}
 	return nil
 }
 
@@ -437,6 +450,7 @@ func (a *Agent) release() {
 	if a.bucket != nil {
 		a.bucket.Close()
 	}
+	a.syncer.Close()
 	if a.lockFile != nil {
 		a.lockFile.Close() // drops the flock
 	}

@@ -76,6 +76,10 @@ type Config struct {
 	// LogFlushInterval (--log-flush-interval) is the fsync period under
 	// --log-flush=interval.
 	LogFlushInterval time.Duration
+	// LogGroupSync (--log-group-sync): partitions that need an fsync at
+	// the same time are made durable together by one syncfs(2) of the data
+	// directory's filesystem (log.Syncer).
+	LogGroupSync bool
 	// RetentionCheckInterval (--retention-check-interval) is how often
 	// retention and segment.ms are applied to every partition.
 	RetentionCheckInterval time.Duration
@@ -144,6 +148,7 @@ func DefaultConfig() Config {
 		DrainTimeout:                   60 * time.Second,
 		LogFlush:                       "always",
 		LogFlushInterval:               log.DefaultFlushInterval,
+		LogGroupSync:                   true,
 		RetentionCheckInterval:         5 * time.Minute,
 		ProducerIDBlock:                1000,
 		ShutdownTimeout:                30 * time.Second,
@@ -196,6 +201,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.ReplicaLagTimeMax, "replica-lag-time-max", c.ReplicaLagTimeMax, "A follower not caught up with its leader for this long leaves the ISR (replica.lag.time.max.ms).")
 	fs.StringVar(&c.LogFlush, "log-flush", c.LogFlush, "When appends are fsynced before they are acknowledged: always, interval or never.")
 	fs.DurationVar(&c.LogFlushInterval, "log-flush-interval", c.LogFlushInterval, "How often the log is fsynced under --log-flush=interval.")
+	fs.BoolVar(&c.LogGroupSync, "log-group-sync", c.LogGroupSync, "Make partitions that need an fsync at the same time durable with one syncfs of the data directory's filesystem; turn off when that filesystem has other busy writers.")
 	fs.DurationVar(&c.RetentionCheckInterval, "retention-check-interval", c.RetentionCheckInterval, "How often retention is applied to every partition (log.retention.check.interval.ms).")
 	fs.Int64Var(&c.ProducerIDBlock, "producer-id-block", c.ProducerIDBlock, "Producer ids reserved in the store at a time.")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "Longest wait for HTTP requests in flight when the agent stops (Kafka requests in flight always finish first).")

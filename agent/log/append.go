@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/internal/vfs"
 )
 
 // Append writes one batch that the caller has already checked (CRC, magic,
@@ -157,7 +158,7 @@ func (l *Log) shouldRoll(h *batch.Header, n int) bool {
 // The old segment's data and indexes are fsynced before the new one exists.
 func (l *Log) rollLocked() error {
 	old := l.active()
-	if err := old.file.Sync(); err != nil {
+	if err := vfs.SyncData(old.file); err != nil {
 		l.syncFailedLocked(old, err)
 		return storageErr("roll", old.logPath(), err)
 	}
@@ -230,7 +231,7 @@ func (l *Log) syncTo(target int64, gen uint64) error {
 	seg.acquire()
 	l.mu.RUnlock()
 
-	serr := seg.file.Sync()
+	serr := l.syncer.sync(seg.file)
 	seg.release()
 	l.fsyncs.Add(1)
 

@@ -2,6 +2,8 @@ package log
 
 import (
 	"fmt"
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/strata-streaming/strata/internal/vfs"
@@ -51,6 +53,68 @@ func BenchmarkAppendFsync(b *testing.B) {
 				b.ReportMetric(float64(l.Stats().Fsyncs-before)/float64(b.N), "fsyncs/op")
 			})
 		}
+	}
+}
+
+// BenchmarkAppendManyLogs is one Produce spread over 100 partitions per
+// op, as a producer over many partitions sends: a 1 KiB batch written to
+// each of 100 logs, then every fsync awaited at once; once with an fsync
+// per log and once with a Syncer, which makes the concurrent syncs one
+// syncfs.
+func BenchmarkAppendManyLogs(b *testing.B) {
+	const logs = 100
+	for _, grouped := range []bool{false, true} {
+		name := "fsync-per-log"
+		if grouped {
+			name = "syncer"
+		}
+		b.Run(name, func(b *testing.B) {
+			dir := b.TempDir()
+			opts := Options{FS: vfs.Default, Logger: quietLogger()}
+			if grouped {
+				s, err := NewSyncer(vfs.Default, dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				opts.Syncer = s
+			}
+			ls := make([]*Log, logs)
+			for i := range ls {
+				l, err := Open(filepath.Join(dir, fmt.Sprint(i)), DefaultConfig(), opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer l.Close()
+				ls[i] = l
+			}
+			proto := mkBatch(b, spec{valueSize: 1<<10 - 80})
+			bufs := make([][]byte, logs)
+			for i := range bufs {
+				bufs[i] = append([]byte(nil), proto...)
+			}
+			b.SetBytes(int64(logs * len(proto)))
+			b.ResetTimer()
+			for range b.N {
+				waits := make([]Durable, logs)
+				for i, l := range ls {
+					_, d, err := l.Write(bufs[i], 0)
+					if err != nil {
+						b.Fatal(err)
+					}
+					waits[i] = d
+				}
+				var wg sync.WaitGroup
+				for _, d := range waits {
+					wg.Go(func() {
+						if err := d.Wait(); err != nil {
+							b.Error(err)
+						}
+					})
+				}
+				wg.Wait()
+			}
+		})
 	}
 }
 

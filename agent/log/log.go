@@ -16,6 +16,9 @@ type Options struct {
 	FS     vfs.FS           // default vfs.Default
 	Logger *slog.Logger     // default slog.Default()
 	Now    func() time.Time // default time.Now; retention and producer expiry
+	// Syncer, shared by an agent's logs, batches their fsyncs; nil syncs
+	// each log on its own.
+	Syncer *Syncer
 }
 
 // AppendResult describes one appended (or duplicate) batch.
@@ -43,6 +46,7 @@ type Log struct {
 	fs     vfs.FS
 	logger *slog.Logger
 	now    func() time.Time
+	syncer *Syncer
 
 	// flushMu serialises fsyncs so that one covers every append before
 	// it (group commit). Lock order: flusherMu, then flushMu, then mu.
@@ -101,6 +105,7 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 		fs:        opts.FS,
 		logger:    opts.Logger.With("log", dir),
 		now:       opts.Now,
+		syncer:    opts.Syncer,
 		cfg:       cfg,
 		producers: newProducerState(),
 	}

@@ -12,7 +12,7 @@
 //     shared position and callers serialise it.
 //   - Paths are slash-separated on every FS; the memory FS cleans them with
 //     path.Clean and has no notion of a current directory beyond "/".
-//   - Durability is what the OS gives: data is durable after File.Sync,
+//   - Durability is what the OS gives: data is durable after File.Sync (or SyncData),
 //     a new, renamed or removed name after SyncDir of its directory. MemFS
 //     models data durability exactly and treats directory operations as
 //     durable at once (see MemFS.CrashClone).
@@ -24,6 +24,9 @@ import (
 	"io"
 	"os"
 	"slices"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // File is an open file. Buffers passed in are not retained.
@@ -174,3 +177,80 @@ func ReadFile(fs FS, name string, maxBytes int64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// SyncData makes f's data durable together with the metadata needed to
+// read it back (size, block map), but not its times: fdatasync on an OS
+// file, which spares the inode write an fsync adds to every append just
+// for the new mtime. Other files use Sync.
+func SyncData(f File) error {
+	of, ok := f.(*os.File)
+	if !ok {
+		return f.Sync()
+	}
+	rc, err := of.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			if serr = syscall.Fdatasync(int(fd)); serr != syscall.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return &os.PathError{Op: "fdatasync", Path: of.Name(), Err: serr}
+	}
+	return nil
+}
+
+// FSSyncer makes every file of one filesystem durable at once.
+type FSSyncer interface {
+	// SyncFS writes back every dirty file of the filesystem and waits for
+	// it: syncfs(2). It reports a writeback error that happened anywhere
+	// on the filesystem since its last call, without saying where.
+	SyncFS() error
+	Close() error
+}
+
+// OpenFSSyncer returns a syncer for the filesystem holding dir, or nil when
+// fs is not the operating system's (a memory or fault-injecting FS has no
+// such call; callers sync file by file).
+func OpenFSSyncer(fs FS, dir string) (FSSyncer, error) {
+	if _, ok := fs.(osFS); !ok {
+		return nil, nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return dirSyncer{d}, nil
+}
+
+type dirSyncer struct{ d *os.File }
+
+func (s dirSyncer) SyncFS() error {
+	rc, err := s.d.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			if serr = unix.Syncfs(int(fd)); serr != unix.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return &os.PathError{Op: "syncfs", Path: s.d.Name(), Err: serr}
+	}
+	return nil
+}
+
+func (s dirSyncer) Close() error { return s.d.Close() }

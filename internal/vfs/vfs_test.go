@@ -171,3 +171,30 @@ func TestFaultyFailOnce(t *testing.T) {
 		t.Fatalf("truncate = %v", err)
 	}
 }
+
+// TestSyncData: SyncData syncs an OS file with fdatasync and any other
+// File with its Sync, so that Faulty still sees (and can fail) the sync.
+func TestSyncData(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Default.Create(dir + "/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := SyncData(f); err != nil {
+		t.Fatalf("SyncData of an OS file: %v", err)
+	}
+	faulty := NewFaulty(Default)
+	g, err := faulty.Create(dir + "/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	faulty.FailOnce(OpSync, 0, syscall.EIO)
+	if err := SyncData(g); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("SyncData of a failing file: %v, want EIO", err)
+	}
+}
