@@ -60,8 +60,10 @@ func newJSStreams(partitions int) jsStreams {
 }
 
 // runJetStream is Run for a JetStream target: it creates the streams,
-// runs cfg, and deletes them.
-func runJetStream(ctx context.Context, target *JetStream, cfg Config, res Result) (Result, error) {
+// runs cfg, and deletes them. The results are named so that what the
+// deferred calls note (a failed delete) reaches the caller.
+func runJetStream(ctx context.Context, target *JetStream, cfg Config, start Result) (res Result, err error) {
+	res = start
 	nc, err := nats.Connect(target.URL())
 	if err != nil {
 		return res, fmt.Errorf("%s: connect: %w", target.System(), err)
