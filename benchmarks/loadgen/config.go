@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -78,6 +79,11 @@ type Config struct {
 	// uploads of the segments the run sealed are counted; 0 reads it at
 	// once.
 	UploadSettle time.Duration
+
+	// inspect, if set, is called with the topic's name once the measured
+	// phase is over and before the topic is deleted, so that a test can
+	// look at the topic on the cluster. Kafka targets only.
+	inspect func(ctx context.Context, topic string)
 }
 
 // DefaultConfig is closed-loop produce of 1 KiB records, acks=all, linger 0,

@@ -17,7 +17,8 @@
 // pacing and in-flight window. Limits measures the machine (fdatasync'd
 // disk bandwidth and latency, loopback TCP bandwidth) in the same Result
 // form. Strata targets also report the object-store PUTs their agents
-// counted during a run.
+// counted during a run, and in catchup-store runs what the timed read took
+// from the store.
 //
 // Run may be called from one goroutine at a time per target; it starts and
 // waits for its own producer and consumer goroutines.

@@ -52,9 +52,25 @@ type Result struct {
 	// StorePuts counts the object-store PUTs a Strata target made from
 	// the start of the produce phase to the end of the run (after
 	// Config.UploadSettle); absent for other systems.
-	StorePuts *int64  `json:"store_puts,omitempty"`
-	Machine   Machine `json:"machine"`
-	Start     string  `json:"start"`
+	StorePuts *int64 `json:"store_puts,omitempty"`
+	// StoreRead, in catchup-store runs, is what the agents' remote-read
+	// path did during the timed read.
+	StoreRead *StoreRead `json:"store_read,omitempty"`
+	Machine   Machine    `json:"machine"`
+	Start     string     `json:"start"`
+}
+
+// StoreRead is a Strata target's remote reads during a timed read, from
+// its agents' counters: the store requests and bytes counted for the
+// benchmark topic, and the chunk cache's lookups (the agent counts those
+// for every topic, but only the benchmark's is read then).
+type StoreRead struct {
+	// Gets are GET-class store requests (ranged GETs and HEADs).
+	Gets int64 `json:"gets"`
+	// Bytes are object bytes read from the store.
+	Bytes       int64 `json:"bytes"`
+	CacheHits   int64 `json:"cache_hits"`
+	CacheMisses int64 `json:"cache_misses"`
 }
 
 // Settings are the workload settings echoed in the output.
@@ -113,6 +129,9 @@ func (r Result) Summary() string {
 	}
 	if r.StorePuts != nil {
 		fmt.Fprintf(&b, ", %d store PUTs", *r.StorePuts)
+	}
+	if sr := r.StoreRead; sr != nil {
+		fmt.Fprintf(&b, ", read from the store: %d GETs, %.1f MB, cache %d hits %d misses", sr.Gets, float64(sr.Bytes)/1e6, sr.CacheHits, sr.CacheMisses)
 	}
 	fmt.Fprintf(&b, ", %d errors, load %.2f", r.Errors, r.Machine.Load1)
 	return b.String()
@@ -185,6 +204,22 @@ func Median(rs []Result) Result {
 			return *r.StorePuts
 		})
 		m.StorePuts = &puts
+	}
+	if rs[0].StoreRead != nil {
+		read := func(get func(StoreRead) int64) int64 {
+			return i(func(r Result) int64 {
+				if r.StoreRead == nil {
+					return 0
+				}
+				return get(*r.StoreRead)
+			})
+		}
+		m.StoreRead = &StoreRead{
+			Gets:        read(func(s StoreRead) int64 { return s.Gets }),
+			Bytes:       read(func(s StoreRead) int64 { return s.Bytes }),
+			CacheHits:   read(func(s StoreRead) int64 { return s.CacheHits }),
+			CacheMisses: read(func(s StoreRead) int64 { return s.CacheMisses }),
+		}
 	}
 	return m
 }

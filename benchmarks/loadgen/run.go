@@ -91,6 +91,12 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 				}
 			}
 		}
+		var before StoreRead
+		if cfg.Mode == ModeCatchUpStore {
+			if before, err = storeReads(ctx, metered.metricsAddrs(), topic); err != nil {
+				return res, err
+			}
+		}
 		reader, err := startConsumer(target.Seeds(), topic)
 		if err != nil {
 			return res, err
@@ -100,6 +106,19 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 		res.Consumed = c.records
 		res.Records, res.Bytes, res.Seconds = c.records, c.bytes, c.elapsed.Seconds()
 		res.noteError(c.err)
+		if cfg.Mode == ModeCatchUpStore {
+			// Read as soon as the last record is in, before the reader
+			// stops, so that the numbers are the timed read's.
+			after, err := storeReads(ctx, metered.metricsAddrs(), topic)
+			if err != nil {
+				return res, err
+			}
+			read := after.since(before)
+			res.StoreRead = &read
+		}
+	}
+	if cfg.inspect != nil {
+		cfg.inspect(ctx, topic)
 	}
 	res.setRates()
 	return res, ctx.Err()

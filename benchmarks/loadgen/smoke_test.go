@@ -190,7 +190,10 @@ func TestLimitsSmoke(t *testing.T) {
 
 // TestCatchUpStoreSmoke: a Strata agent on a MinIO process, a topic filled
 // past a few 4 MiB segments, read from offset 0 once they are in the store
-// (warm: a second time).
+// (warm: a second time). The agent's counters must show that the timed
+// read went through its remote-read path: cold, chunk cache misses
+// fetched with GETs, and from the store at least every byte that was not
+// in the one segment left on disk; warm, chunks found in the cache.
 func TestCatchUpStoreSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the strata binary and starts MinIO")
@@ -218,6 +221,23 @@ func TestCatchUpStoreSmoke(t *testing.T) {
 		checkResult(t, cfg, res)
 		if res.StorePuts == nil || *res.StorePuts == 0 {
 			t.Errorf("no store PUTs counted: %v", res.StorePuts)
+		}
+		sr := res.StoreRead
+		if sr == nil {
+			t.Fatal("no store reads in the result")
+		}
+		if warm {
+			if sr.CacheHits == 0 {
+				t.Errorf("warm read found no chunk in the cache: %+v", *sr)
+			}
+			continue
+		}
+		// Record values are less than the batches that hold them, and at
+		// most one segment per partition stayed local: the rest came
+		// from the store.
+		fromStore := res.Bytes - int64(cfg.Partitions)*storeSegmentBytes
+		if sr.Gets == 0 || sr.CacheMisses == 0 || sr.Bytes < fromStore {
+			t.Errorf("cold read of %d bytes: %+v; want GETs, cache misses and at least %d bytes from the store", res.Bytes, *sr, fromStore)
 		}
 	}
 }

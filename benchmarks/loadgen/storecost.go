@@ -5,7 +5,8 @@ package loadgen
 // op="put", every outcome) on their HTTP /metrics, before the produce
 // phase and after it. Uploads of sealed segments trail the produce, so a
 // run with Config.UploadSettle waits until the count has not moved for
-// that long before the second reading.
+// that long before the second reading. A catchup-store run reads, the same
+// way, what its timed read took from the store (StoreRead).
 
 import (
 	"bufio"
@@ -33,53 +34,136 @@ func (c *StrataCluster) metricsAddrs() []string {
 	return addrs
 }
 
-// storePutsMetric is the counter summed over its op="put" series.
-const storePutsMetric = "strata_store_requests_total{"
-
-// storePuts sums the PUT counters of every agent.
+// storePuts sums the PUT counters (strata_store_requests_total,
+// op="put", every outcome) of every agent.
 func storePuts(ctx context.Context, addrs []string) (int64, error) {
-	var total float64
-	for _, addr := range addrs {
-		n, err := agentPuts(ctx, addr)
-		if err != nil {
-			return 0, err
-		}
-		total += n
+	m, err := scrape(ctx, addrs)
+	if err != nil {
+		return 0, err
 	}
-	return int64(total), nil
+	puts, err := m.sum("strata_store_requests_total", `op="put"`)
+	return int64(puts), err
 }
 
-func agentPuts(ctx context.Context, addr string) (float64, error) {
+// storeReads reads, summed over the agents, the counters a remote read of
+// topic moves: the topic's GET-class requests and bytes read, and the
+// chunk cache's hits and misses.
+func storeReads(ctx context.Context, addrs []string, topic string) (StoreRead, error) {
+	m, err := scrape(ctx, addrs)
+	if err != nil {
+		return StoreRead{}, err
+	}
+	t := fmt.Sprintf("topic=%q", topic)
+	var r StoreRead
+	for _, c := range []struct {
+		into   *int64
+		name   string
+		labels []string
+	}{
+		{&r.Gets, "strata_store_topic_requests_total", []string{t, `op="GET"`}},
+		{&r.Bytes, "strata_store_topic_bytes_total", []string{t, `direction="read"`}},
+		{&r.CacheHits, "strata_tiering_cache_requests_total", []string{`result="hit"`}},
+		{&r.CacheMisses, "strata_tiering_cache_requests_total", []string{`result="miss"`}},
+	} {
+		v, err := m.sum(c.name, c.labels...)
+		if err != nil {
+			return StoreRead{}, err
+		}
+		*c.into = int64(v)
+	}
+	return r, nil
+}
+
+// since is what the counters moved from before to r.
+func (r StoreRead) since(before StoreRead) StoreRead {
+	return StoreRead{Gets: r.Gets - before.Gets, Bytes: r.Bytes - before.Bytes,
+		CacheHits: r.CacheHits - before.CacheHits, CacheMisses: r.CacheMisses - before.CacheMisses}
+}
+
+// metricLines are the sample lines of Prometheus text exposition,
+// "name{label="value",...} value", from one or more agents.
+type metricLines []string
+
+// scrape reads GET /metrics of every agent at addrs.
+func scrape(ctx context.Context, addrs []string) (metricLines, error) {
+	var lines metricLines
+	for _, addr := range addrs {
+		l, err := scrapeOne(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, l...)
+	}
+	return lines, nil
+}
+
+func scrapeOne(ctx context.Context, addr string) (metricLines, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("store metrics: %w", err)
+		return nil, fmt.Errorf("agent metrics: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("store metrics: GET /metrics on %s: %s", addr, resp.Status)
+		return nil, fmt.Errorf("agent metrics: GET /metrics on %s: %s", addr, resp.Status)
 	}
-	var total float64
+	var lines metricLines
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, storePutsMetric) || !strings.Contains(line, `op="put"`) {
+		if line := sc.Text(); line != "" && !strings.HasPrefix(line, "#") {
+			lines = append(lines, line)
+		}
+	}
+	return lines, sc.Err()
+}
+
+// sum adds the values of the samples of the named metric whose labels
+// include every one of labels (each written key="value"); 0 if there are
+// none, as for a counter not yet touched.
+func (m metricLines) sum(name string, labels ...string) (float64, error) {
+	var total float64
+	for _, line := range m {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || rest == "" || (rest[0] != '{' && rest[0] != ' ') {
+			continue // another metric whose name starts with name
+		}
+		set, value := "", rest
+		if rest[0] == '{' {
+			end := strings.LastIndexByte(rest, '}')
+			if end < 0 {
+				return 0, fmt.Errorf("agent metrics: %q: no closing brace", line)
+			}
+			set, value = rest[:end+1], rest[end+1:]
+		}
+		if !containsAll(set, labels) {
 			continue
 		}
-		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		f := strings.Fields(value)
+		if len(f) == 0 {
+			return 0, fmt.Errorf("agent metrics: %q: no value", line)
+		}
+		v, err := strconv.ParseFloat(f[0], 64)
 		if err != nil {
-			return 0, fmt.Errorf("store metrics: %q: %w", line, err)
+			return 0, fmt.Errorf("agent metrics: %q: %w", line, err)
 		}
 		total += v
 	}
-	return total, sc.Err()
+	return total, nil
+}
+
+func containsAll(set string, labels []string) bool {
+	for _, l := range labels {
+		if !strings.Contains(set, l) {
+			return false
+		}
+	}
+	return true
 }
 
 // settlePuts polls the PUT count every half second until it has not moved

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/strata-streaming/strata/benchmarks/loadgen"
@@ -42,6 +43,14 @@ func num(v float64) string {
 }
 
 func rng(lo, hi float64) string { return num(lo) + "–" + num(hi) }
+
+// count formats a count: whole, with thousands separators.
+func count(n int64) string {
+	if n >= 1000 || n <= -1000 {
+		return num(float64(n))
+	}
+	return strconv.FormatInt(n, 10)
+}
 
 // describe says what a scenario's workload is.
 func describe(s *Scenario) string {
@@ -94,7 +103,26 @@ func ScenarioTable(s *Scenario) string {
 	if r := ratios(s); r != "" {
 		b.WriteString("\n" + r + "\n")
 	}
+	if r := storeReads(s); r != "" {
+		b.WriteString("\n" + r + "\n")
+	}
 	return b.String()
+}
+
+// storeReads says what each system's timed read took from the store, in
+// catchup-store scenarios.
+func storeReads(s *Scenario) string {
+	var parts []string
+	for _, sum := range s.Systems {
+		if sr := sum.Median.StoreRead; sr != nil {
+			parts = append(parts, fmt.Sprintf("%s %s GETs, %s MB, chunk cache %s hits / %s misses", sum.System,
+				count(sr.Gets), num(float64(sr.Bytes)/1e6), count(sr.CacheHits), count(sr.CacheMisses)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Read from the store during the timed read (medians; the agent's counters): " + strings.Join(parts, "; ") + "."
 }
 
 // ratios compares Strata with each peer in s: records/s in closed-loop

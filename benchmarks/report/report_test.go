@@ -172,3 +172,16 @@ func TestSmoke(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestStoreReadsLine: a catch-up from the store says what it read.
+func TestStoreReadsLine(t *testing.T) {
+	cold := result("strata", "catchup-minio-cold", 0, 1000, 1, 1)
+	cold.Mode, cold.StoreRead = loadgen.ModeCatchUpStore, &loadgen.StoreRead{Gets: 60, Bytes: 200e6, CacheHits: 150, CacheMisses: 50}
+	store, err := Read(strings.NewReader(lines(t, cold)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if table := ScenarioTable(store.Scenarios[0]); !strings.Contains(table, "strata 60 GETs, 200 MB, chunk cache 150 hits / 50 misses") {
+		t.Errorf("catch-up table lacks the store reads:\n%s", table)
+	}
+}
