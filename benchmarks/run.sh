@@ -15,8 +15,8 @@
 #   RESULTS    where the JSON result lines go (benchmarks/results.jsonl)
 #   STRATA_BIN a built strata binary (e.g. from a clean checkout while the
 #              working tree is being edited); empty builds ./cmd/strata
-#   SMOKE=1    one run of two tiny scenarios, results and report written to a
-#              new temporary directory (printed, left for reading)
+#   SMOKE=1    one run of three tiny scenarios, results and report written
+#              to a new temporary directory (printed, left for reading)
 #
 # Every system runs as a process of its own on loopback, with its data
 # under $TMPDIR (set TMPDIR to put it on another disk). Processes are
@@ -73,6 +73,7 @@ peers=strata,kfake,jetstream
 if [[ -n $SMOKE ]]; then
 	bench produce-acks-all "$all" --acks all --duration 1s --max-buffered-records 100
 	bench paced-1000 "$peers" --mode e2e --acks all --rate 1000 --duration 1s
+	bench connections-100 "$peers" --mode e2e --acks all --rate 1000 --connections 100 --duration 1s
 else
 	"$bin/strata-bench" --target= --limits 3s --runs "$RUNS" >>"$partial"
 	# Closed loop: throughput. One partition and one producer first, the
@@ -90,6 +91,12 @@ else
 	for rate in 5000 20000 40000; do
 		bench "paced-$rate" "$peers" --mode e2e --acks all --rate "$rate" --duration "$DURATION"
 	done
+	# paced-5000's workload with 1,000 idle client connections held open
+	# besides it, each asking for Metadata (JetStream: a PING) every 3 s:
+	# does a system keep its latency while it holds them? The report
+	# compares it with paced-5000. The harness needs about 1,100 open
+	# files, and so does each system; it checks both before the run.
+	bench connections-1000 "$peers" --mode e2e --acks all --rate 5000 --connections 1000 --duration "$DURATION"
 	# Catch-up from the local log: fill 200,000 records (205 MB), then a
 	# new consumer reads them from offset 0.
 	bench catchup-local "$peers" --mode catchup --acks all --records 200000 --producers 2 --drain-timeout 120s

@@ -79,6 +79,13 @@ type Config struct {
 	// uploads of the segments the run sealed are counted; 0 reads it at
 	// once.
 	UploadSettle time.Duration
+	// Connections is how many idle client connections are held open to
+	// the target during the run, besides the producers' and the
+	// consumer's (connections.go says what they send and why).
+	Connections int
+	// ConnectionInterval is how often each idle connection sends its
+	// request; 0 sends none after the connection's opening requests.
+	ConnectionInterval time.Duration
 
 	// inspect, if set, is called with the topic's name once the measured
 	// phase is over and before the topic is deleted, so that a test can
@@ -87,7 +94,8 @@ type Config struct {
 }
 
 // DefaultConfig is closed-loop produce of 1 KiB records, acks=all, linger 0,
-// no compression, one producer, one partition with one replica, for 10 s.
+// no compression, one producer, one partition with one replica, for 10 s,
+// with no idle connections (each would send a request every 3 s).
 func DefaultConfig() Config {
 	return Config{
 		Mode:               ModeProduce,
@@ -101,6 +109,7 @@ func DefaultConfig() Config {
 		MaxBufferedRecords: 10000,
 		DrainTimeout:       30 * time.Second,
 		Seed:               1,
+		ConnectionInterval: 3 * time.Second,
 	}
 }
 
@@ -123,6 +132,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", c.DrainTimeout, "Longest wait for outstanding acknowledgements and for the consumer to catch up.")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "Seed of the random record contents.")
 	fs.BoolVar(&c.Warm, "warm", c.Warm, "In catchup-store mode, read everything once, untimed, before the timed read.")
+	fs.IntVar(&c.Connections, "connections", c.Connections, "Idle client connections held open to the target during each run, besides the producers and the consumer: each connects as a client does (Kafka: ApiVersions and Metadata; JetStream: a NATS CONNECT and PING) and then sends one request every --connection-interval.")
+	fs.DurationVar(&c.ConnectionInterval, "connection-interval", c.ConnectionInterval, "How often each of the --connections sends its request (Kafka: Metadata for the benchmark topic; JetStream: a PING); 0 sends none after connecting.")
 	fs.DurationVar(&c.UploadSettle, "upload-settle", c.UploadSettle, "For Strata targets: wait at the end of a run until the object store's PUT count has not changed for this long (bounded by --drain-timeout), so trailing segment uploads are counted.")
 }
 
@@ -157,6 +168,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--upload-settle %v: want 0 or more", c.UploadSettle)
 	case c.DrainTimeout <= 0:
 		return fmt.Errorf("--drain-timeout %v: want a positive duration", c.DrainTimeout)
+	case c.Connections < 0 || c.Connections > maxConnections:
+		return fmt.Errorf("--connections %d: want 0 to %d", c.Connections, maxConnections)
+	case c.ConnectionInterval < 0:
+		return fmt.Errorf("--connection-interval %v: want 0 or more", c.ConnectionInterval)
 	}
 	if _, err := codec(c.Compression); err != nil {
 		return err
@@ -173,5 +188,9 @@ func (c Config) name() string {
 	if c.Rate > 0 {
 		loop = fmt.Sprintf("paced-%d", c.Rate)
 	}
-	return fmt.Sprintf("%s/%s/acks=%s/%dB/p%d/rf=%d/producers=%d", c.Mode, loop, c.Acks, c.RecordBytes, c.Partitions, c.ReplicationFactor, c.Producers)
+	name := fmt.Sprintf("%s/%s/acks=%s/%dB/p%d/rf=%d/producers=%d", c.Mode, loop, c.Acks, c.RecordBytes, c.Partitions, c.ReplicationFactor, c.Producers)
+	if c.Connections > 0 {
+		name += fmt.Sprintf("/connections=%d", c.Connections)
+	}
+	return name
 }

@@ -18,7 +18,8 @@
 // disk bandwidth and latency, loopback TCP bandwidth) in the same Result
 // form. Strata targets also report the object-store PUTs their agents
 // counted during a run, and in catchup-store runs what the timed read took
-// from the store.
+// from the store. With Config.Connections, a run also holds that many
+// idle client connections open to the target (connections.go).
 //
 // Run may be called from one goroutine at a time per target; it starts and
 // waits for its own producer and consumer goroutines.

@@ -61,7 +61,8 @@ func newJSStreams(partitions int) jsStreams {
 
 // runJetStream is Run for a JetStream target: it creates the streams,
 // runs cfg, and deletes them. The results are named so that what the
-// deferred calls note (a failed delete) reaches the caller.
+// deferred calls note (a failed delete, the idle connections) reaches the
+// caller.
 func runJetStream(ctx context.Context, target *JetStream, cfg Config, start Result) (res Result, err error) {
 	res = start
 	nc, err := nats.Connect(target.URL())
@@ -88,6 +89,13 @@ func runJetStream(ctx context.Context, target *JetStream, cfg Config, start Resu
 			cancel()
 		}
 	}()
+	if cfg.Connections > 0 {
+		idle, err := openIdleNATS(ctx, target, cfg)
+		if err != nil {
+			return res, err
+		}
+		defer idle.stop(&res) // before the streams are deleted
+	}
 	switch cfg.Mode {
 	case ModeProduce:
 		p := jsProduce(ctx, cfg, target.URL(), streams)

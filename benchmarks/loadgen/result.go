@@ -56,8 +56,12 @@ type Result struct {
 	// StoreRead, in catchup-store runs, is what the agents' remote-read
 	// path did during the timed read.
 	StoreRead *StoreRead `json:"store_read,omitempty"`
-	Machine   Machine    `json:"machine"`
-	Start     string     `json:"start"`
+	// IdleRequests counts the requests the idle connections
+	// (Settings.Connections) had answered by the end of the run, past
+	// those each made as it opened.
+	IdleRequests int64   `json:"idle_requests,omitempty"`
+	Machine      Machine `json:"machine"`
+	Start        string  `json:"start"`
 }
 
 // StoreRead is a Strata target's remote reads during a timed read, from
@@ -86,6 +90,10 @@ type Settings struct {
 	Compression string  `json:"compression"`
 	Duration    string  `json:"duration,omitempty"`
 	Records     int64   `json:"records,omitempty"`
+	// Connections are the idle connections held besides the producers
+	// and the consumer, each sending a request every ConnectionInterval.
+	Connections        int    `json:"connections,omitempty"`
+	ConnectionInterval string `json:"connection_interval,omitempty"`
 }
 
 func settingsOf(c Config) Settings {
@@ -94,6 +102,9 @@ func settingsOf(c Config) Settings {
 		Compression: c.Compression, Records: c.Records}
 	if c.Records == 0 {
 		s.Duration = c.Duration.String()
+	}
+	if c.Connections > 0 {
+		s.Connections, s.ConnectionInterval = c.Connections, c.ConnectionInterval.String()
 	}
 	return s
 }
@@ -132,6 +143,9 @@ func (r Result) Summary() string {
 	}
 	if sr := r.StoreRead; sr != nil {
 		fmt.Fprintf(&b, ", read from the store: %d GETs, %.1f MB, cache %d hits %d misses", sr.Gets, float64(sr.Bytes)/1e6, sr.CacheHits, sr.CacheMisses)
+	}
+	if r.Settings.Connections > 0 {
+		fmt.Fprintf(&b, ", %d idle connections answered %d requests", r.Settings.Connections, r.IdleRequests)
 	}
 	fmt.Fprintf(&b, ", %d errors, load %.2f", r.Errors, r.Machine.Load1)
 	return b.String()
@@ -205,6 +219,7 @@ func Median(rs []Result) Result {
 		})
 		m.StorePuts = &puts
 	}
+	m.IdleRequests = i(func(r Result) int64 { return r.IdleRequests })
 	if rs[0].StoreRead != nil {
 		read := func(get func(StoreRead) int64) int64 {
 			return i(func(r Result) int64 {

@@ -53,6 +53,15 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 			res.StorePuts = &puts
 		}()
 	}
+	if cfg.Connections > 0 {
+		idle, err := openIdleKafka(ctx, target, topic, cfg)
+		if err != nil {
+			return res, err
+		}
+		// Deferred after the PUT count, so the connections close before
+		// it is read and before the topic is deleted.
+		defer idle.stop(&res)
+	}
 	switch cfg.Mode {
 	case ModeProduce:
 		p := produce(ctx, cfg, target.Seeds(), topic)

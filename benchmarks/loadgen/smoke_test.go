@@ -3,12 +3,13 @@ package loadgen
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"testing"
 	"time"
 )
 
-// TestSmoke runs a seconds-long version of three scenarios against each
+// TestSmoke runs a seconds-long version of four scenarios against each
 // kind of target: kfake and JetStream (peer processes built from
 // benchmarks/cmd) and a Strata agent subprocess built from this module, so
 // the harness cannot rot. It checks only that the output is well-formed and
@@ -28,6 +29,12 @@ func TestSmoke(t *testing.T) {
 		func() Config {
 			c := DefaultConfig()
 			c.Scenario, c.Mode, c.Records, c.Producers, c.Acks = "catchup", ModeCatchUp, 3000, 2, "1"
+			return c
+		}(),
+		func() Config {
+			c := DefaultConfig()
+			c.Scenario, c.Mode, c.Rate, c.Duration = "e2e-connections", ModeEndToEnd, 200, time.Second
+			c.Connections, c.ConnectionInterval = 50, 100*time.Millisecond
 			return c
 		}(),
 	}
@@ -135,6 +142,13 @@ func checkResult(t *testing.T, cfg Config, res Result) {
 	if res.Seconds <= 0 || res.RecordsPerSec <= 0 || res.MBPerSec <= 0 {
 		t.Errorf("seconds %v, records/s %v, MB/s %v: want all positive", res.Seconds, res.RecordsPerSec, res.MBPerSec)
 	}
+	// The idle connections' requests are spread over one interval from
+	// before the warm-up; a run of several intervals gets at least one
+	// from each connection that stayed up (one that failed is an error).
+	if res.Settings.Connections != cfg.Connections || res.IdleRequests < int64(cfg.Connections) {
+		t.Errorf("%d idle connections in the output answered %d requests; want %d connections, at least one request each",
+			res.Settings.Connections, res.IdleRequests, cfg.Connections)
+	}
 }
 
 func checkLatency(t *testing.T, what string, l Latency) {
@@ -239,5 +253,83 @@ func TestCatchUpStoreSmoke(t *testing.T) {
 		if sr.Gets == 0 || sr.CacheMisses == 0 || sr.Bytes < fromStore {
 			t.Errorf("cold read of %d bytes: %+v; want GETs, cache misses and at least %d bytes from the store", res.Bytes, *sr, fromStore)
 		}
+	}
+}
+
+// TestIdleConnectionsHeld: idle connections to a Strata agent are open on
+// the agent's side while the pool holds them (once the pool stops, the
+// agent's open files fall by at least their number), each made its
+// ApiVersions on opening, and the agent answered a Metadata request for
+// every one the pool counted, plus the one each made on opening.
+func TestIdleConnectionsHeld(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the strata binary")
+	}
+	const n = 200
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	target := startTarget(t, "strata").(*Strata)
+	topic := "idle-connections"
+	if err := createTopic(ctx, target.Seeds(), topic, 1, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	kafkaRequests := func(api string) float64 {
+		t.Helper()
+		m, err := scrape(ctx, target.metricsAddrs())
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := m.sum("strata_kafka_requests_total", fmt.Sprintf("api=%q", api), `outcome="ok"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	openFiles := func() int {
+		t.Helper()
+		open, _, err := processFiles(target.PID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return open
+	}
+	versionsBefore, metadataBefore := kafkaRequests("18"), kafkaRequests("3")
+
+	cfg := DefaultConfig()
+	cfg.Connections, cfg.ConnectionInterval = n, 50*time.Millisecond
+	pool, err := openIdleKafka(ctx, target, topic, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Counted while they are open, and compared with the count once they
+	// are closed: the connections of createTopic's client may close in
+	// between, but they only lower the second count.
+	filesOpen := openFiles()
+	// Wait for two rounds of requests, by count, not by the clock.
+	for pool.requests.Load() < 2*n && ctx.Err() == nil {
+		sleep(ctx, 10*time.Millisecond)
+	}
+	var res Result
+	pool.stop(&res)
+	if res.Errors != 0 {
+		t.Fatalf("%d errors: %s", res.Errors, res.FirstError)
+	}
+	versions, metadata := kafkaRequests("18")-versionsBefore, kafkaRequests("3")-metadataBefore
+	t.Logf("%d connections: agent had %d files open with them, %d idle requests answered; agent counted %v ApiVersions, %v Metadata",
+		n, filesOpen, res.IdleRequests, versions, metadata)
+	if versions != n {
+		t.Errorf("agent answered %v ApiVersions, want one per connection (%d)", versions, n)
+	}
+	// A request the stop cut off may have been answered but not counted:
+	// at most one per connection.
+	if lo := float64(n + res.IdleRequests); metadata < lo || metadata > lo+n {
+		t.Errorf("agent answered %v Metadata; the connections counted %d past their %d opening ones", metadata, res.IdleRequests, n)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for openFiles() > filesOpen-n && time.Now().Before(deadline) {
+		sleep(ctx, 50*time.Millisecond)
+	}
+	if files := openFiles(); files > filesOpen-n {
+		t.Errorf("agent has %d files open after %d idle connections closed, %d while they were open", files, n, filesOpen)
 	}
 }

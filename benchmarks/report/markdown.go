@@ -69,8 +69,13 @@ func describe(s *Scenario) string {
 	if st.Records > 0 {
 		length = num(float64(st.Records)) + " records"
 	}
-	return fmt.Sprintf("%s; %s; acks=%s; %d B records; %d partition(s); %d producer(s); replication factor %d; linger %g ms; %s per run.",
-		what, loop, st.Acks, st.RecordBytes, st.Partitions, st.Producers, st.Replication, st.LingerMs, length)
+	idle := ""
+	if st.Connections > 0 {
+		idle = fmt.Sprintf("; %s idle connections held besides the producer(s) and consumer, each sending a request every %s (Kafka: Metadata; JetStream: PING)",
+			num(float64(st.Connections)), st.ConnectionInterval)
+	}
+	return fmt.Sprintf("%s; %s; acks=%s; %d B records; %d partition(s); %d producer(s); replication factor %d; linger %g ms%s; %s per run.",
+		what, loop, st.Acks, st.RecordBytes, st.Partitions, st.Producers, st.Replication, st.LingerMs, idle, length)
 }
 
 // ScenarioTable is the markdown section of one scenario.
@@ -123,6 +128,72 @@ func storeReads(s *Scenario) string {
 		return ""
 	}
 	return "Read from the store during the timed read (medians; the agent's counters): " + strings.Join(parts, "; ") + "."
+}
+
+// baseline is the scenario whose workload is s's without the idle
+// connections, or nil.
+func baseline(r *Results, s *Scenario) *Scenario {
+	want := s.Settings
+	want.Connections, want.ConnectionInterval = 0, ""
+	for _, b := range r.Scenarios {
+		if b != s && b.Mode == s.Mode && b.Settings == want {
+			return b
+		}
+	}
+	return nil
+}
+
+// ConnectionsNote compares a scenario with idle connections with the same
+// workload without them (for example connections-1000 with paced-5000),
+// system by system: what holding the connections cost. It is empty for
+// other scenarios, and says so when no run without them was made.
+func ConnectionsNote(r *Results, s *Scenario) string {
+	if s.Settings.Connections == 0 {
+		return ""
+	}
+	base := baseline(r, s)
+	if base == nil {
+		return "\nNo scenario of these results runs the same workload without the idle connections, to compare with.\n"
+	}
+	e2e := s.Mode == loadgen.ModeEndToEnd
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nWith the %s idle connections against without them (`%s`, the same workload), medians:\n\n",
+		num(float64(s.Settings.Connections)), base.Name)
+	b.WriteString("| system | records/s without → with | produce p99 (ms) without → with |")
+	if e2e {
+		b.WriteString(" end-to-end p99 (ms) without → with |")
+	}
+	b.WriteString(" idle requests answered |\n|---|---|---|")
+	if e2e {
+		b.WriteString("---|")
+	}
+	b.WriteString("---:|\n")
+	for _, sum := range s.Systems {
+		was := base.System(sum.System)
+		if was == nil {
+			continue
+		}
+		m, w := sum.Median, was.Median
+		fmt.Fprintf(&b, "| %s | %s → %s | %s → %s (%s×) |", sum.System, num(w.RecordsPerSec), num(m.RecordsPerSec),
+			num(w.Produce.P99), num(m.Produce.P99), ratio(m.Produce.P99, w.Produce.P99))
+		if e2e {
+			if m.EndToEnd != nil && w.EndToEnd != nil {
+				fmt.Fprintf(&b, " %s → %s (%s×) |", num(w.EndToEnd.P99), num(m.EndToEnd.P99), ratio(m.EndToEnd.P99, w.EndToEnd.P99))
+			} else {
+				b.WriteString(" — |")
+			}
+		}
+		fmt.Fprintf(&b, " %s |\n", count(m.IdleRequests))
+	}
+	return b.String()
+}
+
+// ratio is a / b, or "—" when b is 0.
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "—"
+	}
+	return num(a / b)
 }
 
 // ratios compares Strata with each peer in s: records/s in closed-loop

@@ -41,11 +41,13 @@ func ThroughputScenarios(r *Results) []*Scenario {
 	return out
 }
 
-// PacedScenarios are the open-loop produce and e2e scenarios, by rate.
+// PacedScenarios are the open-loop produce and e2e scenarios, by rate,
+// without those that hold idle connections: each curve is one workload at
+// rising rates, and a second point at the same rate would fold it back.
 func PacedScenarios(r *Results) []*Scenario {
 	var out []*Scenario
 	for _, s := range r.Scenarios {
-		if s.Settings.Rate > 0 && s.Mode != loadgen.ModeCatchUp {
+		if s.Settings.Rate > 0 && s.Mode != loadgen.ModeCatchUp && s.Settings.Connections == 0 {
 			out = append(out, s)
 		}
 	}

@@ -60,7 +60,7 @@ func Write(r *Results, opts Options) error {
 		}
 	}
 	for _, s := range r.Scenarios {
-		sections = append(sections, ScenarioTable(s))
+		sections = append(sections, ScenarioTable(s)+ConnectionsNote(r, s))
 		for _, sum := range s.Systems {
 			note(sum)
 		}

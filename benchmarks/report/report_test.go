@@ -173,6 +173,56 @@ func TestSmoke(t *testing.T) {
 	}
 }
 
+// TestConnectionsNote: a scenario with idle connections says so, is
+// compared with the same workload without them, and stays out of the
+// latency curves.
+func TestConnectionsNote(t *testing.T) {
+	held := func(system string, rps, p99 float64) loadgen.Result {
+		r := result(system, "connections-1000", 5000, rps, p99, 1)
+		r.Settings.Connections, r.Settings.ConnectionInterval, r.IdleRequests = 1000, "3s", 1700
+		return r
+	}
+	in := lines(t,
+		result("strata", "paced-5000", 5000, 5000, 2, 1),
+		result("kfake", "paced-5000", 5000, 5000, 4, 1),
+		held("strata", 4990, 3),
+		held("kfake", 5000, 4),
+		result("strata", "paced-20000", 20000, 20000, 5, 1),
+	)
+	r, err := Read(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Scenario("connections-1000")
+	if s == nil {
+		t.Fatal("no connections-1000 scenario")
+	}
+	if d := describe(s); !strings.Contains(d, "1,000 idle connections") || !strings.Contains(d, "every 3s") {
+		t.Errorf("description lacks the connections: %s", d)
+	}
+	note := ConnectionsNote(r, s)
+	for _, w := range []string{"`paced-5000`", "| strata | 5,000 → 4,990 | 2.00 → 3.00 (1.50×) | 3.00 → 4.50 (1.50×) | 1,700 |", "| kfake | 5,000 → 5,000 | 4.00 → 4.00 (1.00×) |"} {
+		if !strings.Contains(note, w) {
+			t.Errorf("note lacks %q:\n%s", w, note)
+		}
+	}
+	if n := ConnectionsNote(r, r.Scenario("paced-5000")); n != "" {
+		t.Errorf("note on a scenario without connections: %q", n)
+	}
+	for _, p := range PacedScenarios(r) {
+		if p == s {
+			t.Error("connections-1000 is on the latency curve")
+		}
+	}
+	alone, err := Read(strings.NewReader(lines(t, held("strata", 4990, 3))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ConnectionsNote(alone, alone.Scenarios[0]); !strings.Contains(n, "No scenario") {
+		t.Errorf("note without a baseline: %q", n)
+	}
+}
+
 // TestStoreReadsLine: a catch-up from the store says what it read.
 func TestStoreReadsLine(t *testing.T) {
 	cold := result("strata", "catchup-minio-cold", 0, 1000, 1, 1)
