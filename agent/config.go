@@ -80,6 +80,10 @@ type Config struct {
 	// the same time are made durable together by one syncfs(2) of the data
 	// directory's filesystem (log.Syncer).
 	LogGroupSync bool
+	// LogPreallocate (--log-preallocate): under --log-flush=always, keep
+	// each active segment's file zero-filled ahead of its end, so that an
+	// fsync after an append writes data only (log.Options.Preallocate).
+	LogPreallocate bool
 	// RetentionCheckInterval (--retention-check-interval) is how often
 	// retention and segment.ms are applied to every partition.
 	RetentionCheckInterval time.Duration
@@ -149,6 +153,7 @@ func DefaultConfig() Config {
 		LogFlush:                       "always",
 		LogFlushInterval:               log.DefaultFlushInterval,
 		LogGroupSync:                   true,
+		LogPreallocate:                 true,
 		RetentionCheckInterval:         5 * time.Minute,
 		ProducerIDBlock:                1000,
 		ShutdownTimeout:                30 * time.Second,
@@ -201,6 +206,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.ReplicaLagTimeMax, "replica-lag-time-max", c.ReplicaLagTimeMax, "A follower not caught up with its leader for this long leaves the ISR (replica.lag.time.max.ms).")
 	fs.StringVar(&c.LogFlush, "log-flush", c.LogFlush, "When appends are fsynced before they are acknowledged: always, interval or never.")
 	fs.DurationVar(&c.LogFlushInterval, "log-flush-interval", c.LogFlushInterval, "How often the log is fsynced under --log-flush=interval.")
+	fs.BoolVar(&c.LogPreallocate, "log-preallocate", c.LogPreallocate, "Under --log-flush=always, keep each partition's active segment file written with zeros ahead of its end (64 KiB, doubling up to 64 MiB while appends catch up), so that fsyncs after appends skip the filesystem journal; turn off on thin-provisioned disks.")
 	fs.BoolVar(&c.LogGroupSync, "log-group-sync", c.LogGroupSync, "Make partitions that need an fsync at the same time durable with one syncfs of the data directory's filesystem; turn off when that filesystem has other busy writers.")
 	fs.DurationVar(&c.RetentionCheckInterval, "retention-check-interval", c.RetentionCheckInterval, "How often retention is applied to every partition (log.retention.check.interval.ms).")
 	fs.Int64Var(&c.ProducerIDBlock, "producer-id-block", c.ProducerIDBlock, "Producer ids reserved in the store at a time.")

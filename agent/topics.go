@@ -106,7 +106,8 @@ func (a *Agent) openPartition(t metadata.Topic, r metadata.Resolved, index int32
 	if err := writePartitionMeta(a.fs, dir, t.ID); err != nil {
 		return nil, fmt.Errorf("topic %s partition %d: write %s: %w", t.Name, index, partitionMetaFile, err)
 	}
-	l, err := log.Open(dir, a.logConfig(r), log.Options{FS: a.fs, Logger: a.logger.With("topic", t.Name, "partition", index), Syncer: a.syncer})
+	l, err := log.Open(dir, a.logConfig(r), log.Options{FS: a.fs, Logger: a.logger.With("topic", t.Name, "partition", index), Syncer: a.syncer,
+		Preallocate: a.cfg.LogPreallocate && a.flush == log.FlushAlways})
 	if err != nil {
 		return nil, fmt.Errorf("topic %s partition %d: %w", t.Name, index, err)
 	}

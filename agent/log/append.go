@@ -116,6 +116,9 @@ func (l *Log) appendLocked(b []byte, h *batch.Header, leaderEpoch int32) (Append
 		return AppendResult{}, 0, 0, storageErr("append", seg.logPath(), err)
 	}
 	seg.track(h, pos, l.cfg.IndexIntervalBytes)
+	if l.needsPreallocLocked(seg) {
+		l.wakePrealloc()
+	}
 	l.producers.update(h)
 	l.appends.Add(1)
 	l.bytes.Add(int64(len(b)))
@@ -131,6 +134,7 @@ func (l *Log) appendLocked(b []byte, h *batch.Header, leaderEpoch int32) (Append
 // If even that fails the log stops taking writes; reads go on, since they
 // never look past seg.size.
 func (l *Log) undoWriteLocked(seg *segment, pos int64) {
+	seg.fileEnd = 0 // the cut takes any preallocated zeros with it
 	if err := seg.file.Truncate(pos); err != nil {
 		l.failed = storageErr("undo write", seg.logPath(), err)
 		l.logger.Error("cannot cut failed write; log refuses writes", "segment", seg.logPath(), "position", pos, "err", err)
@@ -158,6 +162,9 @@ func (l *Log) shouldRoll(h *batch.Header, n int) bool {
 // The old segment's data and indexes are fsynced before the new one exists.
 func (l *Log) rollLocked() error {
 	old := l.active()
+	if err := l.trimLocked(old); err != nil {
+		return err
+	}
 	if err := vfs.SyncData(old.file); err != nil {
 		l.syncFailedLocked(old, err)
 		return storageErr("roll", old.logPath(), err)
@@ -181,6 +188,7 @@ func (l *Log) rollLocked() error {
 		return storageErr("roll", l.dir, err)
 	}
 	l.segs = append(l.segs, seg)
+	l.wakePrealloc()
 	l.logger.Debug("rolled segment", "base", base)
 	return nil
 }

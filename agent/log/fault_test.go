@@ -139,7 +139,12 @@ func TestCrashKeepsAcknowledgedAppends(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.ProducerIDExpiration = 0
 		cfg.SegmentBytes = 20_000
-		l := openLog(t, mem, "/p", cfg, nil)
+		// Odd rounds preallocate: the zeros must never cover a batch,
+		// and recovery must drop the ones past the last.
+		l, err := Open("/p", cfg, Options{FS: mem, Logger: testLogger(t), Preallocate: round%2 == 1})
+		if err != nil {
+			t.Fatal(err)
+		}
 
 		var mu sync.Mutex
 		acked := map[int64][]byte{} // base offset -> batch, after Append returned

@@ -19,6 +19,9 @@ type Options struct {
 	// Syncer, shared by an agent's logs, batches their fsyncs; nil syncs
 	// each log on its own.
 	Syncer *Syncer
+	// Preallocate keeps the active segment's file zero-filled ahead of its
+	// end (prealloc.go).
+	Preallocate bool
 }
 
 // AppendResult describes one appended (or duplicate) batch.
@@ -47,6 +50,11 @@ type Log struct {
 	logger *slog.Logger
 	now    func() time.Time
 	syncer *Syncer
+
+	// The preallocation goroutine's signals (nil without Preallocate) and
+	// its current step.
+	preallocWake, preallocStop, preallocDone chan struct{}
+	preallocStep                             atomic.Int64
 
 	// flushMu serialises fsyncs so that one covers every append before
 	// it (group commit). Lock order: flusherMu, then flushMu, then mu.
@@ -121,6 +129,10 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 		return nil, err
 	}
 	l.restartFlusher()
+	if opts.Preallocate {
+		l.preallocStep.Store(minPrealloc)
+		l.startPrealloc()
+	}
 	return l, nil
 }
 
@@ -267,6 +279,7 @@ func (l *Log) stopFlusherLocked() {
 // idempotent; later calls return nil.
 func (l *Log) Close() error {
 	l.closeOnce.Do(func() {
+		l.stopPrealloc()
 		l.flusherMu.Lock()
 		l.stopFlusherLocked()
 		l.flushMu.Lock()
@@ -290,6 +303,9 @@ func (l *Log) Close() error {
 
 func (l *Log) shutdownLocked() error {
 	a := l.active()
+	if err := l.trimLocked(a); err != nil {
+		return err
+	}
 	if err := a.file.Sync(); err != nil {
 		return storageErr("sync", a.logPath(), err)
 	}

@@ -96,8 +96,12 @@ func (l *Log) recover() error {
 			return storageErr("recover", seg.logPath(), serr)
 		}
 		if end < size {
-			cerr := &CorruptionError{Segment: seg.logPath(), Offset: seg.next, Err: serr}
-			l.logger.Warn("truncating torn or corrupt segment tail", "segment", seg.logPath(), "offset", seg.next, "position", end, "bytes_cut", size-end, "err", cerr)
+			if zeroTail(seg.file, end, size) {
+				l.logger.Info("dropping preallocated zeros after the last batch", "segment", seg.logPath(), "offset", seg.next, "position", end, "bytes_cut", size-end)
+			} else {
+				cerr := &CorruptionError{Segment: seg.logPath(), Offset: seg.next, Err: serr}
+				l.logger.Warn("truncating torn or corrupt segment tail", "segment", seg.logPath(), "offset", seg.next, "position", end, "bytes_cut", size-end, "err", cerr)
+			}
 			if err := seg.file.Truncate(end); err != nil {
 				return storageErr("recover", seg.logPath(), err)
 			}
@@ -168,6 +172,22 @@ func (l *Log) recover() error {
 	l.flushed = leo
 	l.logger.Info("opened log", "clean", clean, "segments", len(l.segs), "start", l.lso, "end", leo)
 	return nil
+}
+
+// zeroTail reports whether f holds only zeros from end up to size, as
+// preallocation leaves it (checked up to a piece's length: a torn write
+// shows in its first bytes).
+func zeroTail(f vfs.File, end, size int64) bool {
+	buf := make([]byte, min(size-end, preallocPiece))
+	if _, err := f.ReadAt(buf, end); err != nil {
+		return false
+	}
+	for _, b := range buf {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // cutTail deletes the segments with the given bases: recovery found that

@@ -38,6 +38,7 @@ type segment struct {
 	file vfs.File
 
 	size       int64 // bytes of whole batches; readers never look past it
+	fileEnd    int64 // end of the preallocated zeros past size; 0: none
 	next       int64 // offset after the last batch (base when empty)
 	idx        indexes
 	sinceIndex int64 // batch bytes since the last offset entry
@@ -58,7 +59,7 @@ func (s *segment) path(suffix string) string {
 func (s *segment) logPath() string { return s.path(logSuffix) }
 
 func (s *segment) reset() {
-	s.size, s.next, s.idx, s.sinceIndex = 0, s.base, indexes{}, 0
+	s.size, s.next, s.idx, s.sinceIndex, s.fileEnd = 0, s.base, indexes{}, 0, 0
 	s.maxTs, s.maxTsRel, s.firstTs = -1, 0, -1
 }
 
