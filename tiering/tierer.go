@@ -329,10 +329,10 @@ func (t *Tierer) UploadOnce(ctx context.Context) {
 		}
 		g.Go(func() error {
 			_, err := t.uploadPending(ctx, p)
-			p.recordResult(err, t.cfg.RetryMax)
+			failures := p.recordResult(err, t.cfg.RetryMax)
 			if err != nil && ctx.Err() == nil {
 				t.metrics.uploadFailed(p.src.Topic())
-				t.logger.Warn("upload failed; will retry", "partition", p.name(), "err", err, "failures", p.failures)
+				t.logger.Warn("upload failed; will retry", "partition", p.name(), "err", err, "failures", failures)
 			}
 			return nil
 		})
@@ -340,18 +340,21 @@ func (t *Tierer) UploadOnce(ctx context.Context) {
 	g.Wait()
 }
 
-// recordResult updates the backoff state after an upload round.
-func (p *Partition) recordResult(err error, retryMax time.Duration) {
+// recordResult updates the backoff state after an upload round and returns
+// the failures in a row so far (read here because a drain's upload may
+// record its own result at the same time).
+func (p *Partition) recordResult(err error, retryMax time.Duration) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.lastErr = err
 	if err == nil {
 		p.failures, p.retryAt = 0, time.Time{}
-		return
+		return 0
 	}
 	p.failures++
 	backoff := min(time.Duration(1<<min(p.failures, 16))*100*time.Millisecond, retryMax)
 	p.retryAt = time.Now().Add(backoff)
+	return p.failures
 }
 
 // Status is one partition's tiering state, for the status page and
