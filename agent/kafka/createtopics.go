@@ -5,7 +5,9 @@ package kafka
 // A manual ReplicaAssignment is accepted when every replica is a live agent
 // and no partition names one twice; placement then follows the assignment's
 // shape (partition count and replication factor). A topic named twice in one
-// request gets INVALID_REQUEST for each mention, as in Kafka.
+// request gets INVALID_REQUEST for each mention, as in Kafka. Creates that
+// outlast timeout_ms are answered REQUEST_TIMED_OUT and go on
+// (topicchanges.go); unlike Kafka, a timeout_ms of 0 or less waits for them.
 
 import (
 	"context"
@@ -22,7 +24,15 @@ func handleCreateTopics(ctx context.Context, s *Server, r *request, req *kmsg.Cr
 	for _, rt := range req.Topics {
 		seen[rt.Topic]++
 	}
-	for _, rt := range req.Topics {
+	// The topics that pass the checks below are created after the loop,
+	// all together: changes[i] creates the topic at position slots[i] of
+	// the request and sets created[slots[i]].
+	var (
+		changes []topicChange
+		slots   []int
+		created = make([]*Topic, len(req.Topics))
+	)
+	for j, rt := range req.Topics {
 		ct := kmsg.NewCreateTopicsResponseTopic()
 		ct.Topic = rt.Topic
 		ct.NumPartitions, ct.ReplicationFactor = -1, -1
@@ -55,13 +65,22 @@ func handleCreateTopics(ctx context.Context, s *Server, r *request, req *kmsg.Cr
 				configs[c.Name] = *c.Value
 			}
 		}
-		t, err := s.backend.CreateTopic(ctx, rt.Topic, partitions, rf, configs, req.ValidateOnly)
+		name := rt.Topic
+		changes = append(changes, topicChange{topic: name, do: func(ctx context.Context) (err error) {
+			created[j], err = s.backend.CreateTopic(ctx, name, partitions, rf, configs, req.ValidateOnly)
+			return err
+		}})
+		slots = append(slots, j)
+		resp.Topics = append(resp.Topics, ct)
+	}
+	for i, err := range s.runTopicChanges(req.TimeoutMillis, changes) {
+		ct := &resp.Topics[slots[i]]
 		if err != nil {
 			ct.ErrorCode = errorCode(err)
 			ct.ErrorMessage = errorMessage(err)
-			resp.Topics = append(resp.Topics, ct)
 			continue
 		}
+		t := created[slots[i]]
 		ct.TopicID = t.ID
 		ct.NumPartitions, ct.ReplicationFactor = t.PartitionCount, t.ReplicationFactor
 		for _, e := range metadata.Describe(t.Configs, s.backend.TopicConfigDefaults()) {
@@ -72,7 +91,6 @@ func handleCreateTopics(ctx context.Context, s *Server, r *request, req *kmsg.Cr
 			cc.Source = int8(e.Source)
 			ct.Configs = append(ct.Configs, cc)
 		}
-		resp.Topics = append(resp.Topics, ct)
 	}
 	return resp, nil
 }

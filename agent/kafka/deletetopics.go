@@ -1,6 +1,8 @@
 package kafka
 
 // DeleteTopics (key 20), versions 1-6. Version 6 may name topics by id.
+// Deletes that outlast timeout_ms are answered REQUEST_TIMED_OUT and go on
+// (topicchanges.go); unlike Kafka, a timeout_ms of 0 or less waits for them.
 
 import (
 	"context"
@@ -25,6 +27,12 @@ func handleDeleteTopics(ctx context.Context, s *Server, r *request, req *kmsg.De
 			targets = append(targets, target{name: strptr(n)})
 		}
 	}
+	// Deletes are made after the loop, all together; changes[i] answers
+	// resp.Topics[slots[i]].
+	var (
+		changes []topicChange
+		slots   []int
+	)
 	for _, tg := range targets {
 		dt := kmsg.NewDeleteTopicsResponseTopic()
 		dt.Topic, dt.TopicID = tg.name, tg.id
@@ -45,12 +53,20 @@ func handleDeleteTopics(ctx context.Context, s *Server, r *request, req *kmsg.De
 			dt.ErrorMessage = strptr("internal topic " + t.Name + " cannot be deleted")
 		default:
 			dt.Topic, dt.TopicID = strptr(t.Name), t.ID
-			if err := s.backend.DeleteTopic(ctx, t.Name); err != nil {
-				dt.ErrorCode = errorCode(err)
-				dt.ErrorMessage = errorMessage(err)
-			}
+			name := t.Name
+			changes = append(changes, topicChange{topic: name, do: func(ctx context.Context) error {
+				return s.backend.DeleteTopic(ctx, name)
+			}})
+			slots = append(slots, len(resp.Topics))
 		}
 		resp.Topics = append(resp.Topics, dt)
+	}
+	for i, err := range s.runTopicChanges(req.TimeoutMillis, changes) {
+		if err != nil {
+			dt := &resp.Topics[slots[i]]
+			dt.ErrorCode = errorCode(err)
+			dt.ErrorMessage = errorMessage(err)
+		}
 	}
 	return resp, nil
 }

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -67,6 +68,8 @@ type Server struct {
 	closed bool
 	wg     sync.WaitGroup
 	stop   chan struct{}
+
+	lateTopicChanges atomic.Int32 // requests that may be answered before their topic changes are done (topicchanges.go)
 }
 
 // New returns a server; Serve starts it.
@@ -121,8 +124,9 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // Close stops accepting, closes every connection (in-flight long polls end
-// with the connection) and waits for the connection goroutines. It may be
-// called twice.
+// with the connection) and waits for the connection goroutines and for
+// topic changes that outlasted their requests (topicchanges.go), whose
+// contexts it ends. It may be called twice.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
