@@ -2,6 +2,11 @@ package loadgen
 
 // The benchmark topic's life: created fresh for each run, waited on until
 // every replica is in sync, deleted after the run.
+//
+// A create or delete of many partitions may outlast the request's
+// timeout_ms (kadm's 15 s) on a loaded machine; the broker then answers
+// REQUEST_TIMED_OUT and carries on, so both wait for the outcome in
+// Metadata instead of taking that answer for a failure.
 
 import (
 	"context"
@@ -10,6 +15,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -17,25 +23,33 @@ import (
 // ready.
 const topicPollInterval = 50 * time.Millisecond
 
+// newAdmin returns a client whose Metadata requests are never answered
+// from kgo's cache, which it otherwise does for up to MetadataMinAge (5 s
+// by default): the polls below need fresh ones.
+func newAdmin(seeds []string) (*kgo.Client, *kadm.Client, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(topicPollInterval))
+	if err != nil {
+		return nil, nil, err
+	}
+	return cl, kadm.NewClient(cl), nil
+}
+
 // createTopic creates the topic and waits until every partition has a
 // leader and all its replicas in sync, so that the first records do not
 // time leader election or followers finding the topic.
 func createTopic(ctx context.Context, seeds []string, topic string, partitions, replicationFactor int, configs map[string]*string) error {
-	// kgo answers a Metadata request from its cache for up to
-	// MetadataMinAge (5 s by default); the readiness poll needs fresh ones.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(topicPollInterval))
+	cl, adm, err := newAdmin(seeds)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	adm := kadm.NewClient(cl)
 	resp, err := adm.CreateTopic(ctx, int32(partitions), int16(replicationFactor), configs, topic)
 	if err == nil {
 		err = resp.Err
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, kerr.RequestTimedOut) {
 		return fmt.Errorf("create topic %s: %w", topic, err)
 	}
 	for {
@@ -52,21 +66,33 @@ func createTopic(ctx context.Context, seeds []string, topic string, partitions, 
 // deleteTopic deletes the topic, even when ctx has ended (an interrupted
 // run), within 30 s.
 func deleteTopic(ctx context.Context, seeds []string, topic string) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	cl, adm, err := newAdmin(seeds)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	resp, err := kadm.NewClient(cl).DeleteTopic(ctx, topic)
+	resp, err := adm.DeleteTopic(ctx, topic)
 	if err == nil {
 		err = resp.Err
 	}
-	if err != nil {
-		return fmt.Errorf("delete topic %s: %w", topic, err)
+	if !errors.Is(err, kerr.RequestTimedOut) {
+		if err != nil {
+			return fmt.Errorf("delete topic %s: %w", topic, err)
+		}
+		return nil
 	}
-	return nil
+	// kadm's Metadata never asks the broker to create a missing topic.
+	for {
+		md, err := adm.Metadata(ctx, topic)
+		if err == nil && errors.Is(md.Topics[topic].Err, kerr.UnknownTopicOrPartition) {
+			return nil
+		}
+		if sleep(ctx, topicPollInterval) != nil {
+			return fmt.Errorf("delete topic %s: answered REQUEST_TIMED_OUT, and still in Metadata (%w)", topic, ctx.Err())
+		}
+	}
 }
 
 // topicReady is nil once Metadata shows every partition of topic with a
