@@ -218,6 +218,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.GroupInitialRebalanceDelay, "group-initial-rebalance-delay", c.GroupInitialRebalanceDelay, "How long the first rebalance of an empty group waits for more members (group.initial.rebalance.delay.ms).")
 	fs.Int32Var(&c.Kafka.MaxRequestBytes, "socket-request-max-bytes", c.Kafka.MaxRequestBytes, "Largest Kafka request frame accepted, in bytes (socket.request.max.bytes).")
 	fs.DurationVar(&c.Kafka.IdleTimeout, "connections-max-idle", c.Kafka.IdleTimeout, "Close Kafka connections idle for this long (connections.max.idle.ms).")
+	fs.IntVar(&c.Kafka.MaxConnections, "max-connections", c.Kafka.MaxConnections, "Most Kafka connections open at once; past it new ones are closed as soon as accepted (max.connections).")
 	fs.DurationVar(&c.Kafka.MaxFetchWait, "fetch-max-wait", c.Kafka.MaxFetchWait, "Longest time a Fetch long-polls, whatever the client asks.")
 	c.Gossip.RegisterFlags(fs)
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", c.ReconcileInterval, "How often the agent re-reads topics from the store, to pick up changes other agents made whose gossip announcement it missed.")

@@ -4,8 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net"
 	"testing"
 	"testing/iotest"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/twmb/franz-go/pkg/kbin"
 )
 
 func TestReadFrameBody(t *testing.T) {
@@ -39,3 +45,68 @@ func TestReadFrameBody(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxConnections: past MaxConnections a new connection is closed at
+// once and counted; once one closes, a new one is served again.
+func TestMaxConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.MaxConnections = 2
+	reg := prometheus.NewRegistry()
+	srv := New(cfg, newAdminBackend(), nil, NewMetrics(reg))
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	defer func() {
+		srv.Close()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	// apiVersions sends ApiVersions v0 on c and reports whether it was answered.
+	apiVersions := func(c net.Conn) bool {
+		req := kbin.AppendInt16(nil, 18)
+		req = kbin.AppendInt16(req, 0)
+		req = kbin.AppendInt32(req, 1)
+		req = kbin.AppendNullableString(req, nil)
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write(append(kbin.AppendInt32(nil, int32(len(req))), req...)); err != nil {
+			return false
+		}
+		var size [4]byte
+		_, err := io.ReadFull(c, size[:])
+		return err == nil
+	}
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	first, second := dial(), dial()
+	if !apiVersions(first) || !apiVersions(second) {
+		t.Fatal("connections within the limit were not served")
+	}
+	if apiVersions(dial()) {
+		t.Fatal("a third connection was served with max connections 2")
+	}
+	if got := testutil.ToFloat64(srv.metrics.refusals); got != 1 {
+		t.Fatalf("refused connections counted %v, want 1", got)
+	}
+	first.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for testutil.ToFloat64(srv.metrics.conns) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the closed connection was not released")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !apiVersions(dial()) {
+		t.Fatal("no connection served after one closed")
+	}
+}
+

@@ -16,6 +16,8 @@ type metrics struct {
 	latency  *prometheus.HistogramVec
 	bytesIn  *prometheus.CounterVec
 	bytesOut *prometheus.CounterVec
+	conns    prometheus.Gauge
+	refusals prometheus.Counter
 }
 
 // NewMetrics registers the server's metrics on reg.
@@ -34,9 +36,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		bytesOut: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_topic_bytes_out_total", Help: "Record batch bytes returned by Fetch, by topic.",
 		}, []string{"topic"}),
+		conns: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "strata_kafka_connections", Help: "Kafka connections open.",
+		}),
+		refusals: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "strata_kafka_connections_refused_total", Help: "Kafka connections closed as soon as accepted because --max-connections were open.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut)
+		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut, m.conns, m.refusals)
 	}
 	return &Metrics{m: m}
 }
@@ -60,6 +68,18 @@ func (m *metrics) observe(key int16, start time.Time, err error) {
 	}
 	m.requests.WithLabelValues(apiName(key), outcome).Inc()
 	m.latency.WithLabelValues(apiName(key)).Observe(time.Since(start).Seconds())
+}
+
+func (m *metrics) opened(n int) {
+	if m != nil {
+		m.conns.Add(float64(n))
+	}
+}
+
+func (m *metrics) refused() {
+	if m != nil {
+		m.refusals.Inc()
+	}
 }
 
 func (m *metrics) in(topic string, n int) {

@@ -8,10 +8,12 @@
 //	response: size int32 | correlationId int32 | [tagged fields if flexible,
 //	          except ApiVersions] | body
 //
-// Each connection is served by one goroutine that handles its requests one at
-// a time, in order, as Kafka does: a client that pipelines gets its responses
-// in the order it sent the requests. A frame larger than MaxRequestBytes, or
-// a request that does not decode, closes that connection and nothing else.
+// Each connection is read by one goroutine, which handles its requests in
+// order; Produces are pipelined (their fsync and replication waits overlap,
+// see serveConn), and a writer goroutine sends the answers in the order of
+// the requests, as Kafka does. A frame larger than MaxRequestBytes, or a
+// request that does not decode, closes that connection and nothing else.
+// Past MaxConnections open connections, a new one is closed at once.
 package kafka
 
 import (
@@ -22,6 +24,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -37,11 +40,17 @@ type Config struct {
 	// RemoteFetchMaxWait is the least time a Fetch gives reads from the
 	// bucket (Kafka's remote.fetch.max.wait.ms), whatever its MaxWaitMs.
 	RemoteFetchMaxWait time.Duration
+	// MaxConnections is max.connections: connections open at once. Each
+	// costs a file descriptor, two goroutines and two 16 KiB buffers; past
+	// it a new connection is closed as soon as it is accepted, so the
+	// agent keeps descriptors for its logs and its store.
+	MaxConnections int
 }
 
 // DefaultConfig returns Kafka's defaults.
 func DefaultConfig() Config {
-	return Config{MaxRequestBytes: 100 << 20, IdleTimeout: 10 * time.Minute, MaxFetchWait: 30 * time.Second, RemoteFetchMaxWait: 500 * time.Millisecond}
+	return Config{MaxRequestBytes: 100 << 20, IdleTimeout: 10 * time.Minute, MaxFetchWait: 30 * time.Second, RemoteFetchMaxWait: 500 * time.Millisecond,
+		MaxConnections: 10000}
 }
 
 // Validate names the first bad field.
@@ -51,6 +60,9 @@ func (c Config) Validate() error {
 	}
 	if c.IdleTimeout <= 0 {
 		return fmt.Errorf("connections-max-idle %s: must be positive", c.IdleTimeout)
+	}
+	if c.MaxConnections < 1 {
+		return fmt.Errorf("max-connections %d: must be at least 1", c.MaxConnections)
 	}
 	return nil
 }
@@ -89,6 +101,8 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.mu.Unlock()
+	var backoff time.Duration
+	var lastRefusal time.Time
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -98,19 +112,39 @@ func (s *Server) Serve(ln net.Listener) error {
 			if closed {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if !retryableAccept(err) {
+				return err
 			}
-			return err
+			// Out of descriptors or memory for a moment: wait rather than
+			// stop serving, as the connections that hold them will close.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.logger.Warn("accept failed; retrying", "err", err, "retry_in", backoff)
+			select {
+			case <-s.stop:
+				return nil
+			case <-time.After(backoff):
+			}
+			continue
 		}
+		backoff = 0
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			c.Close()
 			return nil
 		}
+		if len(s.conns) >= s.cfg.MaxConnections {
+			s.mu.Unlock()
+			c.Close()
+			s.metrics.refused()
+			if time.Since(lastRefusal) > 10*time.Second {
+				lastRefusal = time.Now()
+				s.logger.Warn("refusing connections: max-connections reached", "max_connections", s.cfg.MaxConnections, "client", c.RemoteAddr().String())
+			}
+			continue
+		}
 		s.conns[c] = struct{}{}
+		s.metrics.opened(1)
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {
@@ -119,8 +153,25 @@ func (s *Server) Serve(ln net.Listener) error {
 			s.mu.Lock()
 			delete(s.conns, c)
 			s.mu.Unlock()
+			s.metrics.opened(-1)
 		}()
 	}
+}
+
+// retryableAccept reports whether an Accept error passes by itself: a
+// timeout, a connection aborted before it was accepted, or a lack of file
+// descriptors or buffers.
+func retryableAccept(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	for _, e := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // Close stops accepting, closes every connection (in-flight long polls end
