@@ -66,12 +66,15 @@ func (s *Server) serveConn(c net.Conn) {
 			s.logger.Warn("closing connection: bad frame size", "client", remote, "size", size, "max", s.cfg.MaxRequestBytes)
 			return
 		}
-		frame, err := readFrameBody(br, int(size))
+		frame, pooled, err := readFrame(br, int(size))
 		if err != nil {
 			return
 		}
 		req, err := parseRequest(frame)
 		if err != nil {
+			if pooled {
+				produceFrames.put(frame)
+			}
 			s.logger.Warn("closing connection: malformed request", "client", remote, "err", err)
 			return
 		}
@@ -80,6 +83,11 @@ func (s *Server) serveConn(c net.Conn) {
 		a := &answer{req: req, done: make(chan struct{})}
 		if produce, ok := req.msg.(*kmsg.ProduceRequest); ok {
 			call := s.startProduce(ctx, req, produce)
+			if pooled {
+				// The batches are in the log; nothing refers to the frame.
+				produce.Topics = nil
+				produceFrames.put(frame)
+			}
 			producing.Add(1)
 			go func() {
 				defer producing.Done()

@@ -1,7 +1,9 @@
 package kafka
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -110,3 +112,40 @@ func TestMaxConnections(t *testing.T) {
 	}
 }
 
+// TestProduceFramesAreRecycled: a large Produce frame is read into a pooled
+// buffer, which comes back for the next one; other frames are not pooled,
+// and the pool never holds more than pooledFrames buffers.
+func TestProduceFramesAreRecycled(t *testing.T) {
+	frame := func(key int16, size int) *bufio.Reader {
+		b := make([]byte, size)
+		binary.BigEndian.PutUint16(b, uint16(key))
+		return bufio.NewReader(bytes.NewReader(b))
+	}
+	first, pooled, err := readFrame(frame(produceKey, 100<<10), 100<<10)
+	if err != nil || !pooled || len(first) != 100<<10 {
+		t.Fatalf("Produce frame: pooled %v, %d bytes, %v", pooled, len(first), err)
+	}
+	produceFrames.put(first)
+	again, pooled, err := readFrame(frame(produceKey, 200<<10), 200<<10)
+	if err != nil || !pooled || &again[0] != &first[0] {
+		t.Fatalf("the next Produce frame did not reuse the buffer given back (pooled %v, %v)", pooled, err)
+	}
+	produceFrames.put(again)
+	if _, pooled, _ := readFrame(frame(1, 100<<10), 100<<10); pooled {
+		t.Fatal("a Fetch frame was read into the Produce pool")
+	}
+	if _, pooled, _ := readFrame(frame(produceKey, 2<<20), 2<<20); pooled {
+		t.Fatal("a frame above pooledFrameBytes was pooled")
+	}
+
+	var p framePool
+	p.free = make(chan []byte, pooledFrames)
+	for i := range pooledFrames {
+		if p.get(1<<10) == nil {
+			t.Fatalf("buffer %d refused below the bound", i)
+		}
+	}
+	if p.get(1<<10) != nil {
+		t.Fatalf("a buffer past the bound of %d was handed out", pooledFrames)
+	}
+}
