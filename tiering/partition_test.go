@@ -235,3 +235,41 @@ func TestPartialPageAccounting(t *testing.T) {
 		t.Errorf("%d segment objects left in the store, want %d (7 segments x .log, .index, .timeindex)", left, 7*3)
 	}
 }
+
+// TestReadPrefetchesTheNextSegment: a read that ends at a segment's end
+// gets the next segment's first chunk loaded in the background, so that
+// the reader's next read, in the next segment, costs no GET of its own.
+func TestReadPrefetchesTheNextSegment(t *testing.T) {
+	ctx := context.Background()
+	l := &fakeLog{}
+	for range 3 {
+		l.add(10, -1)
+	}
+	l.add(1, -1) // the "active" one stays local
+	b := objstore.NewFaulty(objstore.NewMem())
+	tr := newTierer(t, b)
+	p, err := tr.Open(ctx, fakeSource{l}, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.UploadOnce(ctx)
+	if _, err := p.Read(ctx, 0, 1<<20, true); err != nil {
+		t.Fatal(err)
+	}
+	// Segment 0's chunk, then segment 1's, prefetched.
+	deadline := time.Now().Add(5 * time.Second)
+	for b.Calls(objstore.OpGetRange) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the next segment's first chunk was not prefetched (%d ranged GETs)", b.Calls(objstore.OpGetRange))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := p.Read(ctx, 10, 1<<20, true); err != nil {
+		t.Fatal(err)
+	}
+	// Reading segment 1 prefetches segment 2: one more GET, not two.
+	time.Sleep(50 * time.Millisecond)
+	if n := b.Calls(objstore.OpGetRange); n > 3 {
+		t.Fatalf("%d ranged GETs after reading two segments, want 3 (the second read's chunk came from the prefetch)", n)
+	}
+}

@@ -84,7 +84,7 @@ func (p *Partition) Read(ctx context.Context, offset int64, maxBytes int, minOne
 			break
 		}
 	}
-	p.prefetch(e, pos)
+	p.prefetch(ctx, &h, e, pos)
 	return out, nil
 }
 
@@ -227,17 +227,31 @@ func (p *Partition) chunkLoader(key string, size, i int64) cache.Loader {
 	}
 }
 
-// prefetch loads the chunk after pos, when pos is inside the segment.
-func (p *Partition) prefetch(e Entry, pos int64) {
-	if pos >= e.Size {
-		return
-	}
-	i := pos / p.t.cfg.ChunkBytes
+// prefetch loads the chunk at pos and the one after it. A reader within a
+// chunk of its segment's end gets the next segment's offset index and
+// first chunk loaded instead, so that crossing into it does not wait for
+// two GETs in a row.
+func (p *Partition) prefetch(ctx context.Context, h *Head, e Entry, pos int64) {
+	chunk := p.t.cfg.ChunkBytes
 	key := p.prefix + e.Object + suffixLog
-	p.t.chunks.Prefetch(key+"#"+strconv.FormatInt(i, 10), p.chunkLoader(key, e.Size, i))
-	if next := i + 1; next*p.t.cfg.ChunkBytes < e.Size {
-		p.t.chunks.Prefetch(key+"#"+strconv.FormatInt(next, 10), p.chunkLoader(key, e.Size, next))
+	if pos < e.Size {
+		i := pos / chunk
+		p.t.chunks.Prefetch(key+"#"+strconv.FormatInt(i, 10), p.chunkLoader(key, e.Size, i))
+		if next := i + 1; next*chunk < e.Size {
+			p.t.chunks.Prefetch(key+"#"+strconv.FormatInt(next, 10), p.chunkLoader(key, e.Size, next))
+			return
+		}
 	}
+	next, ok, err := p.manifest.Find(ctx, h, e.Next)
+	if err != nil || !ok {
+		return // the end of the bucket, or a page read failed: the read will say
+	}
+	if next.IndexSize > 0 {
+		ikey := p.prefix + next.Object + suffixIndex
+		p.t.chunks.Prefetch(ikey, func(ctx context.Context) ([]byte, error) { return p.getAll(ctx, ikey, next.IndexSize) })
+	}
+	nkey := p.prefix + next.Object + suffixLog
+	p.t.chunks.Prefetch(nkey+"#0", p.chunkLoader(nkey, next.Size, 0))
 }
 
 // getAll reads a whole small object and checks its size.
