@@ -3,8 +3,6 @@ package log
 import (
 	"errors"
 	"time"
-
-	"github.com/strata-streaming/strata/internal/vfs"
 )
 
 // Preallocation. Appending to the end of a file makes every fdatasync also
@@ -27,11 +25,15 @@ const (
 	// that 1,000 partitions cost 64 MiB of zeros, not gigabytes.
 	minPrealloc = 64 << 10
 	// maxPrealloc bounds the step, which doubles each time appends catch
-	// up with the zeros (a partition written faster than they were laid).
+	// up with the zeros or need more within minFillGap.
 	maxPrealloc = 64 << 20
 	// preallocPiece is the zeros written per hold of the log's lock, so
 	// that appends wait for at most one piece.
 	preallocPiece = 128 << 10
+	// minFillGap: a partition that needs zeros more often than this gets
+	// a bigger step, so that the fills' own fsyncs (each one more flush
+	// for the disk, beside the appends') stay few.
+	minFillGap = 100 * time.Millisecond
 )
 
 var zeros = make([]byte, preallocPiece)
@@ -77,13 +79,18 @@ func (l *Log) needsPreallocLocked(seg *segment) bool {
 func (l *Log) preallocLoop() {
 	defer close(l.preallocDone)
 	warned := false
+	var lastFill time.Time
 	for {
 		select {
 		case <-l.preallocStop:
 			return
 		case <-l.preallocWake:
 		}
-		err := l.preallocOnce()
+		start := time.Now()
+		filled, err := l.preallocOnce(lastFill)
+		if filled {
+			lastFill = start
+		}
 		switch {
 		case err == nil, errors.Is(err, errStalePrealloc):
 			warned = false
@@ -97,21 +104,23 @@ func (l *Log) preallocLoop() {
 }
 
 // preallocOnce extends the active segment's zeros by one step and syncs
-// them.
-func (l *Log) preallocOnce() error {
+// them; lastFill is when the previous fill began. filled reports whether
+// it wrote any.
+func (l *Log) preallocOnce(lastFill time.Time) (filled bool, err error) {
 	l.mu.Lock()
 	if l.closed || l.failed != nil {
 		l.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	seg := l.active()
 	if !l.needsPreallocLocked(seg) {
 		l.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	step := l.preallocStep.Load()
-	if seg.fileEnd > 0 && seg.fileEnd <= seg.size {
-		// Appends caught up with the zeros: lay more at a time.
+	if seg.fileEnd > 0 && seg.fileEnd <= seg.size || time.Since(lastFill) < minFillGap {
+		// Appends caught up with the zeros, or ate a step faster than
+		// minFillGap: lay more at a time.
 		step = min(2*step, maxPrealloc)
 		l.preallocStep.Store(step)
 	}
@@ -125,28 +134,30 @@ func (l *Log) preallocOnce() error {
 	for p := from; p < to; p += preallocPiece {
 		select {
 		case <-l.preallocStop: // Close is waiting
-			return errStalePrealloc
+			return true, errStalePrealloc
 		default:
 		}
 		if err := l.zeroPiece(seg, gen, p, min(p+preallocPiece, to)); err != nil {
-			return err
+			return true, err
 		}
 	}
 	start := time.Now()
-	if err := vfs.SyncData(seg.file); err != nil {
-		return storageErr("preallocate", seg.logPath(), err)
+	// Through the Syncer: 1,000 partitions laying their first zeros at
+	// once then share syncfs calls as their appends do.
+	if err := l.syncer.sync(seg.file); err != nil {
+		return true, storageErr("preallocate", seg.logPath(), err)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.active() != seg || l.gen != gen {
-		return errStalePrealloc
+		return true, errStalePrealloc
 	}
 	seg.fileEnd = max(seg.fileEnd, to)
 	l.logger.Debug("preallocated segment", "base", seg.base, "to", to, "sync", time.Since(start))
 	if l.needsPreallocLocked(seg) {
 		l.wakePrealloc() // appends already ate into it
 	}
-	return nil
+	return true, nil
 }
 
 // zeroPiece writes zeros over [max(from, end of data), to) of seg.
