@@ -90,22 +90,11 @@ func parseCompatTable(t *testing.T, path string) map[int16]versionRange {
 func TestCompatibilityDocMatchesApiVersions(t *testing.T) {
 	doc := parseCompatTable(t, filepath.FromSlash(compatDoc))
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listen(t)
 	b := newAdminBackend()
 	addr := ln.Addr().(*net.TCPAddr)
 	b.brokers = []Broker{{ID: b.agentID, Host: "127.0.0.1", Port: int32(addr.Port)}}
-	srv := New(DefaultConfig(), b, nil, nil)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	defer func() {
-		srv.Close()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}()
+	serve(t, New(DefaultConfig(), b, nil, nil), ln)
 
 	client, err := kgo.NewClient(kgo.SeedBrokers(addr.String()))
 	if err != nil {

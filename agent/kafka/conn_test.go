@@ -51,22 +51,11 @@ func TestReadFrameBody(t *testing.T) {
 // TestMaxConnections: past MaxConnections a new connection is closed at
 // once and counted; once one closes, a new one is served again.
 func TestMaxConnections(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listen(t)
 	cfg := DefaultConfig()
 	cfg.MaxConnections = 2
-	reg := prometheus.NewRegistry()
-	srv := New(cfg, newAdminBackend(), nil, NewMetrics(reg))
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	defer func() {
-		srv.Close()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}()
+	srv := New(cfg, newAdminBackend(), nil, NewMetrics(prometheus.NewRegistry()))
+	serve(t, srv, ln)
 	// apiVersions sends ApiVersions v0 on c and reports whether it was answered.
 	apiVersions := func(c net.Conn) bool {
 		req := kbin.AppendInt16(nil, 18)
@@ -148,4 +137,28 @@ func TestProduceFramesAreRecycled(t *testing.T) {
 	if p.get(1<<10) != nil {
 		t.Fatalf("a buffer past the bound of %d was handed out", pooledFrames)
 	}
+}
+
+// listen opens a loopback listener for a test server.
+func listen(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// serve runs srv on ln until the test ends, then checks that Serve
+// returned cleanly.
+func serve(t *testing.T, srv *Server, ln net.Listener) {
+	t.Helper()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		srv.Close()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
 }
