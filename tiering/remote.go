@@ -61,7 +61,10 @@ func (p *Partition) Read(ctx context.Context, offset int64, maxBytes int, minOne
 	if err != nil {
 		return nil, err
 	}
-	var out []byte
+	// Find the whole batches to return from their headers, then copy them
+	// out of the chunks at once: one buffer of the exact size, not one per
+	// batch appended to a growing one.
+	start := pos
 	for pos < e.Size {
 		size, last, _, err := p.batchAt(ctx, e, pos)
 		if err != nil {
@@ -69,19 +72,21 @@ func (p *Partition) Read(ctx context.Context, offset int64, maxBytes int, minOne
 		}
 		if last < offset {
 			pos += size
+			start = pos
 			continue
 		}
-		if len(out)+int(size) > maxBytes && !(minOne && len(out) == 0) {
+		if pos-start+size > int64(maxBytes) && !(minOne && pos == start) {
 			break
 		}
-		b, err := p.readAt(ctx, e, pos, size)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b...)
 		pos += size
-		if len(out) >= maxBytes {
+		if pos-start >= int64(maxBytes) {
 			break
+		}
+	}
+	var out []byte
+	if pos > start {
+		if out, err = p.readAt(ctx, e, start, pos-start); err != nil {
+			return nil, err
 		}
 	}
 	p.prefetch(ctx, &h, e, pos)
@@ -228,9 +233,9 @@ func (p *Partition) chunkLoader(key string, size, i int64) cache.Loader {
 }
 
 // prefetch loads the chunk at pos and the one after it. A reader within a
-// chunk of its segment's end gets the next segment's offset index and
-// first chunk loaded instead, so that crossing into it does not wait for
-// two GETs in a row.
+// chunk of its segment's end gets the next segments' offset indexes and
+// first chunks loaded instead (segmentsAhead of them), so that crossing
+// into them does not wait for two GETs in a row.
 func (p *Partition) prefetch(ctx context.Context, h *Head, e Entry, pos int64) {
 	chunk := p.t.cfg.ChunkBytes
 	key := p.prefix + e.Object + suffixLog
@@ -242,17 +247,25 @@ func (p *Partition) prefetch(ctx context.Context, h *Head, e Entry, pos int64) {
 			return
 		}
 	}
-	next, ok, err := p.manifest.Find(ctx, h, e.Next)
-	if err != nil || !ok {
-		return // the end of the bucket, or a page read failed: the read will say
+	for range segmentsAhead {
+		next, ok, err := p.manifest.Find(ctx, h, e.Next)
+		if err != nil || !ok {
+			return // the end of the bucket, or a page read failed: the read will say
+		}
+		if next.IndexSize > 0 {
+			ikey := p.prefix + next.Object + suffixIndex
+			p.t.chunks.Prefetch(ikey, func(ctx context.Context) ([]byte, error) { return p.getAll(ctx, ikey, next.IndexSize) })
+		}
+		nkey := p.prefix + next.Object + suffixLog
+		p.t.chunks.Prefetch(nkey+"#0", p.chunkLoader(nkey, next.Size, 0))
+		e = next
 	}
-	if next.IndexSize > 0 {
-		ikey := p.prefix + next.Object + suffixIndex
-		p.t.chunks.Prefetch(ikey, func(ctx context.Context) ([]byte, error) { return p.getAll(ctx, ikey, next.IndexSize) })
-	}
-	nkey := p.prefix + next.Object + suffixLog
-	p.t.chunks.Prefetch(nkey+"#0", p.chunkLoader(nkey, next.Size, 0))
 }
+
+// segmentsAhead is how many following segments a reader near a segment's
+// end gets started: a cold GET of a chunk takes longer than a consumer
+// takes to read one, so a single segment ahead still leaves it waiting.
+const segmentsAhead = 2
 
 // getAll reads a whole small object and checks its size.
 func (p *Partition) getAll(ctx context.Context, key string, size int64) ([]byte, error) {
