@@ -182,9 +182,13 @@ func (a *Agent) loadTopics(ctx context.Context) error {
 	return nil
 }
 
+// removeDir deletes a partition's local directory. It logs at info: the
+// callers delete only what the store no longer gives this agent (a deleted
+// topic, a replica moved away), and a 1,000-partition delete would
+// otherwise write 1,000 warnings about nothing wrong.
 func (a *Agent) removeDir(name, why string) {
 	dir := filepath.Join(a.logDir(), name)
-	a.logger.Warn("removing partition directory", "dir", dir, "reason", why)
+	a.logger.Info("removing partition directory", "dir", dir, "reason", why)
 	if err := os.RemoveAll(dir); err != nil {
 		a.logger.Error("remove partition directory", "dir", dir, "err", err)
 	}
