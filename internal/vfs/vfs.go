@@ -24,7 +24,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -183,26 +182,31 @@ func ReadFile(fs FS, name string, maxBytes int64) ([]byte, error) {
 // file, which spares the inode write an fsync adds to every append just
 // for the new mtime. Other files use Sync.
 func SyncData(f File) error {
-	of, ok := f.(*os.File)
-	if !ok {
-		return f.Sync()
+	if of, ok := f.(*os.File); ok {
+		return onFD(of, "fdatasync", unix.Fdatasync)
 	}
-	rc, err := of.SyscallConn()
+	return f.Sync()
+}
+
+// onFD runs call on f's descriptor, again while it is interrupted, and
+// names f in its error.
+func onFD(f *os.File, op string, call func(fd int) error) error {
+	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
-	var serr error
+	var cerr error
 	if err := rc.Control(func(fd uintptr) {
 		for {
-			if serr = syscall.Fdatasync(int(fd)); serr != syscall.EINTR {
+			if cerr = call(int(fd)); cerr != unix.EINTR {
 				return
 			}
 		}
 	}); err != nil {
 		return err
 	}
-	if serr != nil {
-		return &os.PathError{Op: "fdatasync", Path: of.Name(), Err: serr}
+	if cerr != nil {
+		return &os.PathError{Op: op, Path: f.Name(), Err: cerr}
 	}
 	return nil
 }
@@ -232,25 +236,6 @@ func OpenFSSyncer(fs FS, dir string) (FSSyncer, error) {
 
 type dirSyncer struct{ d *os.File }
 
-func (s dirSyncer) SyncFS() error {
-	rc, err := s.d.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			if serr = unix.Syncfs(int(fd)); serr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return err
-	}
-	if serr != nil {
-		return &os.PathError{Op: "syncfs", Path: s.d.Name(), Err: serr}
-	}
-	return nil
-}
+func (s dirSyncer) SyncFS() error { return onFD(s.d, "syncfs", unix.Syncfs) }
 
 func (s dirSyncer) Close() error { return s.d.Close() }
