@@ -12,10 +12,11 @@ package kafka
 // A request's batches are written in order, then their acks are awaited
 // concurrently, so their fsyncs overlap instead of adding up; a
 // connection's next Produce is written while this one waits (see
-// serveConn), as Kafka's clients pipeline up to five per connection. With log.flush=always every acks level is
-// answered after an fsync covering the batch (Kafka answers acks=1 from the
-// page cache); acks=all below min.insync.replicas is NOT_ENOUGH_REPLICAS
-// before anything is written, as in Kafka. Internal topics
+// serveConn), as Kafka's clients pipeline up to five per connection.
+// With log.flush=always every acks level is answered after an fsync
+// covering the batch (Kafka answers acks=1 from the page cache); acks=all
+// below min.insync.replicas is NOT_ENOUGH_REPLICAS before anything is
+// written, as in Kafka. Internal topics
 // (__consumer_offsets) refuse client produces with INVALID_TOPIC_EXCEPTION,
 // as in Kafka.
 
@@ -37,6 +38,9 @@ import (
 // maxDecompressed bounds the decompressed size of one produced batch.
 const maxDecompressed = 256 << 20
 
+// handleProduce is a Produce answered in one go, for dispatch's callers
+// (the fuzz and table tests); serveConn splits startProduce and finish
+// itself to pipeline a connection's Produces.
 func handleProduce(ctx context.Context, s *Server, r *request, req *kmsg.ProduceRequest) (*kmsg.ProduceResponse, error) {
 	resp := s.startProduce(ctx, r, req).finish()
 	if resp == nil {
