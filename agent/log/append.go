@@ -116,9 +116,7 @@ func (l *Log) appendLocked(b []byte, h *batch.Header, leaderEpoch int32) (Append
 		return AppendResult{}, 0, 0, storageErr("append", seg.logPath(), err)
 	}
 	seg.track(h, pos, l.cfg.IndexIntervalBytes)
-	if l.needsPreallocLocked(seg) {
-		l.wakePrealloc()
-	}
+	l.preallocIfNeededLocked(seg)
 	l.producers.update(h)
 	l.appends.Add(1)
 	l.bytes.Add(int64(len(b)))

@@ -80,6 +80,14 @@ func (l *Log) needsPreallocLocked(seg *segment) bool {
 	return l.preallocWake != nil && seg.fileEnd-seg.size < l.preallocStep.Load()/2 && seg.size < l.cfg.SegmentBytes
 }
 
+// preallocIfNeededLocked wakes the goroutine when seg needs more zeros
+// (after an append, or a fill that appends overtook). l.mu is held.
+func (l *Log) preallocIfNeededLocked(seg *segment) {
+	if l.needsPreallocLocked(seg) {
+		l.wakePrealloc()
+	}
+}
+
 func (l *Log) preallocLoop() {
 	defer close(l.preallocDone)
 	warned := false
@@ -166,9 +174,7 @@ func (l *Log) preallocOnce(lastFill time.Time) (filled int64, err error) {
 	}
 	seg.fileEnd = max(seg.fileEnd, to)
 	l.logger.Debug("preallocated segment", "base", seg.base, "to", to, "sync", time.Since(start))
-	if l.needsPreallocLocked(seg) {
-		l.wakePrealloc() // appends already ate into it
-	}
+	l.preallocIfNeededLocked(seg) // appends may already have eaten into it
 	return to - from, nil
 }
 

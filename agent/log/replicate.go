@@ -78,9 +78,7 @@ func (l *Log) appendReplicatedLocked(b []byte, h *batch.Header) (int64, error) {
 		return 0, storageErr("append", seg.logPath(), err)
 	}
 	seg.track(h, pos, l.cfg.IndexIntervalBytes)
-	if l.needsPreallocLocked(seg) {
-		l.wakePrealloc()
-	}
+	l.preallocIfNeededLocked(seg)
 	l.producers.update(h)
 	l.appends.Add(1)
 	l.bytes.Add(int64(len(b)))
