@@ -41,9 +41,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/strata-streaming/strata/agent/control"
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/internal/vfs"
 	"github.com/strata-streaming/strata/membership"
 	"github.com/strata-streaming/strata/tiering"
@@ -63,28 +65,15 @@ type Agent struct {
 	tier         *tiering.Tierer
 	members      *membership.Membership
 	reconcileNow chan struct{} // wakes reconcileLoop
-	refresh      stateRefresh  // partition states to re-read; wakes replicationLoop
 	startedAt    time.Time
-	// membersChangedAt is the last gossip join, leave, failure or state
-	// change, in Unix nanoseconds; the balancer waits for it to settle.
-	membersChangedAt atomic.Int64
-	draining         atomic.Bool
-	// drainErr is why the last requested drain did not finish, if it did
-	// not (the agent then stays up).
-	drainErr     atomic.Pointer[string]
-	movesStarted prometheus.Counter
-	moveSeconds  prometheus.Histogram
-	movesSeen    map[partitionKey]time.Time // owned by replicationLoop
-	consoleGate  consoleGate                // one /v1/console gathering at a time (console.go)
+	// ctl is the cluster controller: elections, ISR writes' store side,
+	// reassignments, the balancer and drains.
+	ctl         *control.Controller
+	consoleGate consoleGate // one /v1/console gathering at a time (console.go)
 	// running is closed when Run starts: fetchers wait for it, since
 	// gossip (a.members) is set up last in New.
-	running    chan struct{}
-	isrChanges *prometheus.CounterVec
-	elections  prometheus.Counter
-	casLost    prometheus.Counter
-	movesDone  prometheus.Counter
-	// copiedBytes counts the bytes followers copied from their leaders.
-	copiedBytes *prometheus.CounterVec
+	running     chan struct{}
+	partMetrics *partition.Metrics
 	clusterID   string
 	id          int32
 	advertised  hostPort
@@ -96,7 +85,7 @@ type Agent struct {
 	topics  map[string]*topicEntry
 	byID    map[[16]byte]*topicEntry
 
-	signal dataSignal
+	signal partition.Signal // wakes every long poll
 	pids   producerIDs
 	coords coordinators
 
@@ -147,27 +136,10 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		stop:         make(chan struct{}),
 		wrapStore:    opts.WrapStore,
 		reconcileNow: make(chan struct{}, 1),
-		refresh:      stateRefresh{wake: make(chan struct{}, 1)},
 		startedAt:    time.Now(),
 		running:      make(chan struct{}),
 	}
-	a.isrChanges = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_isr_changes_total",
-		Help: "ISR changes this agent wrote as leader, by op (expand, shrink)."}, []string{"op"})
-	a.elections = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_leader_elections_total",
-		Help: "Partition leaderships this agent took over from a dead or restarted leader."})
-	a.casLost = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_isr_change_conflicts_total",
-		Help: "ISR changes this agent proposed as leader that lost the CAS of state.json: another agent had changed the partition (a new leader), and this one re-read it."})
-	a.movesDone = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_reassignments_completed_total",
-		Help: "Partition reassignments this agent completed as leader."})
-	a.copiedBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_replica_copied_bytes_total",
-		Help: "Record bytes this agent's follower replicas copied from their leaders, by topic."}, []string{"topic"})
-	a.movesStarted = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_reassignments_started_total",
-		Help: "Partition moves the balancer started while this agent held its lease."})
-	a.moveSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "strata_reassignment_seconds",
-		Help: "Time from when the leader first saw a move until it completed it.", Buckets: prometheus.ExponentialBuckets(0.1, 2, 14)})
-	a.movesSeen = map[partitionKey]time.Time{}
-	a.registry.MustRegister(a.isrChanges, a.elections, a.casLost, a.movesDone, a.copiedBytes, a.movesStarted, a.moveSeconds)
-	a.memberChanged()
+	a.partMetrics = partition.NewMetrics(a.registry)
 	a.flush, _ = log.ParseFlushPolicy(cfg.LogFlush) // checked by Validate
 	defer func() {
 		if err != nil {
@@ -187,6 +159,10 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	if err := a.openTiering(); err != nil {
 		return nil, err
 	}
+	a.ctl = control.New(a.id, control.Config{Rack: cfg.Rack, ReplicaLagTimeMax: cfg.ReplicaLagTimeMax, ReconcileInterval: cfg.ReconcileInterval,
+		AutoRebalance: cfg.AutoRebalance, AutoLeaderRebalance: cfg.AutoLeaderRebalance, RebalanceSettle: cfg.RebalanceSettle,
+		RebalanceMaxMoves: cfg.RebalanceMaxMoves, RebalanceMaxMovesPerAgent: cfg.RebalanceMaxMovesPerAgent, DrainTimeout: cfg.DrainTimeout},
+		a.store, hostView{a}, a.partMetrics, a.registry, logger.With("component", "control"), a.startedAt)
 	if err := a.loadTopics(ctx); err != nil {
 		return nil, err
 	}
@@ -200,6 +176,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	if err := a.startMembership(); err != nil {
 		return nil, fmt.Errorf("gossip: %w", err)
 	}
+	a.ctl.SetMembers(a.members)
 	logger.Info("agent started", "agent_id", a.id, "cluster_id", a.clusterID,
 		"kafka_addr", a.kafkaLn.Addr().String(), "advertised", a.advertisedAddr(),
 		"http_addr", a.httpLn.Addr().String(), "store", cfg.storeURL(), "data_dir", cfg.DataDir, "log_flush", cfg.LogFlush,
@@ -329,7 +306,7 @@ func (a *Agent) HTTPAddr() net.Addr { return a.httpLn.Addr() }
 func (a *Agent) Run(ctx context.Context) error {
 	errc := make(chan error, 2)
 	close(a.running)
-	a.wg.Add(8)
+	a.wg.Add(7)
 	go func() {
 		defer a.wg.Done()
 		if err := a.kafkaSrv.Serve(a.kafkaLn); err != nil {
@@ -360,11 +337,12 @@ func (a *Agent) Run(ctx context.Context) error {
 	}()
 	go func() {
 		defer a.wg.Done()
-		a.replicationLoop()
-	}()
-	go func() {
-		defer a.wg.Done()
-		a.balancerLoop()
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			<-a.stop
+			cancel()
+		}()
+		a.ctl.Run(ctx)
 	}()
 	a.ready.Store(true)
 	a.setMemberState(membership.StateActive)
@@ -374,9 +352,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		a.logger.Info("agent stopping")
 		if a.cfg.DrainTimeout > 0 {
 			dctx, cancel := context.WithTimeout(context.Background(), a.cfg.DrainTimeout)
-			if err := a.Drain(dctx); err != nil {
+			if err := a.ctl.Drain(dctx); err != nil {
 				a.logger.Warn("drain before stopping ended early", "err", err)
-				a.uploadSoleCopies()
+				a.ctl.UploadSoleCopies()
 			}
 			cancel()
 		}
@@ -431,8 +409,8 @@ func (a *Agent) closePartitions() error {
 	var errs []error
 	for name, e := range a.topics {
 		for _, p := range e.parts {
-			if err := p.close(); err != nil {
-				errs = append(errs, fmt.Errorf("close %s-%d: %w", name, p.index, err))
+			if err := p.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close %s-%d: %w", name, p.Index(), err))
 			}
 		}
 	}
@@ -469,13 +447,13 @@ func (a *Agent) retentionLoop() {
 		}
 		a.expireOffsets(context.Background())
 		for _, p := range a.localPartitions() {
-			n, err := p.log.ApplyRetention()
+			n, err := p.LocalLog().ApplyRetention()
 			switch {
 			case errors.Is(err, log.ErrClosed): // deleted meanwhile
 			case err != nil:
-				a.logger.Error("retention", "topic", p.topic, "partition", p.index, "err", err)
+				a.logger.Error("retention", "topic", p.Topic(), "partition", p.Index(), "err", err)
 			case n > 0:
-				a.logger.Info("retention deleted segments", "topic", p.topic, "partition", p.index, "segments", n)
+				a.logger.Info("retention deleted segments", "topic", p.Topic(), "partition", p.Index(), "segments", n)
 			}
 			a.applyRemoteRetention(context.Background(), p)
 		}

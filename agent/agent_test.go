@@ -229,7 +229,7 @@ func TestRetentionLoopDeletesOldSegments(t *testing.T) {
 	for p.LogStartOffset() == 0 || p.Size() > 400+200 {
 		if time.Now().After(deadline) {
 			t.Fatalf("after 20s: log start %d, %d bytes in %d segments (retention.bytes=400, segment.bytes=200)",
-				p.LogStartOffset(), p.Size(), p.log.Segments())
+				p.LogStartOffset(), p.Size(), p.LocalLog().Segments())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -52,32 +52,7 @@ func (a *Agent) AgentConfigs() []metadata.ConfigEntry {
 }
 
 // DataSignal implements kafka.Backend.
-func (a *Agent) DataSignal() <-chan struct{} { return a.signal.wait() }
-
-// dataSignal is a broadcast: wait returns a channel that the next notify
-// closes. The zero value is ready to use.
-type dataSignal struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (s *dataSignal) wait() <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ch == nil {
-		s.ch = make(chan struct{})
-	}
-	return s.ch
-}
-
-func (s *dataSignal) notify() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ch != nil {
-		close(s.ch)
-		s.ch = nil
-	}
-}
+func (a *Agent) DataSignal() <-chan struct{} { return a.signal.Wait() }
 
 // NewProducerID implements kafka.Backend.
 func (a *Agent) NewProducerID(ctx context.Context) (int64, error) { return a.pids.next(ctx) }
@@ -106,4 +81,23 @@ func (p *producerIDs) next(ctx context.Context) (int64, error) {
 	id := p.nextID
 	p.nextID++
 	return id, nil
+}
+
+// AlterPartitionReassignment implements kafka.Backend: replicas nil
+// cancels. Target agents must be live. An operator's target also sets the
+// partition's replication factor, as in Kafka.
+func (a *Agent) AlterPartitionReassignment(ctx context.Context, topic string, index int32, replicas []int32) error {
+	return a.ctl.Reassign(ctx, topic, index, replicas, true)
+}
+
+// PartitionReassignments implements kafka.Backend: every partition being
+// moved, or those of only (topic -> partitions; nil: all).
+func (a *Agent) PartitionReassignments(only map[string][]int32) []kafka.Reassignment {
+	return a.ctl.PartitionReassignments(only)
+}
+
+// ElectPreferredLeader implements kafka.Backend: the partition's first
+// replica leads, if it is in sync and alive, in a new epoch.
+func (a *Agent) ElectPreferredLeader(ctx context.Context, topic string, index int32) error {
+	return a.ctl.ElectPreferredLeader(ctx, topic, index)
 }

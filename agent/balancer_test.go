@@ -12,6 +12,10 @@ import (
 
 	"github.com/strata-streaming/strata/membership"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/agent/partition"
+
+	"github.com/strata-streaming/strata/agent/control"
 )
 
 // TestJoinRebalances (issue 6): three agents hold a topic of 12 partitions
@@ -66,7 +70,7 @@ func TestJoinRebalances(t *testing.T) {
 		}
 		replicas, leaders = 0, 0
 		for _, p := range e.snap.Partitions {
-			st := partitionState(p)
+			st := partition.StateOf(p)
 			// A target counts too: a move to the new agent that is
 			// cancelled between two looks is an overshoot as well.
 			if slices.Contains(st.Replicas, newcomer.id) || slices.Contains(st.Target, newcomer.id) {
@@ -93,13 +97,13 @@ func TestJoinRebalances(t *testing.T) {
 	// it joined (read from the current leaders' logs).
 	var tails int64
 	for _, p := range localPartitionsOf(newcomer, topic) {
-		leader := localPartition(c.agents[c.leaderOf(topic, p.index)], topic, p.index)
+		leader := localPartition(c.agents[c.leaderOf(topic, p.Index())], topic, p.Index())
 		// From the batch holding the first untiered offset at the join
 		// to the end; older parts of it may be in the bucket by now.
-		for off := tieredAtJoin[p.index]; off < leader.HighWatermark(); {
+		for off := tieredAtJoin[p.Index()]; off < leader.HighWatermark(); {
 			b, err := leader.Read(ctxT(t), off, 1, true)
 			if err != nil || len(b) == 0 {
-				t.Fatalf("read %s-%d at %d: %v", topic, p.index, off, err)
+				t.Fatalf("read %s-%d at %d: %v", topic, p.Index(), off, err)
 			}
 			tails += int64(len(b))
 			off = nextOffset(t, b)
@@ -108,8 +112,8 @@ func TestJoinRebalances(t *testing.T) {
 	// Each new replica began copying at or above the bucket's end at the
 	// join: the history below it stayed in the bucket.
 	for _, p := range localPartitionsOf(newcomer, topic) {
-		if from := p.copiedFrom.Load() - 1; from < tieredAtJoin[p.index] {
-			t.Errorf("the new replica of partition %d copied from offset %d; the bucket held everything below %d", p.index, from, tieredAtJoin[p.index])
+		if from := p.CopiedFrom(); from < tieredAtJoin[p.Index()] {
+			t.Errorf("the new replica of partition %d copied from offset %d; the bucket held everything below %d", p.Index(), from, tieredAtJoin[p.Index()])
 		}
 	}
 	// A balancer that overshoots gives the new agent replicas and takes
@@ -131,7 +135,7 @@ func TestJoinRebalances(t *testing.T) {
 }
 
 // localPartitionsOf is agent a's replicas of topic.
-func localPartitionsOf(a *running, topic string) []*partition {
+func localPartitionsOf(a *running, topic string) []*partition.Partition {
 	e, ok := a.entry(topic)
 	if !ok {
 		return nil
@@ -169,7 +173,7 @@ func TestDrainUnderLoad(t *testing.T) {
 	waitFor(t, 10*time.Second, "full ISRs without the drained agent", func() bool {
 		e, _ := c.agents[0].entry(topic)
 		for _, p := range e.snap.Partitions {
-			st := partitionState(p)
+			st := partition.StateOf(p)
 			if st.Leader < 0 || st.Leader == victim.id || len(st.ISR) != 2 || len(st.Replicas) != 2 || slices.Contains(st.Replicas, victim.id) {
 				return false
 			}
@@ -296,7 +300,7 @@ func TestJoiningAgentKeepsItsReplicas(t *testing.T) {
 	// lease holder plans.
 	later := time.Now().Add(time.Hour)
 	for _, a := range c.agents {
-		a.balanceOnce(ctxT(t), later)
+		a.ctl.BalanceOnce(ctxT(t), later)
 	}
 	var started float64
 	for _, a := range c.agents {
@@ -305,7 +309,7 @@ func TestJoiningAgentKeepsItsReplicas(t *testing.T) {
 	if started != 0 {
 		t.Errorf("the balancer started %v moves while agent 2 was joining", started)
 	}
-	c.agents[0].refreshStates(ctxT(t), true) // the holder's writes, if any
+	c.agents[0].ctl.RefreshStates(ctxT(t), true) // the holder's writes, if any
 	for idx := range int32(6) {
 		if got := c.replicasOf(topic, idx); !slices.Equal(got, before[idx]) {
 			t.Errorf("partition %d: replicas %v, were %v", idx, got, before[idx])
@@ -321,7 +325,7 @@ func (c *cluster) replicasOf(topic string, idx int32) []int32 {
 	if !ok {
 		c.t.Fatalf("agent 0 does not serve %s", topic)
 	}
-	st := partitionState(e.snap.Partitions[idx])
+	st := partition.StateOf(e.snap.Partitions[idx])
 	if st.Moving() {
 		return st.Target
 	}
@@ -349,13 +353,13 @@ func TestNextBalancerContinuesThePlan(t *testing.T) {
 	newcomer := start(t, cfg, nil)
 	c.agents = append(c.agents, newcomer)
 	for _, a := range c.agents {
-		waitFor(t, 10*time.Second, "four active agents", func() bool { return len(a.activeAgents()) == 4 })
+		waitFor(t, 10*time.Second, "four active agents", func() bool { return len(a.ctl.ActiveAgents()) == 4 })
 	}
 
 	// The first holder's round starts two moves; it renews no more.
 	first, second := c.agents[0], c.agents[1]
 	now := time.Now().Add(time.Hour)
-	first.balanceOnce(ctxT(t), now)
+	first.ctl.BalanceOnce(ctxT(t), now)
 	moves := func() float64 {
 		var n float64
 		for _, a := range c.agents {
@@ -368,20 +372,20 @@ func TestNextBalancerContinuesThePlan(t *testing.T) {
 	}
 	// The second agent's rounds: it holds no lease until the first one's
 	// term has passed, then plans around the moves in flight.
-	second.balanceOnce(ctxT(t), now.Add(leaseTerm/2))
+	second.ctl.BalanceOnce(ctxT(t), now.Add(control.LeaseTerm/2))
 	if got := moves(); got != 2 {
 		t.Fatalf("a second agent planned while the first held the lease: %v moves", got)
 	}
 	held := map[int32]bool{} // every partition the new agent was seen to hold
 	for round := range 20 {
-		now = now.Add(leaseTerm + time.Second)
-		second.balanceOnce(ctxT(t), now)
+		now = now.Add(control.LeaseTerm + time.Second)
+		second.ctl.BalanceOnce(ctxT(t), now)
 		waitFor(t, 30*time.Second, "the moves in flight to finish", func() bool {
-			second.refreshStates(ctxT(t), true)
+			second.ctl.RefreshStates(ctxT(t), true)
 			e, _ := second.entry(topic)
 			moving := false
 			for _, p := range e.snap.Partitions {
-				st := partitionState(p)
+				st := partition.StateOf(p)
 				if slices.Contains(st.Replicas, newcomer.id) {
 					held[p.Index()] = true
 				}
@@ -410,7 +414,7 @@ func replicasOn(a *running, topic string, id int32) int {
 	e, _ := a.entry(topic)
 	n := 0
 	for _, p := range e.snap.Partitions {
-		if slices.Contains(partitionState(p).Replicas, id) {
+		if slices.Contains(partition.StateOf(p).Replicas, id) {
 			n++
 		}
 	}
@@ -426,7 +430,7 @@ func TestLoneAgentTakesNoLease(t *testing.T) {
 	before := puts()
 	now := time.Now()
 	for i := range 3 {
-		a.balanceOnce(ctxT(t), now.Add(time.Duration(i)*leaseTerm))
+		a.ctl.BalanceOnce(ctxT(t), now.Add(time.Duration(i)*control.LeaseTerm))
 	}
 	if got := puts(); got != before {
 		t.Errorf("three balancer rounds of a lone agent made %v PUTs", got-before)

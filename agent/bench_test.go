@@ -94,7 +94,7 @@ func BenchmarkFetch(b *testing.B) {
 		b.Fatal(err)
 	}
 	for range total / batchBytes {
-		if _, err := p.appendAndWait(context.Background(), append([]byte(nil), raw...), -1); err != nil {
+		if _, err := p.AppendAndWait(context.Background(), append([]byte(nil), raw...), -1); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -3,19 +3,17 @@ package agent
 // Membership wiring (DESIGN.md §8): the agent gossips its id, Kafka and
 // HTTP addresses, rack and state, and lists the live agents it hears of in
 // Metadata and DescribeCluster. New topics place their replicas on the
-// live agents; replication and election are in replication.go, fetcher.go
-// and election.go.
+// live agents (agent/placement); replication is agent/partition's, and
+// election agent/control's.
 
 import (
 	"context"
-	"fmt"
-	"maps"
 	"net"
-	"slices"
 	"strconv"
 	"time"
 
 	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/placement"
 	"github.com/strata-streaming/strata/membership"
 )
 
@@ -110,61 +108,16 @@ func (a *Agent) self() kafka.Broker {
 	return b
 }
 
-// agentAddr is the Kafka address of another agent: from gossip, else from
-// its registration in the store (an agent gossip has not listed yet).
-func (a *Agent) agentAddr(ctx context.Context, id int32) (string, error) {
-	if a.members != nil {
-		for _, m := range a.members.Members() {
-			if m.ID == id {
-				return m.KafkaAddr, nil
-			}
-		}
-	}
-	info, err := a.store.Agent(ctx, id)
-	if err != nil {
-		return "", fmt.Errorf("address of agent %d: %w", id, err)
-	}
-	return info.KafkaAddr, nil
-}
-
 // placementAgents are the agents new replicas go on: the live ones, each
-// once, in rack-alternating order (placementOrder).
+// once, in rack-alternating order (placement.Order).
 func (a *Agent) placementAgents() []int32 {
-	return placementOrder(a.Brokers())
-}
-
-// placementOrder lists agents so that neighbours sit in different racks
-// where racks allow, as Kafka's rack-aware assignment does: racks in name
-// order, agents by id within a rack, then one agent from each rack in
-// turn. The round-robin of metadata.AllocateAssignment places a
-// partition's replicas on neighbours, so they land in distinct racks
-// whenever there are at least as many racks as replicas. Agents without a
-// rack form one rack of their own (with no racks set, the order is by id).
-func placementOrder(brokers []kafka.Broker) []int32 {
-	byRack := map[string][]int32{}
-	seen := map[int32]bool{}
-	for _, b := range brokers {
-		if seen[b.ID] {
-			continue
-		}
-		seen[b.ID] = true
+	var agents []placement.Agent
+	for _, b := range a.Brokers() {
 		rack := ""
 		if b.Rack != nil {
 			rack = *b.Rack
 		}
-		byRack[rack] = append(byRack[rack], b.ID)
+		agents = append(agents, placement.Agent{ID: b.ID, Rack: rack})
 	}
-	racks := slices.Sorted(maps.Keys(byRack))
-	for _, r := range racks {
-		slices.Sort(byRack[r])
-	}
-	var out []int32
-	for i := 0; len(out) < len(seen); i++ {
-		for _, r := range racks {
-			if i < len(byRack[r]) {
-				out = append(out, byRack[r][i])
-			}
-		}
-	}
-	return out
+	return placement.Order(agents)
 }

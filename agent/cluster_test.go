@@ -10,9 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/strata-streaming/strata/agent/kafka"
-	"github.com/strata-streaming/strata/agent/metadata"
 )
 
 // TestAgentsFindEachOtherByGossip: three agents sharing a store, the
@@ -133,45 +130,4 @@ func waitTopic(t *testing.T, a *running, topic string, ok func(*topicEntry) bool
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("agent %d never served %s as expected", a.id, topic)
-}
-
-// TestPlacementOrder: neighbours in the placement order sit in different
-// racks when racks allow, so round-robin replica sets span racks.
-func TestPlacementOrder(t *testing.T) {
-	rack := func(s string) *string { return &s }
-	brokers := []kafka.Broker{
-		{ID: 5, Rack: rack("b")}, {ID: 1, Rack: rack("a")}, {ID: 2, Rack: rack("a")},
-		{ID: 3, Rack: rack("b")}, {ID: 4, Rack: rack("c")}, {ID: 1, Rack: rack("a")},
-	}
-	got := placementOrder(brokers)
-	if want := []int32{1, 3, 4, 2, 5}; !slices.Equal(got, want) {
-		t.Fatalf("placementOrder = %v, want %v", got, want)
-	}
-	racks := map[int32]string{1: "a", 2: "a", 3: "b", 5: "b", 4: "c"}
-	assignment, err := metadata.AllocateAssignment(10, 3, got, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Five agents in three uneven racks: a window of three neighbours
-	// spans all three racks except where the order wraps (2, 5, 1 and
-	// 5, 1, 3), and never sits in one rack.
-	spanning := 0
-	for p, replicas := range assignment {
-		seen := map[string]bool{}
-		for _, r := range replicas {
-			seen[racks[r]] = true
-		}
-		if len(seen) < 2 {
-			t.Errorf("partition %d: replicas %v all in one rack", p, replicas)
-		}
-		if len(seen) == 3 {
-			spanning++
-		}
-	}
-	if spanning != 6 {
-		t.Errorf("%d of 10 partitions span three racks, want 6", spanning)
-	}
-	if got := placementOrder([]kafka.Broker{{ID: 2}, {ID: 0}, {ID: 1}}); !slices.Equal(got, []int32{0, 1, 2}) {
-		t.Errorf("without racks: %v, want by id", got)
-	}
 }

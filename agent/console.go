@@ -31,6 +31,8 @@ import (
 
 	"github.com/strata-streaming/strata/agent/console"
 	"github.com/strata-streaming/strata/tiering"
+
+	"github.com/strata-streaming/strata/agent/partition"
 )
 
 const (
@@ -103,9 +105,9 @@ func (a *Agent) consoleReport() *console.Local {
 		if p.Leader() != a.id {
 			continue
 		}
-		lp := console.LocalPartition{Topic: p.topic, Partition: p.index, LogStart: p.LogStartOffset(),
+		lp := console.LocalPartition{Topic: p.Topic(), Partition: p.Index(), LogStart: p.LogStartOffset(),
 			HighWatermark: p.HighWatermark(), LocalBytes: p.Size()}
-		if s, ok := tiered[key{p.topic, p.index}]; ok {
+		if s, ok := tiered[key{p.Topic(), p.Index()}]; ok {
 			lp.Tiering = &s
 		}
 		l.Partitions = append(l.Partitions, lp)
@@ -192,7 +194,7 @@ func (a *Agent) gatherConsoleView(ctx context.Context) []byte {
 	for _, t := range a.Topics() {
 		ts := console.TopicState{Name: t.Name, Internal: t.Internal}
 		for _, p := range t.Partitions {
-			st := partitionState(p)
+			st := partition.StateOf(p)
 			ts.Partitions = append(ts.Partitions, console.PartitionState{Index: p.Index(), Leader: st.Leader,
 				Replicas: st.Replicas, ISR: st.ISR, Target: st.Target})
 		}

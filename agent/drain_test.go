@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/strata-streaming/strata/membership"
+
+	"github.com/strata-streaming/strata/agent/partition"
 )
 
 // drainRequest sends method to agent a's /v1/drain with query and decodes
@@ -136,11 +138,11 @@ func TestReplicationFactorComesBack(t *testing.T) {
 		t.Fatal("the drained agent did not stop")
 	}
 	replicaCounts := func() []int {
-		c.agents[0].refreshStates(ctxT(t), true)
+		c.agents[0].ctl.RefreshStates(ctxT(t), true)
 		e, _ := c.agents[0].entry("rf")
 		var n []int
 		for _, p := range e.snap.Partitions {
-			st := partitionState(p)
+			st := partition.StateOf(p)
 			if st.Moving() || len(st.ISR) != len(st.Replicas) {
 				return nil
 			}
@@ -153,7 +155,7 @@ func TestReplicationFactorComesBack(t *testing.T) {
 	waitFor(t, 60*time.Second, "three replicas each again", func() bool { return slices.Equal(replicaCounts(), []int{3, 3}) })
 	e, _ := c.agents[0].entry("rf")
 	for _, p := range e.snap.Partitions {
-		if st := partitionState(p); st.ReplicationFactor != 3 {
+		if st := partition.StateOf(p); st.ReplicationFactor != 3 {
 			t.Errorf("partition %d: stored replication factor %d, want 3", p.Index(), st.ReplicationFactor)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/agent/replica"
 )
 
@@ -41,10 +42,10 @@ type loadedCoordinator struct {
 }
 
 // offsetsLog adapts a partition of __consumer_offsets to group.Log.
-type offsetsLog struct{ p *partition }
+type offsetsLog struct{ p *partition.Partition }
 
 func (o offsetsLog) Append(ctx context.Context, raw []byte) error {
-	_, err := o.p.appendAndWait(ctx, raw, -1)
+	_, err := o.p.AppendAndWait(ctx, raw, -1)
 	if errors.Is(err, kafka.ErrNotLeader) || errors.Is(err, replica.ErrNotLeader) {
 		// The partition moved: for a group client that is Kafka's
 		// NOT_COORDINATOR, which makes it look the coordinator up again.
@@ -90,14 +91,14 @@ func (a *Agent) ensureOffsetsTopic(ctx context.Context) (*topicEntry, error) {
 
 // offsetsPartition returns the partition of __consumer_offsets that
 // coordinates groupID.
-func (a *Agent) offsetsPartition(ctx context.Context, groupID string) (*partition, error) {
+func (a *Agent) offsetsPartition(ctx context.Context, groupID string) (*partition.Partition, error) {
 	e, err := a.ensureOffsetsTopic(ctx)
 	if err != nil {
 		return nil, err
 	}
 	index := group.Partition(groupID, e.meta.Partitions)
 	for _, p := range e.parts {
-		if p.index == index {
+		if p.Index() == index {
 			return p, nil
 		}
 	}
@@ -134,7 +135,7 @@ func (a *Agent) GroupCoordinator(ctx context.Context, groupID string) (*group.Co
 		return nil, err
 	}
 	if p.Leader() != a.id {
-		return nil, fmt.Errorf("%w: %s-%d is led by agent %d", kafka.ErrNotCoordinator, offsetsTopic, p.index, p.Leader())
+		return nil, fmt.Errorf("%w: %s-%d is led by agent %d", kafka.ErrNotCoordinator, offsetsTopic, p.Index(), p.Leader())
 	}
 	epoch := p.LeaderEpoch()
 	a.coords.mu.Lock()
@@ -142,26 +143,26 @@ func (a *Agent) GroupCoordinator(ctx context.Context, groupID string) (*group.Co
 	if a.coords.closed {
 		return nil, group.ErrClosed
 	}
-	if l, ok := a.coords.byPart[p.index]; ok {
+	if l, ok := a.coords.byPart[p.Index()]; ok {
 		if l.epoch == epoch {
 			return l.c, nil
 		}
 		l.c.Close()
-		delete(a.coords.byPart, p.index)
+		delete(a.coords.byPart, p.Index())
 	}
-	if !p.committedEpochStart() {
+	if !p.CommittedEpochStart() {
 		// A new leader's HW has not yet reached what the previous leader
 		// committed: replaying now could miss its last commits.
-		return nil, fmt.Errorf("%w: %s-%d waits for its followers", group.ErrLoading, offsetsTopic, p.index)
+		return nil, fmt.Errorf("%w: %s-%d waits for its followers", group.ErrLoading, offsetsTopic, p.Index())
 	}
-	c, err := group.Load(ctx, p.index, offsetsLog{p}, a.groupConfig(), a.logger.With("component", "group"))
+	c, err := group.Load(ctx, p.Index(), offsetsLog{p}, a.groupConfig(), a.logger.With("component", "group"))
 	if err != nil {
 		return nil, errors.Join(kafka.ErrCoordinatorNotAvailable, err)
 	}
 	if a.coords.byPart == nil {
 		a.coords.byPart = map[int32]loadedCoordinator{}
 	}
-	a.coords.byPart[p.index] = loadedCoordinator{c, epoch}
+	a.coords.byPart[p.Index()] = loadedCoordinator{c, epoch}
 	return c, nil
 }
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/strata-streaming/strata/agent/partition"
 )
 
 // newHTTPServer serves:
@@ -51,7 +53,7 @@ func (a *Agent) statusPage(w http.ResponseWriter, r *http.Request) {
 		a.id, a.clusterID, a.advertisedAddr(), a.cfg.storeURL(), a.cfg.LogFlush, a.ready.Load())
 	fmt.Fprintf(w, "%-40s %9s %6s %14s %14s %14s %14s\n", "partition", "leader", "epoch", "log-start", "high-water", "log-end", "bytes")
 	for _, p := range a.localPartitions() {
-		fmt.Fprintf(w, "%-40s %9d %6d %14d %14d %14d %14d\n", partitionDirName(p.topic, p.index),
+		fmt.Fprintf(w, "%-40s %9d %6d %14d %14d %14d %14d\n", partition.DirName(p.Topic(), p.Index()),
 			p.Leader(), p.LeaderEpoch(), p.LogStartOffset(), p.HighWatermark(), p.LogEndOffset(), p.Size())
 	}
 }
@@ -87,7 +89,7 @@ func (c *partitionCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 	under := 0
 	for _, p := range c.a.localPartitions() {
-		l := []string{p.topic, strconv.Itoa(int(p.index))}
+		l := []string{p.Topic(), strconv.Itoa(int(p.Index()))}
 		gauge := func(d *prometheus.Desc, v int64) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), l...)
 		}
@@ -95,7 +97,7 @@ func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.highWater, p.HighWatermark())
 		gauge(c.logStart, p.LogStartOffset())
 		gauge(c.sizeDesc, p.Size())
-		st := p.log.Stats()
+		st := p.LocalLog().Stats()
 		ch <- prometheus.MustNewConstMetric(c.appends, prometheus.CounterValue, float64(st.Appends), l...)
 		ch <- prometheus.MustNewConstMetric(c.fsyncs, prometheus.CounterValue, float64(st.Fsyncs), l...)
 		if p.Leader() == c.a.id && len(p.ISR()) < len(p.Replicas()) {

@@ -23,6 +23,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/strata-streaming/strata/agent/group"
+
+	"github.com/strata-streaming/strata/agent/partition"
 )
 
 type opsCollector struct {
@@ -86,7 +88,7 @@ func (a *Agent) leaderlessPartitions() int {
 	n := 0
 	for _, t := range a.Topics() {
 		for _, p := range t.Partitions {
-			if leader := partitionState(p).Leader; leader < 0 || !live[leader] {
+			if leader := partition.StateOf(p).Leader; leader < 0 || !live[leader] {
 				n++
 			}
 		}
@@ -106,7 +108,7 @@ func (a *Agent) currentCoordinators() []*group.Coordinator {
 	current := map[int32]int32{} // partition -> epoch, for those led here
 	for _, p := range e.parts {
 		if p.Leader() == a.id {
-			current[p.index] = p.LeaderEpoch()
+			current[p.Index()] = p.LeaderEpoch()
 		}
 	}
 	a.coords.mu.Lock()

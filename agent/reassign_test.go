@@ -18,7 +18,7 @@ func TestAlterPartitionReassignments(t *testing.T) {
 	c := startCluster(t, 3)
 	c.create("mv", 1, 2, nil)
 	li := c.leaderOf("mv", 0)
-	st, _ := localPartition(c.agents[li], "mv", 0).stateAndETag()
+	st, _ := localPartition(c.agents[li], "mv", 0).StateAndETag()
 	var newcomer *running
 	for _, a := range c.agents {
 		if !slices.Contains(st.Replicas, a.id) {
@@ -88,17 +88,17 @@ func TestMoveToDeadAgentRollsBack(t *testing.T) {
 	c.create("dead", 1, 2, nil)
 	li := c.leaderOf("dead", 0)
 	p := localPartition(c.agents[li], "dead", 0)
-	st, etag := p.stateAndETag()
+	st, etag := p.StateAndETag()
 	moving, err := st.Reassign([]int32{st.Replicas[0], 99}, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.agents[li].store.CASPartitionState(ctxT(t), p.topicID, 0, moving, etag); err != nil {
+	if _, err := c.agents[li].store.CASPartitionState(ctxT(t), p.TopicID(), 0, moving, etag); err != nil {
 		t.Fatal(err)
 	}
-	c.agents[li].refreshState(p)
+	c.agents[li].ctl.RefreshState(p)
 	waitFor(t, 30*time.Second, "the stalled move to be rolled back", func() bool {
-		got, _, err := c.agents[li].store.PartitionState(ctxT(t), p.topicID, 0)
+		got, _, err := c.agents[li].store.PartitionState(ctxT(t), p.TopicID(), 0)
 		return err == nil && !got.Moving() && slices.Equal(got.Replicas, st.Replicas) && got.Leader == st.Leader
 	})
 }

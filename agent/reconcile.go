@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/membership"
 )
 
@@ -66,14 +67,9 @@ func (a *Agent) onMemberEvent(e membership.Event) {
 	case e.Type == membership.EventBroadcast && e.Key == topicsKey:
 		a.wakeReconcile()
 	case e.Type == membership.EventBroadcast:
-		a.onStateBroadcast(e)
+		a.ctl.OnBroadcast(e)
 	case e.Type == membership.EventFail, e.Type == membership.EventLeave, e.Type == membership.EventJoin, e.Type == membership.EventUpdate:
-		a.memberChanged()
-		// Elections and ISR eligibility follow at once.
-		select {
-		case a.refresh.wake <- struct{}{}:
-		default:
-		}
+		a.ctl.MemberChanged(time.Now())
 	}
 }
 
@@ -182,14 +178,14 @@ func (a *Agent) dropTopicLocked(e *topicEntry, why string) {
 	g.SetLimit(dropConcurrency)
 	for _, p := range e.parts {
 		g.Go(func() error {
-			if err := p.close(); err != nil {
-				a.logger.Warn("close deleted partition", "topic", e.meta.Name, "partition", p.index, "err", err)
+			if err := p.Close(); err != nil {
+				a.logger.Warn("close deleted partition", "topic", e.meta.Name, "partition", p.Index(), "err", err)
 			}
-			a.removeDir(partitionDirName(e.meta.Name, p.index), why)
+			a.removeDir(partition.DirName(e.meta.Name, p.Index()), why)
 			return nil
 		})
 	}
 	g.Wait()
-	a.signal.notify() // long polls on the topic answer now
+	a.signal.Notify() // long polls on the topic answer now
 	a.logger.Info("topic dropped", "topic", e.meta.Name, "why", why)
 }

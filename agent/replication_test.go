@@ -14,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/partition"
 )
 
 // cluster is n in-process agents sharing one store and joined by gossip.
@@ -96,13 +98,13 @@ func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
 }
 
 // localPartition is agent a's replica of topic-index, nil if none.
-func localPartition(a *running, topic string, index int32) *partition {
+func localPartition(a *running, topic string, index int32) *partition.Partition {
 	e, ok := a.entry(topic)
 	if !ok {
 		return nil
 	}
 	for _, p := range e.parts {
-		if p.index == index {
+		if p.Index() == index {
 			return p
 		}
 	}
@@ -168,13 +170,13 @@ func (c *cluster) client(opts ...kgo.Opt) *kgo.Client {
 }
 
 // logBatches reads every batch of a local replica up to its log end.
-func logBatches(t *testing.T, p *partition) [][]byte {
+func logBatches(t *testing.T, p *partition.Partition) [][]byte {
 	t.Helper()
 	var out [][]byte
-	for off := p.log.LogStartOffset(); off < p.log.LogEndOffset(); {
-		b, err := p.log.Read(off, 1, p.log.LogEndOffset(), true)
+	for off := p.LocalLog().LogStartOffset(); off < p.LocalLog().LogEndOffset(); {
+		b, err := p.LocalLog().Read(off, 1, p.LocalLog().LogEndOffset(), true)
 		if err != nil {
-			t.Fatalf("read %s-%d at %d: %v", p.topic, p.index, off, err)
+			t.Fatalf("read %s-%d at %d: %v", p.Topic(), p.Index(), off, err)
 		}
 		out = append(out, b)
 		off = nextOffset(t, b)
@@ -203,7 +205,7 @@ func TestReplicationCopiesTheLeader(t *testing.T) {
 		}
 	}
 	for idx := range int32(2) {
-		var leader *partition
+		var leader *partition.Partition
 		for _, a := range c.agents {
 			if p := localPartition(a, "rep", idx); p != nil && p.Leader() == a.id {
 				leader = p
@@ -221,7 +223,7 @@ func TestReplicationCopiesTheLeader(t *testing.T) {
 		want := logBatches(t, leader)
 		for _, a := range c.agents {
 			p := localPartition(a, "rep", idx)
-			waitFor(t, 10*time.Second, "follower to catch up", func() bool { return p.log.LogEndOffset() == 100 })
+			waitFor(t, 10*time.Second, "follower to catch up", func() bool { return p.LocalLog().LogEndOffset() == 100 })
 			got := logBatches(t, p)
 			if !slices.EqualFunc(got, want, bytes.Equal) {
 				t.Errorf("partition %d: agent %d's log differs from the leader's", idx, a.id)
@@ -240,7 +242,7 @@ func (c *cluster) leaderOf(topic string, index int32) int {
 			if a.cancel == nil {
 				continue
 			}
-			if p := localPartition(a, topic, index); p != nil && p.Leader() == a.id && p.committedEpochStart() {
+			if p := localPartition(a, topic, index); p != nil && p.Leader() == a.id && p.CommittedEpochStart() {
 				found = i
 				return true
 			}
@@ -316,7 +318,7 @@ func TestLeaderFailover(t *testing.T) {
 		return len(localPartition(c.agents[now], "fo", 0).ISR()) == 3
 	})
 	back := localPartition(c.agents[old], "fo", 0)
-	waitFor(t, 10*time.Second, "the old leader's log to match", func() bool { return back.log.LogEndOffset() == 100 })
+	waitFor(t, 10*time.Second, "the old leader's log to match", func() bool { return back.LocalLog().LogEndOffset() == 100 })
 	if back.Leader() == c.agents[old].id {
 		t.Fatalf("the restarted agent leads again at epoch %d", back.LeaderEpoch())
 	}
@@ -392,7 +394,7 @@ func TestISRShrinkAndExpand(t *testing.T) {
 		t.Fatalf("acks=all after the ISR grew back: %v", kerr.ErrorForCode(code))
 	}
 	back := localPartition(c.agents[followers[0]], "isr", 0)
-	waitFor(t, 10*time.Second, "the follower to hold every record", func() bool { return back.log.LogEndOffset() == 3 })
+	waitFor(t, 10*time.Second, "the follower to hold every record", func() bool { return back.LocalLog().LogEndOffset() == 3 })
 }
 
 // counterValue reads a counter of agent a by name, from the series whose
@@ -467,14 +469,14 @@ func TestStaleLeaderLosesCAS(t *testing.T) {
 	produce := c.sequenceProducer("stale")
 	produce(0, 20)
 
-	st, etag, err := c.agents[li].store.PartitionState(ctxT(t), stale.topicID, 0)
+	st, etag, err := c.agents[li].store.PartitionState(ctxT(t), stale.TopicID(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ni, xi := (li+1)%3, (li+2)%3
 	next := st
 	next.Leader, next.LeaderEpoch, next.StateEpoch = c.agents[ni].id, st.LeaderEpoch+1, st.StateEpoch+1
-	if _, err := c.agents[li].store.CASPartitionState(ctxT(t), stale.topicID, 0, next, etag); err != nil {
+	if _, err := c.agents[li].store.CASPartitionState(ctxT(t), stale.TopicID(), 0, next, etag); err != nil {
 		t.Fatal(err)
 	}
 	// The third agent stops: the stale leader drops it from the ISR, a
@@ -488,7 +490,7 @@ func TestStaleLeaderLosesCAS(t *testing.T) {
 	}
 	newLeader := localPartition(c.agents[ni], "stale", 0)
 	waitFor(t, 20*time.Second, "the new leader to lead", func() bool {
-		return newLeader.Leader() == c.agents[ni].id && newLeader.committedEpochStart()
+		return newLeader.Leader() == c.agents[ni].id && newLeader.CommittedEpochStart()
 	})
 	produce(20, 40)
 	c.checkSequence("stale", 40)
@@ -595,16 +597,16 @@ func TestRacingTakeOvers(t *testing.T) {
 	li := c.leaderOf("race", 0)
 	x, y := c.agents[(li+1)%3], c.agents[(li+2)%3]
 	px, py := localPartition(x, "race", 0), localPartition(y, "race", 0)
-	st, etag := px.stateAndETag()
+	st, etag := px.StateAndETag()
 	results := make(chan error, 2)
 	for _, r := range []struct {
 		a *running
-		p *partition
+		p *partition.Partition
 	}{{x, px}, {y, py}} {
 		go func() {
 			next := st
 			next.Leader, next.LeaderEpoch, next.StateEpoch = r.a.id, st.LeaderEpoch+1, st.StateEpoch+1
-			results <- r.a.takeOver(ctxT(t), r.p, st, next, etag, "test race")
+			results <- r.a.ctl.TakeOver(ctxT(t), r.p, st, next, etag, "test race")
 		}()
 	}
 	for range 2 {
@@ -612,7 +614,7 @@ func TestRacingTakeOvers(t *testing.T) {
 			t.Fatalf("takeOver: %v", err)
 		}
 	}
-	stored, _, err := x.store.PartitionState(ctxT(t), px.topicID, 0)
+	stored, _, err := x.store.PartitionState(ctxT(t), px.TopicID(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -695,7 +697,7 @@ func TestLostDiskLeavesTheISR(t *testing.T) {
 		if p == nil {
 			return false
 		}
-		st, _ := p.stateAndETag()
+		st, _ := p.StateAndETag()
 		return st.Leader != wiped.id && !slices.Contains(st.ISR, wiped.id)
 	})
 	// The store names another agent leader, one that holds every record.

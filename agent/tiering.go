@@ -9,12 +9,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/tiering"
 )
 
@@ -29,27 +29,16 @@ func (a *Agent) openTiering() error {
 	return nil
 }
 
-// startTiering opens p's manifest; with an empty local log and a bucket
-// that holds the partition, the log continues after the bucket's end.
-func (a *Agent) startTiering(ctx context.Context, p *partition) error {
-	r, err := a.tier.Open(ctx, p, metadata.PartitionPrefix(p.topicID, p.index))
-	if err != nil {
-		return fmt.Errorf("topic %s partition %d: %w", p.topic, p.index, err)
-	}
-	p.remote.Store(r)
-	return nil
-}
-
 // enableTiering starts tiering a partition whose topic turned
 // remote.storage.enable on, then lets its log defer deletions to uploads.
 // A failure is retried by the retention loop.
-func (a *Agent) enableTiering(ctx context.Context, p *partition, r metadata.Resolved) error {
-	if p.remote.Load() == nil {
-		if err := a.startTiering(ctx, p); err != nil {
+func (a *Agent) enableTiering(ctx context.Context, p *partition.Partition, r metadata.Resolved) error {
+	if p.Remote() == nil {
+		if err := p.OpenTiering(ctx, a.tier); err != nil {
 			return err
 		}
 	}
-	return p.log.SetConfig(a.logConfig(r))
+	return p.LocalLog().SetConfig(a.logConfig(r))
 }
 
 // runTiering uploads until the agent stops.
@@ -64,31 +53,31 @@ func (a *Agent) runTiering() {
 
 // applyRemoteRetention applies retention.* to the bucket's part of p and
 // deletes orphan objects older than --orphan-grace.
-func (a *Agent) applyRemoteRetention(ctx context.Context, p *partition) {
-	e, ok := a.entry(p.topic)
+func (a *Agent) applyRemoteRetention(ctx context.Context, p *partition.Partition) {
+	e, ok := a.entry(p.Topic())
 	if !ok || !e.snap.Resolved.RemoteStorage {
 		return
 	}
 	r := e.snap.Resolved
-	if p.remote.Load() == nil {
+	if p.Remote() == nil {
 		if err := a.enableTiering(ctx, p, r); err != nil {
-			a.logger.Warn("start tiering", "topic", p.topic, "partition", p.index, "err", err)
+			a.logger.Warn("start tiering", "topic", p.Topic(), "partition", p.Index(), "err", err)
 			return
 		}
 	}
-	remote := p.remote.Load()
+	remote := p.Remote()
 	n, err := remote.ApplyRetention(ctx, time.Now(), r.RetentionMs, r.RetentionBytes)
 	switch {
 	case errors.Is(err, log.ErrClosed):
 		return
 	case err != nil:
-		a.logger.Error("remote retention", "topic", p.topic, "partition", p.index, "err", err)
+		a.logger.Error("remote retention", "topic", p.Topic(), "partition", p.Index(), "err", err)
 	case n > 0:
-		a.logger.Info("remote retention deleted segments", "topic", p.topic, "partition", p.index, "segments", n)
+		a.logger.Info("remote retention deleted segments", "topic", p.Topic(), "partition", p.Index(), "segments", n)
 	}
 	if p.Leading() {
 		if _, err := remote.CleanOrphans(ctx, time.Now()); err != nil {
-			a.logger.Warn("orphan cleanup", "topic", p.topic, "partition", p.index, "err", err)
+			a.logger.Warn("orphan cleanup", "topic", p.Topic(), "partition", p.Index(), "err", err)
 		}
 	}
 }

@@ -16,7 +16,9 @@ import (
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
-	"github.com/strata-streaming/strata/agent/replica"
+	"github.com/strata-streaming/strata/agent/partition"
+
+	"github.com/strata-streaming/strata/agent/placement"
 )
 
 // topicEntry is a topic this agent serves: its stored metadata, its local
@@ -25,12 +27,12 @@ import (
 // consistent view, and partitions are shared between the two.
 type topicEntry struct {
 	meta  metadata.Topic
-	parts []*partition     // this agent's replicas
-	peers []*peerPartition // partitions only other agents hold
-	snap  *kafka.Topic     // also holds the resolved configs
+	parts []*partition.Partition // this agent's replicas
+	peers []*partition.Peer      // partitions only other agents hold
+	snap  *kafka.Topic           // also holds the resolved configs
 }
 
-func newTopicEntry(meta metadata.Topic, resolved metadata.Resolved, parts []*partition, peers []*peerPartition) *topicEntry {
+func newTopicEntry(meta metadata.Topic, resolved metadata.Resolved, parts []*partition.Partition, peers []*partition.Peer) *topicEntry {
 	e := &topicEntry{meta: meta, parts: parts, peers: peers}
 	rf := int16(0)
 	switch {
@@ -94,42 +96,28 @@ func (a *Agent) logConfig(r metadata.Resolved) log.Config {
 
 func (a *Agent) logDir() string { return filepath.Join(a.cfg.DataDir, "log") }
 
-// openPartition opens (creating if needed) the log of partition index of t.
-// A directory of the same name left by an earlier topic (another topic id)
-// is removed first, so a re-created topic never inherits old records.
-func (a *Agent) openPartition(t metadata.Topic, r metadata.Resolved, index int32) (*partition, error) {
-	name := partitionDirName(t.Name, index)
+// openPartition opens (creating if needed) the log of partition index of t
+// and the partition on it, in the state st (with its ETag) that the store
+// holds; the caller applies a state next. A directory of the same name
+// left by an earlier topic (another topic id) is removed first, so a
+// re-created topic never inherits old records.
+func (a *Agent) openPartition(t metadata.Topic, r metadata.Resolved, index int32, st metadata.PartitionState, etag string) (*partition.Partition, error) {
+	name := partition.DirName(t.Name, index)
 	dir := filepath.Join(a.logDir(), name)
-	if id, ok := readPartitionTopicID(a.fs, dir); ok && id != t.ID {
+	if id, ok := partition.ReadTopicID(a.fs, dir); ok && id != t.ID {
 		a.removeDir(name, "belongs to an earlier topic of the same name")
 	}
-	if err := writePartitionMeta(a.fs, dir, t.ID); err != nil {
-		return nil, fmt.Errorf("topic %s partition %d: write %s: %w", t.Name, index, partitionMetaFile, err)
+	if err := partition.WriteMeta(a.fs, dir, t.ID); err != nil {
+		return nil, fmt.Errorf("topic %s partition %d: write %s: %w", t.Name, index, partition.MetaFile, err)
 	}
 	l, err := log.Open(dir, a.logConfig(r), log.Options{FS: a.fs, Logger: a.logger.With("topic", t.Name, "partition", index), Syncer: a.syncer,
 		Preallocate: a.cfg.LogPreallocate && a.flush == log.FlushAlways})
 	if err != nil {
 		return nil, fmt.Errorf("topic %s partition %d: %w", t.Name, index, err)
 	}
-	p := &partition{
-		topic: t.Name, topicID: t.ID, index: index, agentID: a.id, log: l, flush: a.flush,
-		notify: a.signal.notify, cluster: a, minISR: r.MinInsyncReplicas,
-		hwCh: make(chan struct{}), changed: make(chan struct{}), stopped: make(chan struct{}),
-		state: metadata.PartitionState{Leader: -1, LeaderEpoch: -1, StateEpoch: -1},
-	}
-	// No HW checkpoint is kept: the log start is a safe floor, and a
-	// leader's HW moves up at its followers' first fetches.
-	if p.rep, err = replica.New(a.id, p.replicaConfig(), l.LogStartOffset()); err != nil {
-		l.Close()
-		return nil, fmt.Errorf("topic %s partition %d: %w", t.Name, index, err)
-	}
-	p.hw.Store(l.LogStartOffset())
-	p.fetching.Add(1)
-	go func() {
-		defer p.fetching.Done()
-		a.runFetcher(p)
-	}()
-	return p, nil
+	return partition.Open(partition.Config{Topic: t.Name, TopicID: t.ID, Index: index, AgentID: a.id, Log: l, Flush: a.flush,
+		MinISR: r.MinInsyncReplicas, Stored: st, ETag: etag},
+		partition.Deps{Cluster: a.ctl, Logger: a.logger, Metrics: a.partMetrics, Notify: a.signal.Notify, Started: a.running})
 }
 
 // loadTopics opens every partition of every stored topic that this agent
@@ -151,7 +139,7 @@ func (a *Agent) loadTopics(ctx context.Context) error {
 			return err
 		}
 		for _, p := range parts {
-			keep[partitionDirName(t.Name, p.index)] = true
+			keep[partition.DirName(t.Name, p.Index())] = true
 		}
 		a.putTopic(newTopicEntry(t, r, parts, peers))
 	}
@@ -166,7 +154,7 @@ func (a *Agent) loadTopics(ctx context.Context) error {
 		// Only a directory whose topic id is gone from the store is
 		// garbage: a topic the listing skipped (unreadable, or written by
 		// a newer version) still owns its data.
-		id, ok := readPartitionTopicID(a.fs, filepath.Join(a.logDir(), de.Name()))
+		id, ok := partition.ReadTopicID(a.fs, filepath.Join(a.logDir(), de.Name()))
 		if !ok {
 			a.logger.Warn("keeping partition directory without a readable topic id", "dir", de.Name())
 			continue
@@ -195,18 +183,18 @@ func (a *Agent) removeDir(name, why string) {
 }
 
 // localPartitions returns every open partition, ordered by topic and index.
-func (a *Agent) localPartitions() []*partition {
+func (a *Agent) localPartitions() []*partition.Partition {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	var out []*partition
+	var out []*partition.Partition
 	for _, e := range a.topics {
 		out = append(out, e.parts...)
 	}
-	slices.SortFunc(out, func(x, y *partition) int {
-		if c := strings.Compare(x.topic, y.topic); c != 0 {
+	slices.SortFunc(out, func(x, y *partition.Partition) int {
+		if c := strings.Compare(x.Topic(), y.Topic()); c != 0 {
 			return c
 		}
-		return int(x.index - y.index)
+		return int(x.Index() - y.Index())
 	})
 	return out
 }
@@ -348,7 +336,7 @@ func (a *Agent) checkNewTopic(name string, partitions int32, rf int16, configs m
 	if other, ok := a.collides(name); ok {
 		return metadata.Resolved{}, nil, fmt.Errorf("%w: %q collides with existing topic %q ('.' and '_' are treated alike)", metadata.ErrInvalidTopic, name, other)
 	}
-	assignment, err := metadata.AllocateAssignment(partitions, rf, agents, rand.IntN(len(agents)))
+	assignment, err := placement.Assign(partitions, rf, agents, rand.IntN(len(agents)))
 	if err != nil {
 		return metadata.Resolved{}, nil, err
 	}
@@ -386,12 +374,12 @@ func (a *Agent) createTopicLocked(ctx context.Context, name string, partitions i
 // had not fsynced but followers had fetched, and new records must never
 // reuse those offsets under the same epoch. A partition whose directory is
 // gone (a lost disk) while the state lists this agent in the ISR with
-// others is handed to them instead (leaveISRLostDisk).
-func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata.Resolved, first int32, restart bool) (parts []*partition, peers []*peerPartition, err error) {
+// others is handed to them instead (control.Controller.LeaveISRLostDisk).
+func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata.Resolved, first int32, restart bool) (parts []*partition.Partition, peers []*partition.Peer, err error) {
 	defer func() {
 		if err != nil {
 			for _, p := range parts {
-				p.close()
+				p.Close()
 			}
 			parts = nil
 		}
@@ -402,11 +390,11 @@ func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata
 			return parts, nil, fmt.Errorf("topic %s partition %d: %w", t.Name, i, err)
 		}
 		if !slices.Contains(st.Replicas, a.id) {
-			peers = append(peers, newPeerPartition(i, st))
+			peers = append(peers, partition.NewPeer(i, st))
 			continue
 		}
-		_, existed := readPartitionTopicID(a.fs, filepath.Join(a.logDir(), partitionDirName(t.Name, i)))
-		p, err := a.openPartition(t, r, i)
+		_, existed := partition.ReadTopicID(a.fs, filepath.Join(a.logDir(), partition.DirName(t.Name, i)))
+		p, err := a.openPartition(t, r, i, st, etag)
 		if err != nil {
 			return parts, nil, err
 		}
@@ -414,26 +402,23 @@ func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata
 		// Tiering opens first, knowing the stored leader: an empty log
 		// continues where the bucket ends, and a leader's log that is
 		// behind the bucket is refused.
-		p.state = st
 		if r.RemoteStorage {
-			if err := a.startTiering(ctx, p); err != nil {
+			if err := p.OpenTiering(ctx, a.tier); err != nil {
 				return parts, nil, err
 			}
 		}
 		if restart && !existed && slices.Contains(st.ISR, a.id) && len(st.ISR) > 1 {
-			if err := a.leaveISRLostDisk(ctx, p, st, etag); err != nil {
+			if err := a.ctl.LeaveISRLostDisk(ctx, p, st, etag); err != nil {
 				return parts, nil, err
 			}
 		} else if restart && st.Leader == a.id {
 			next := st
 			next.LeaderEpoch, next.StateEpoch = st.LeaderEpoch+1, st.StateEpoch+1
-			p.state = metadata.PartitionState{Leader: -1, LeaderEpoch: -1, StateEpoch: -1}
-			if err := a.takeOver(ctx, p, st, next, etag, "agent restarted"); err != nil {
+			if err := a.ctl.TakeOver(ctx, p, st, next, etag, "agent restarted"); err != nil {
 				return parts, nil, err
 			}
 		} else {
-			p.state = metadata.PartitionState{Leader: -1, LeaderEpoch: -1, StateEpoch: -1}
-			a.applyState(p, st, etag)
+			a.ctl.ApplyState(p, st, etag)
 		}
 	}
 	return parts, peers, nil
@@ -484,7 +469,7 @@ func (a *Agent) CreatePartitions(ctx context.Context, name string, total int32, 
 	if total <= current {
 		return fmt.Errorf("%w: topic %q has %d partitions; the new count %d must be larger", metadata.ErrInvalidPartitions, name, current, total)
 	}
-	assignment, err := metadata.AllocateAssignment(total-current, e.snap.ReplicationFactor, a.placementAgents(), int(current))
+	assignment, err := placement.Assign(total-current, e.snap.ReplicationFactor, a.placementAgents(), int(current))
 	if err != nil {
 		return err
 	}
@@ -549,18 +534,18 @@ func (a *Agent) applyTopicLocked(ctx context.Context, e *topicEntry, t metadata.
 	a.putTopic(newTopicEntry(t, resolved, e.parts, e.peers))
 	var errs []error
 	for _, p := range e.parts {
-		p.setMinISR(resolved.MinInsyncReplicas)
+		p.SetMinISR(resolved.MinInsyncReplicas)
 		cfg := a.logConfig(resolved)
-		if resolved.RemoteStorage && p.remote.Load() == nil {
+		if resolved.RemoteStorage && p.Remote() == nil {
 			// Tiering starts before the log defers deletions to uploads;
 			// if it cannot start now the retention loop tries again.
-			if err := a.startTiering(ctx, p); err != nil {
+			if err := p.OpenTiering(ctx, a.tier); err != nil {
 				errs = append(errs, err)
 				cfg.Remote = false
 			}
 		}
-		if err := p.log.SetConfig(cfg); err != nil {
-			errs = append(errs, fmt.Errorf("topic %q partition %d: apply configs: %w", t.Name, p.index, err))
+		if err := p.LocalLog().SetConfig(cfg); err != nil {
+			errs = append(errs, fmt.Errorf("topic %q partition %d: apply configs: %w", t.Name, p.Index(), err))
 		}
 	}
 	return errors.Join(errs...)

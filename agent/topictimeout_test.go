@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-streaming/strata/internal/vfs"
+
+	"github.com/strata-streaming/strata/agent/partition"
 )
 
 // TestTopicChangesAnswerWithinTheirTimeout: a CreateTopics or DeleteTopics
@@ -64,7 +66,7 @@ func TestTopicChangesAnswerWithinTheirTimeout(t *testing.T) {
 		t.Fatalf("delete with fsyncs held: %v after %v; want REQUEST_TIMED_OUT before the fsyncs are released (%v)", err, took.Round(time.Millisecond), heldFor)
 	}
 	waitFor(t, 10*time.Second, "the deleted topic's logs removed", func() bool {
-		_, err := os.Stat(filepath.Join(dir, "log", partitionDirName("slow", 3)))
+		_, err := os.Stat(filepath.Join(dir, "log", partition.DirName("slow", 3)))
 		return errors.Is(err, os.ErrNotExist)
 	})
 	if n := partitions(); n != 0 {

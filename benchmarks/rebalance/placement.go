@@ -101,7 +101,7 @@ func (p placement) counts() map[int32]int {
 // partition has rf replicas all in sync, and every agent (newID among
 // them) holds its fair share of the replicas: the mean rounded down or up,
 // so that counts differ by at most one, which is what the balancer's
-// placement (membership.Place) aims for. A looser "within one of the
+// placement (agent/placement.Place) aims for. A looser "within one of the
 // mean" would accept a pause between two balancer rounds as the end.
 func (p placement) balanced(newID int32, rf int) error {
 	c := p.counts()

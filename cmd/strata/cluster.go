@@ -23,7 +23,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/strata-streaming/strata/membership"
+	"github.com/strata-streaming/strata/agent/placement"
 )
 
 func newClusterCmd() *cobra.Command {
@@ -189,7 +189,7 @@ func runReassign(ctx context.Context, cmd *cobra.Command, adm *kadm.Client, acti
 }
 
 // newReassignGenerateCmd proposes a plan that spreads the named topics over
-// the named agents with the placement the balancer uses (membership.Place:
+// the named agents with the placement the balancer uses (placement.Place:
 // even replicas and preferred leaders, racks apart, fewest moves).
 func newReassignGenerateCmd() *cobra.Command {
 	var cf clientFlags
@@ -225,20 +225,20 @@ func generatePlan(ctx context.Context, cmd *cobra.Command, adm *kadm.Client, top
 			racks[b.NodeID] = *b.Rack
 		}
 	}
-	var place []membership.PlacementAgent
+	var place []placement.Agent
 	for _, id := range agents {
-		place = append(place, membership.PlacementAgent{ID: id, Rack: racks[id]})
+		place = append(place, placement.Agent{ID: id, Rack: racks[id]})
 	}
-	var parts []membership.PlacementPartition
+	var parts []placement.Partition
 	for _, t := range md.Topics.Sorted() {
 		if t.Err != nil {
 			return fmt.Errorf("reassign: topic %s: %w", t.Topic, t.Err)
 		}
 		for _, p := range t.Partitions.Sorted() {
-			parts = append(parts, membership.PlacementPartition{Topic: t.Topic, Index: p.Partition, Replicas: p.Replicas})
+			parts = append(parts, placement.Partition{Topic: t.Topic, Index: p.Partition, Replicas: p.Replicas})
 		}
 	}
-	targets := membership.Place(place, parts)
+	targets := placement.Place(place, parts)
 	var plan reassignPlan
 	plan.Version = 1
 	for i, p := range parts {

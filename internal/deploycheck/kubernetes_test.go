@@ -42,7 +42,7 @@ var cmdOnlyFlags = map[string][]string{
 
 // soleCopyUploadLimit is how long a forced drain that ran out of time
 // spends uploading the partitions only its agent holds before it stops
-// (uploadSoleCopies in agent/drain.go).
+// (UploadSoleCopies in agent/control/drain.go).
 const soleCopyUploadLimit = time.Minute
 
 var envReference = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)

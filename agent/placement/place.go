@@ -1,4 +1,4 @@
-package membership
+package placement
 
 // Placement (DESIGN.md §8): a pure, deterministic function from the active
 // agents and the current replica sets to target replica sets that
@@ -16,18 +16,18 @@ import (
 	"slices"
 )
 
-// PlacementAgent is an agent that may hold replicas.
-type PlacementAgent struct {
+// Agent is an agent that may hold replicas.
+type Agent struct {
 	ID   int32
 	Rack string
 }
 
-// PlacementPartition is one partition's current replicas, in preferred
+// Partition is one partition's current replicas, in preferred
 // order. A Fixed partition is counted but never changed (the balancer
 // fixes partitions with replicas on agents that are down, so that a
 // restart does not cause a move). ReplicationFactor is how many replicas
 // it should have; 0 means len(Replicas).
-type PlacementPartition struct {
+type Partition struct {
 	Topic             string
 	Index             int32
 	Replicas          []int32
@@ -37,11 +37,11 @@ type PlacementPartition struct {
 
 // placer holds the working state of one Place call.
 type placer struct {
-	agents  []PlacementAgent
+	agents  []Agent
 	rack    map[int32]string
 	load    map[int32]int
 	leaders map[int32]int
-	parts   []PlacementPartition // sorted copy; Replicas are owned
+	parts   []Partition // sorted copy; Replicas are owned
 }
 
 // maxPlacementRounds bounds each balancing loop; every round moves one
@@ -52,11 +52,11 @@ const maxPlacementRounds = 1 << 16
 // parts. A partition gets its replication factor, unless fewer active
 // agents than that exist (then as many as there are agents): a partition
 // left short by a drain grows back once agents are there.
-func Place(agents []PlacementAgent, parts []PlacementPartition) [][]int32 {
+func Place(agents []Agent, parts []Partition) [][]int32 {
 	pl := &placer{rack: map[int32]string{}, load: map[int32]int{}, leaders: map[int32]int{}}
 	pl.agents = slices.Clone(agents)
-	slices.SortFunc(pl.agents, func(a, b PlacementAgent) int { return cmp.Compare(a.ID, b.ID) })
-	pl.agents = slices.CompactFunc(pl.agents, func(a, b PlacementAgent) bool { return a.ID == b.ID })
+	slices.SortFunc(pl.agents, func(a, b Agent) int { return cmp.Compare(a.ID, b.ID) })
+	pl.agents = slices.CompactFunc(pl.agents, func(a, b Agent) bool { return a.ID == b.ID })
 	for _, a := range pl.agents {
 		pl.rack[a.ID] = a.Rack
 		pl.load[a.ID] = 0

@@ -1,10 +1,10 @@
-package agent
+package partition
 
 // A partition's replication (DESIGN.md §6): the replica state machine
 // decides, the partition does the I/O. Every machine call is made under
 // p.mu's write lock (reads of the machine under the read lock); the store
-// writes it asks for (ISR changes) run outside the lock, through
-// clusterOps. See agent/replica's package comment for the contract.
+// writes it asks for (ISR changes) run outside the lock, in the ISR writer
+// (isrwriter.go). See agent/replica's package comment for the contract.
 
 import (
 	"context"
@@ -18,18 +18,6 @@ import (
 	"github.com/strata-streaming/strata/agent/replica"
 )
 
-// clusterOps is what a partition asks of the agent.
-type clusterOps interface {
-	// writeISR writes a proposed ISR change to the store (asynchronously)
-	// and reports the outcome back to the partition.
-	writeISR(p *partition, change replica.ISRChange)
-	// refreshState re-reads the partition's state.json soon: a request
-	// showed that this agent's view is behind.
-	refreshState(p *partition)
-	// replicaConfig is replica.lag.time.max.ms and friends.
-	replicaLagTimeMax() time.Duration
-}
-
 func toReplicaState(st metadata.PartitionState) replica.State {
 	return replica.State{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, Replicas: st.Replicas, ISR: st.ISR, StateEpoch: st.StateEpoch}
 }
@@ -38,13 +26,13 @@ func toMetadataState(st replica.State) metadata.PartitionState {
 	return metadata.PartitionState{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, Replicas: st.Replicas, ISR: st.ISR, StateEpoch: st.StateEpoch}
 }
 
-func (p *partition) replicaConfig() replica.Config {
-	return replica.Config{ReplicaLagTimeMax: p.cluster.replicaLagTimeMax(), MinInsyncReplicas: int(max(p.minISR, 1))}
+func (p *Partition) replicaConfig() replica.Config {
+	return replica.Config{ReplicaLagTimeMax: p.cluster.ReplicaLagTimeMax(), MinInsyncReplicas: int(max(p.minISR, 1))}
 }
 
 // logEnd is the leader's log position for the machine: with
 // log.flush=always the HW may reach only fsynced records.
-func (p *partition) logEnd() replica.LogEnd {
+func (p *Partition) logEnd() replica.LogEnd {
 	leo := p.log.LogEndOffset()
 	if p.flush == log.FlushAlways {
 		return replica.LogEnd{LEO: leo, Durable: min(p.log.FlushedOffset(), leo)}
@@ -55,32 +43,32 @@ func (p *partition) logEnd() replica.LogEnd {
 // publishLocked makes a machine decision visible: the new HW for readers,
 // and a wake-up for acks=all waiters and long polls when the HW moved or
 // force is set (a state change). p.mu is write-locked.
-func (p *partition) publishLocked(u replica.LeaderUpdate, force bool) {
+func (p *Partition) publishLocked(u replica.LeaderUpdate, force bool) {
 	if old := p.hw.Swap(u.HW); old != u.HW || u.Advanced || force {
 		p.signalLocked()
 	}
 	if u.Change != nil && !p.deleted {
-		p.cluster.writeISR(p, *u.Change)
+		p.writeISR(*u.Change)
 	}
 }
 
 // signalLocked wakes everyone waiting on this partition.
-func (p *partition) signalLocked() {
+func (p *Partition) signalLocked() {
 	close(p.hwCh)
 	p.hwCh = make(chan struct{})
-	p.appended.notify()
+	p.appended.Notify()
 	p.notify()
 }
 
 // DataSignal implements kafka.Partition: closed at this partition's next
 // append or state change.
-func (p *partition) DataSignal() <-chan struct{} { return p.appended.wait() }
+func (p *Partition) DataSignal() <-chan struct{} { return p.appended.Wait() }
 
-// applyState makes a state read from the store the served one (if it is
+// ApplyState makes a state read from the store the served one (if it is
 // not older than the applied one) and returns whether it changed
 // anything. Leaving the leadership waits for appends in flight, so none
 // lands after the follower starts lining its log up with the new leader.
-func (p *partition) applyState(st metadata.PartitionState, etag string) (bool, error) {
+func (p *Partition) ApplyState(st metadata.PartitionState, etag string) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.deleted {
@@ -116,15 +104,15 @@ func (p *partition) applyState(st metadata.PartitionState, etag string) (bool, e
 	return true, nil
 }
 
-// stateAndETag is the applied state with its ETag, for a CAS.
-func (p *partition) stateAndETag() (metadata.PartitionState, string) {
+// StateAndETag is the applied state with its ETag, for a CAS.
+func (p *Partition) StateAndETag() (metadata.PartitionState, string) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.state, p.etag
 }
 
 // confirmISR applies a written ISR change.
-func (p *partition) confirmISR(written metadata.PartitionState, etag string) error {
+func (p *Partition) confirmISR(written metadata.PartitionState, etag string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	u, err := p.rep.ConfirmISRChange(toReplicaState(written), p.logEnd(), time.Now())
@@ -137,14 +125,14 @@ func (p *partition) confirmISR(written metadata.PartitionState, etag string) err
 }
 
 // pendingISR reports whether change is still the one in flight.
-func (p *partition) pendingISR(change replica.ISRChange) bool {
+func (p *Partition) pendingISR(change replica.ISRChange) bool {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	cur, ok := p.rep.PendingChange()
 	return ok && cur.To.StateEpoch == change.To.StateEpoch && cur.Op == change.Op && !p.deleted
 }
 
-func (p *partition) abortISR(change replica.ISRChange) {
+func (p *Partition) abortISR(change replica.ISRChange) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if cur, ok := p.rep.PendingChange(); ok && cur.To.StateEpoch == change.To.StateEpoch {
@@ -152,8 +140,8 @@ func (p *partition) abortISR(change replica.ISRChange) {
 	}
 }
 
-// checkISR is the periodic ISR check of a leader.
-func (p *partition) checkISR(now time.Time) {
+// CheckISR is the periodic ISR check of a leader.
+func (p *Partition) CheckISR(now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.deleted || p.rep.Role() != replica.RoleLeader {
@@ -165,8 +153,8 @@ func (p *partition) checkISR(now time.Time) {
 	}
 }
 
-// setIneligible tells the machine which agents may not join the ISR.
-func (p *partition) setIneligible(agents []int32) {
+// SetIneligible tells the machine which agents may not join the ISR.
+func (p *Partition) SetIneligible(agents []int32) {
 	p.mu.Lock()
 	p.rep.SetIneligible(agents)
 	p.mu.Unlock()
@@ -180,7 +168,7 @@ func (p *partition) setIneligible(agents []int32) {
 // save only the client's wait and risk the record. The followers' long
 // polls wake as soon as the bytes are written, so that their copies
 // overlap the leader's fsync.
-func (p *partition) Append(raw []byte, acks int16) (log.AppendResult, kafka.AppendWait, error) {
+func (p *Partition) Append(raw []byte, acks int16) (log.AppendResult, kafka.AppendWait, error) {
 	p.mu.RLock()
 	if p.deleted {
 		p.mu.RUnlock()
@@ -199,7 +187,7 @@ func (p *partition) Append(raw []byte, acks int16) (log.AppendResult, kafka.Appe
 		p.appending.Done()
 		return log.AppendResult{}, nil, err
 	}
-	p.appended.notify()
+	p.appended.Notify()
 	wait := func(ctx context.Context) error {
 		err := durable.Wait()
 		p.appending.Done()
@@ -207,7 +195,7 @@ func (p *partition) Append(raw []byte, acks int16) (log.AppendResult, kafka.Appe
 			return err
 		}
 		p.endMoved()
-		if acks != -1 || unsafeAckBeforeReplication {
+		if acks != -1 || unsafeAck {
 			return nil
 		}
 		return p.awaitCommit(ctx, epoch, res.LastOffset+1)
@@ -215,9 +203,9 @@ func (p *partition) Append(raw []byte, acks int16) (log.AppendResult, kafka.Appe
 	return res, wait, nil
 }
 
-// appendAndWait is Append followed by its wait, for writers that do not
+// AppendAndWait is Append followed by its wait, for writers that do not
 // pipeline (the group coordinator).
-func (p *partition) appendAndWait(ctx context.Context, raw []byte, acks int16) (log.AppendResult, error) {
+func (p *Partition) AppendAndWait(ctx context.Context, raw []byte, acks int16) (log.AppendResult, error) {
 	res, wait, err := p.Append(raw, acks)
 	if err == nil {
 		err = wait(ctx)
@@ -227,7 +215,7 @@ func (p *partition) appendAndWait(ctx context.Context, raw []byte, acks int16) (
 
 // endMoved tells the machine that the leader's log moved, and wakes the
 // followers' long polls, which read the new records at once.
-func (p *partition) endMoved() {
+func (p *Partition) endMoved() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.rep.Role() != replica.RoleLeader {
@@ -237,13 +225,13 @@ func (p *partition) endMoved() {
 	if err == nil {
 		p.publishLocked(u, false)
 	}
-	p.appended.notify()
+	p.appended.Notify()
 	p.notify()
 }
 
 // awaitCommit waits until the append that ended at end, written in leader
 // epoch epoch, is committed or can no longer be.
-func (p *partition) awaitCommit(ctx context.Context, epoch int32, end int64) error {
+func (p *Partition) awaitCommit(ctx context.Context, epoch int32, end int64) error {
 	for {
 		p.mu.RLock()
 		ch := p.hwCh
@@ -269,7 +257,7 @@ func (p *partition) awaitCommit(ctx context.Context, epoch int32, end int64) err
 // ReplicaRead serves a follower's fetch: the epoch and replica checks, a
 // read up to the log end (not the HW: followers copy what the leader has),
 // then the record of the fetch, which may move the HW and the ISR.
-func (p *partition) ReplicaRead(replicaID, leaderEpoch int32, offset int64, maxBytes int) (kafka.ReplicaReadResult, error) {
+func (p *Partition) ReplicaRead(replicaID, leaderEpoch int32, offset int64, maxBytes int) (kafka.ReplicaReadResult, error) {
 	p.mu.RLock()
 	err := p.rep.CheckFollowerFetch(replicaID, leaderEpoch, offset, p.log.LogStartOffset())
 	deleted := p.deleted
@@ -279,7 +267,7 @@ func (p *partition) ReplicaRead(replicaID, leaderEpoch int32, offset int64, maxB
 	case deleted:
 		return out, kafka.ErrUnknownTopicOrPartition
 	case errors.Is(err, replica.ErrUnknownLeaderEpoch):
-		p.cluster.refreshState(p) // the follower knows a newer state than this agent
+		p.cluster.RefreshState(p) // the follower knows a newer state than this agent
 		return out, err
 	case err != nil:
 		return out, err
@@ -302,20 +290,20 @@ func (p *partition) ReplicaRead(replicaID, leaderEpoch int32, offset int64, maxB
 	return out, err
 }
 
-// movedAway marks the partition as closing because its replica moved to
+// MovedAway marks the partition as closing because its replica moved to
 // other agents: appends waiting for the ISR hear NOT_LEADER_OR_FOLLOWER
 // (retriable), not that the topic is gone.
-func (p *partition) movedAway() {
+func (p *Partition) MovedAway() {
 	p.mu.Lock()
 	p.moved = true
 	p.mu.Unlock()
 }
 
-// committedEpochStart reports whether this leader's HW has reached the
+// CommittedEpochStart reports whether this leader's HW has reached the
 // start of its leader epoch: everything the previous leaders committed is
 // then committed here too, and readers that must see all of it (the group
 // coordinator's replay) may start.
-func (p *partition) committedEpochStart() bool {
+func (p *Partition) CommittedEpochStart() bool {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.rep.Role() == replica.RoleLeader && p.rep.HighWatermark() >= p.rep.EpochStartOffset()

@@ -1,4 +1,4 @@
-package membership
+package placement
 
 import (
 	"fmt"
@@ -6,24 +6,24 @@ import (
 	"testing"
 )
 
-func agentsOf(ids ...int32) []PlacementAgent {
-	var out []PlacementAgent
+func agentsOf(ids ...int32) []Agent {
+	var out []Agent
 	for _, id := range ids {
-		out = append(out, PlacementAgent{ID: id})
+		out = append(out, Agent{ID: id})
 	}
 	return out
 }
 
 // roundRobin is how topics are created: replica r of partition p on
 // agents[(p+r) mod n].
-func roundRobin(topic string, partitions, rf int, agents []int32) []PlacementPartition {
-	var out []PlacementPartition
+func roundRobin(topic string, partitions, rf int, agents []int32) []Partition {
+	var out []Partition
 	for p := range partitions {
 		var replicas []int32
 		for r := range rf {
 			replicas = append(replicas, agents[(p+r)%len(agents)])
 		}
-		out = append(out, PlacementPartition{Topic: topic, Index: int32(p), Replicas: replicas})
+		out = append(out, Partition{Topic: topic, Index: int32(p), Replicas: replicas})
 	}
 	return out
 }
@@ -43,7 +43,7 @@ func counts(targets [][]int32) (replicas, leaders map[int32]int) {
 }
 
 // moves counts replicas that are in the target but were not before.
-func moves(parts []PlacementPartition, targets [][]int32) int {
+func moves(parts []Partition, targets [][]int32) int {
 	n := 0
 	for i, p := range parts {
 		for _, r := range targets[i] {
@@ -90,9 +90,9 @@ func TestPlaceJoin(t *testing.T) {
 		t.Errorf("not deterministic: %v then %v", targets, again)
 	}
 	// Balanced input stays as it is.
-	var placed []PlacementPartition
+	var placed []Partition
 	for i, tg := range targets {
-		placed = append(placed, PlacementPartition{Topic: "t", Index: int32(i), Replicas: tg})
+		placed = append(placed, Partition{Topic: "t", Index: int32(i), Replicas: tg})
 	}
 	if n := moves(placed, Place(agentsOf(0, 1, 2, 3), placed)); n != 0 {
 		t.Errorf("a balanced placement moves %d replicas", n)
@@ -157,9 +157,9 @@ func TestPlaceRestoresReplicationFactor(t *testing.T) {
 // spans all three racks, also after a join into one rack, and the join
 // takes its share of that rack's replicas.
 func TestPlaceRacks(t *testing.T) {
-	agents := []PlacementAgent{{0, "a"}, {1, "b"}, {2, "c"}, {3, "a"}, {4, "b"}, {5, "c"}}
+	agents := []Agent{{0, "a"}, {1, "b"}, {2, "c"}, {3, "a"}, {4, "b"}, {5, "c"}}
 	parts := roundRobin("t", 10, 3, []int32{0, 1, 2, 3, 4, 5})
-	agents = append(agents, PlacementAgent{6, "a"})
+	agents = append(agents, Agent{6, "a"})
 	targets := Place(agents, parts)
 	rack := map[int32]string{}
 	for _, a := range agents {
@@ -188,7 +188,7 @@ func TestPlaceRacks(t *testing.T) {
 // factor above the agent count shrinks to it.
 func TestPlaceUnevenTopicsAndFixed(t *testing.T) {
 	parts := append(roundRobin("big", 9, 3, []int32{0, 1, 2}), roundRobin("small", 2, 1, []int32{0})...)
-	parts = append(parts, PlacementPartition{Topic: "fixed", Replicas: []int32{0, 9}, Fixed: true})
+	parts = append(parts, Partition{Topic: "fixed", Replicas: []int32{0, 9}, Fixed: true})
 	targets := Place(agentsOf(0, 1, 2, 3, 4), parts)
 	if !slices.Equal(targets[len(targets)-1], []int32{0, 9}) {
 		t.Errorf("fixed partition changed to %v", targets[len(targets)-1])
@@ -197,7 +197,7 @@ func TestPlaceUnevenTopicsAndFixed(t *testing.T) {
 	reps[0]++ // the fixed partition's replica counts towards agent 0
 	checkEven(t, "replicas", []int32{0, 1, 2, 3, 4}, reps)
 	checkEven(t, "leaders", []int32{0, 1, 2, 3, 4}, leaders)
-	one := Place(agentsOf(7), []PlacementPartition{{Topic: "x", Replicas: []int32{1, 2, 3}}})
+	one := Place(agentsOf(7), []Partition{{Topic: "x", Replicas: []int32{1, 2, 3}}})
 	if !slices.Equal(one[0], []int32{7}) {
 		t.Errorf("three replicas onto one agent: %v, want [7]", one[0])
 	}

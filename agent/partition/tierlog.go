@@ -1,4 +1,4 @@
-package agent
+package partition
 
 import (
 	"github.com/strata-streaming/strata/agent/log"

@@ -1,8 +1,8 @@
-package agent
+package control
 
 // The balancer (DESIGN.md §8): one agent at a time, the holder of the
 // "balancer" lease in the store, computes target replica sets with
-// membership.Place once membership has been stable for --rebalance-settle,
+// placement.Place once membership has been stable for --rebalance-settle,
 // and writes them as reassignments (reassign.go), at most
 // --rebalance-max-moves in flight. The partitions' leaders carry the moves
 // out. With --auto-leader-rebalance it also hands leadership back to each
@@ -17,84 +17,83 @@ import (
 
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/membership"
+
+	"github.com/strata-streaming/strata/agent/placement"
 )
 
 const (
 	balancerLease = "balancer"
-	// leaseTerm is how long a lease lasts without renewal; the holder
-	// renews it every balancer round (leaseTerm/3).
-	leaseTerm = 10 * time.Second
+	// LeaseTerm is how long a lease lasts without renewal; the holder
+	// renews it every balancer round (LeaseTerm/3).
+	LeaseTerm = 10 * time.Second
 )
 
 // balancerLoop runs balancer rounds until the agent stops.
-func (a *Agent) balancerLoop() {
-	t := time.NewTicker(leaseTerm / 3)
+func (c *Controller) balancerLoop(stop context.Context) {
+	t := time.NewTicker(LeaseTerm / 3)
 	defer t.Stop()
 	for {
 		select {
-		case <-a.stop:
+		case <-stop.Done():
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), leaseTerm/2)
-		a.balanceOnce(ctx, time.Now())
+		ctx, cancel := context.WithTimeout(context.Background(), LeaseTerm/2)
+		c.BalanceOnce(ctx, time.Now())
 		cancel()
 	}
 }
 
-// memberChanged records a membership change: the balancer waits for the
-// settling period after the last one.
-func (a *Agent) memberChanged() { a.membersChangedAt.Store(time.Now().UnixNano()) }
-
-// balanceOnce is one round: renew or take the lease, then, if held and
+// BalanceOnce is one round: renew or take the lease, then, if held and
 // membership has settled, start moves and leader elections.
-func (a *Agent) balanceOnce(ctx context.Context, now time.Time) {
-	if !a.cfg.AutoRebalance && !a.cfg.AutoLeaderRebalance {
+func (c *Controller) BalanceOnce(ctx context.Context, now time.Time) {
+	if !c.cfg.AutoRebalance && !c.cfg.AutoLeaderRebalance {
 		return
 	}
 	// Alone, an agent has nothing to balance; renewing the lease every
 	// round would cost a PUT each (about 800,000 a month) for nothing.
-	if !a.hasPeers() {
+	if !c.hasPeers() {
 		return
 	}
-	_, held, err := a.store.AcquireLease(ctx, balancerLease, a.id, now, leaseTerm)
+	_, held, err := c.store.AcquireLease(ctx, balancerLease, c.id, now, LeaseTerm)
 	if err != nil {
-		a.logger.Warn("balancer lease", "err", err)
+		c.logger.Warn("balancer lease", "err", err)
 	}
 	// A draining agent is waiting to leave: its moves start at once.
-	settled := now.Sub(time.Unix(0, a.membersChangedAt.Load())) >= a.cfg.RebalanceSettle || a.someoneDraining()
+	settled := now.Sub(time.Unix(0, c.membersChangedAt.Load())) >= c.cfg.RebalanceSettle || c.someoneDraining()
 	if !held || !settled {
 		return
 	}
-	live := a.activeAgents()
+	live := c.ActiveAgents()
 	if len(live) == 0 {
 		return
 	}
-	a.rollBackStalledMoves(ctx)
-	if a.cfg.AutoRebalance {
-		a.startMoves(ctx, live)
+	c.rollBackStalledMoves(ctx)
+	if c.cfg.AutoRebalance {
+		c.startMoves(ctx, live)
 	}
-	if a.cfg.AutoLeaderRebalance {
-		a.electPreferred(ctx, live)
+	if c.cfg.AutoLeaderRebalance {
+		c.electPreferred(ctx, live)
 	}
 }
 
 // hasPeers reports whether gossip lists any agent but this one.
-func (a *Agent) hasPeers() bool {
-	if a.members == nil {
+func (c *Controller) hasPeers() bool {
+	if c.members == nil {
 		return false
 	}
-	return slices.ContainsFunc(a.members.Members(), func(m membership.Member) bool { return m.ID != a.id })
+	return slices.ContainsFunc(c.members.Members(), func(m membership.Member) bool { return m.ID != c.id })
 }
 
 // someoneDraining reports whether a live agent (this one included) is
 // draining.
-func (a *Agent) someoneDraining() bool {
-	if a.draining.Load() {
+func (c *Controller) someoneDraining() bool {
+	if c.draining.Load() {
 		return true
 	}
-	for _, m := range a.members.Members() {
+	for _, m := range c.members.Members() {
 		if m.State == membership.StateDraining {
 			return true
 		}
@@ -102,20 +101,20 @@ func (a *Agent) someoneDraining() bool {
 	return false
 }
 
-// activeAgents are the live agents that may take replicas: gossip's
+// ActiveAgents are the live agents that may take replicas: gossip's
 // members in state active (not joining, not draining), and this agent if
 // it is active.
-func (a *Agent) activeAgents() []membership.PlacementAgent {
-	var out []membership.PlacementAgent
-	if a.members == nil {
+func (c *Controller) ActiveAgents() []placement.Agent {
+	var out []placement.Agent
+	if c.members == nil {
 		return out
 	}
-	if self := a.members.Self(); self.State == membership.StateActive {
-		out = append(out, membership.PlacementAgent{ID: self.ID, Rack: self.Rack})
+	if self := c.members.Self(); self.State == membership.StateActive {
+		out = append(out, placement.Agent{ID: self.ID, Rack: self.Rack})
 	}
-	for _, m := range a.members.Members() {
-		if m.State == membership.StateActive && m.ID != a.id {
-			out = append(out, membership.PlacementAgent{ID: m.ID, Rack: m.Rack})
+	for _, m := range c.members.Members() {
+		if m.State == membership.StateActive && m.ID != c.id {
+			out = append(out, placement.Agent{ID: m.ID, Rack: m.Rack})
 		}
 	}
 	return out
@@ -128,22 +127,22 @@ func (a *Agent) activeAgents() []membership.PlacementAgent {
 // move off it. (Treating joining like draining once moved an agent's
 // replicas away, and back, because its "active" announcement reached the
 // balancer late.)
-func (a *Agent) placementInput() ([]membership.PlacementPartition, []metadata.PartitionState, []string) {
+func (c *Controller) placementInput() ([]placement.Partition, []metadata.PartitionState, []string) {
 	settled := map[int32]bool{} // active or draining
-	if self := a.members.Self(); self.State != membership.StateJoining {
-		settled[a.id] = true
+	if self := c.members.Self(); self.State != membership.StateJoining {
+		settled[c.id] = true
 	}
-	for _, m := range a.members.Members() {
+	for _, m := range c.members.Members() {
 		if m.State == membership.StateActive || m.State == membership.StateDraining {
 			settled[m.ID] = true
 		}
 	}
-	var parts []membership.PlacementPartition
+	var parts []placement.Partition
 	var states []metadata.PartitionState
 	var topics []string
-	for _, t := range a.Topics() {
+	for _, t := range c.host.Topics() {
 		for _, p := range t.Partitions {
-			st := partitionState(p)
+			st := partition.StateOf(p)
 			fixed := st.Moving() || st.Leader < 0
 			for _, r := range st.Replicas {
 				fixed = fixed || !settled[r]
@@ -155,7 +154,7 @@ func (a *Agent) placementInput() ([]membership.PlacementPartition, []metadata.Pa
 				// agent as fuller than it will be, and overshoot.
 				replicas = st.Target
 			}
-			parts = append(parts, membership.PlacementPartition{Topic: t.Name, Index: p.Index(), Replicas: replicas,
+			parts = append(parts, placement.Partition{Topic: t.Name, Index: p.Index(), Replicas: replicas,
 				ReplicationFactor: st.WantedReplicas(), Fixed: fixed})
 			states = append(states, st)
 			topics = append(topics, t.Name)
@@ -167,30 +166,30 @@ func (a *Agent) placementInput() ([]membership.PlacementPartition, []metadata.Pa
 // rollBackStalledMoves cancels moves that wait for a replica on an agent
 // that is no longer live: it would never join the ISR. The partition keeps
 // its leader and original replicas, and the next round plans it again.
-func (a *Agent) rollBackStalledMoves(ctx context.Context) {
-	alive := map[int32]bool{a.id: true}
-	for _, m := range a.members.Members() {
+func (c *Controller) rollBackStalledMoves(ctx context.Context) {
+	alive := map[int32]bool{c.id: true}
+	for _, m := range c.members.Members() {
 		alive[m.ID] = true
 	}
-	for _, t := range a.Topics() {
+	for _, t := range c.host.Topics() {
 		for _, p := range t.Partitions {
-			st := partitionState(p)
+			st := partition.StateOf(p)
 			if !slices.ContainsFunc(st.Adding, func(r int32) bool { return !alive[r] && !slices.Contains(st.ISR, r) }) {
 				continue
 			}
-			if err := a.reassign(ctx, t.Name, p.Index(), nil, false); err != nil {
-				a.logger.Warn("balancer: roll back a move to a dead agent", "topic", t.Name, "partition", p.Index(), "err", err)
+			if err := c.Reassign(ctx, t.Name, p.Index(), nil, false); err != nil {
+				c.logger.Warn("balancer: roll back a move to a dead agent", "topic", t.Name, "partition", p.Index(), "err", err)
 				continue
 			}
-			a.logger.Info("balancer: rolled back a move to an agent that died", "topic", t.Name, "partition", p.Index(), "adding", st.Adding)
+			c.logger.Info("balancer: rolled back a move to an agent that died", "topic", t.Name, "partition", p.Index(), "adding", st.Adding)
 		}
 	}
 }
 
 // startMoves writes reassignments towards the placement, keeping at most
 // RebalanceMaxMoves in flight.
-func (a *Agent) startMoves(ctx context.Context, live []membership.PlacementAgent) {
-	parts, _, _ := a.placementInput()
+func (c *Controller) startMoves(ctx context.Context, live []placement.Agent) {
+	parts, _, _ := c.placementInput()
 	if !placementChanges(live, parts) {
 		return
 	}
@@ -198,8 +197,8 @@ func (a *Agent) startMoves(ctx context.Context, live []membership.PlacementAgent
 	// broadcast waits for the reconcile interval); planning moves on it
 	// overshot. Re-read every state before deciding, which costs GETs
 	// only when something is to move.
-	a.refreshStates(ctx, true)
-	parts, states, topics := a.placementInput()
+	c.RefreshStates(ctx, true)
+	parts, states, topics := c.placementInput()
 	inFlight := 0
 	perAgent := map[int32]int{} // replicas each agent is receiving
 	for _, st := range states {
@@ -210,9 +209,9 @@ func (a *Agent) startMoves(ctx context.Context, live []membership.PlacementAgent
 			}
 		}
 	}
-	targets := membership.Place(live, parts)
+	targets := placement.Place(live, parts)
 	for i, target := range targets {
-		if inFlight >= a.cfg.RebalanceMaxMoves {
+		if inFlight >= c.cfg.RebalanceMaxMoves {
 			return
 		}
 		if parts[i].Fixed || slices.Equal(target, parts[i].Replicas) {
@@ -226,26 +225,26 @@ func (a *Agent) startMoves(ctx context.Context, live []membership.PlacementAgent
 				adding = append(adding, r)
 			}
 		}
-		if slices.ContainsFunc(adding, func(r int32) bool { return perAgent[r] >= a.cfg.RebalanceMaxMovesPerAgent }) {
+		if slices.ContainsFunc(adding, func(r int32) bool { return perAgent[r] >= c.cfg.RebalanceMaxMovesPerAgent }) {
 			continue
 		}
-		err := a.reassign(ctx, topics[i], parts[i].Index, target, false)
+		err := c.Reassign(ctx, topics[i], parts[i].Index, target, false)
 		if err != nil {
-			a.logger.Warn("balancer: start move", "topic", topics[i], "partition", parts[i].Index, "target", target, "err", err)
+			c.logger.Warn("balancer: start move", "topic", topics[i], "partition", parts[i].Index, "target", target, "err", err)
 			continue
 		}
 		inFlight++
 		for _, r := range adding {
 			perAgent[r]++
 		}
-		a.movesStarted.Inc()
-		a.logger.Info("balancer: move started", "topic", topics[i], "partition", parts[i].Index, "from", parts[i].Replicas, "to", target)
+		c.metrics.movesStarted.Inc()
+		c.logger.Info("balancer: move started", "topic", topics[i], "partition", parts[i].Index, "from", parts[i].Replicas, "to", target)
 	}
 }
 
 // placementChanges reports whether Place would move any replica.
-func placementChanges(live []membership.PlacementAgent, parts []membership.PlacementPartition) bool {
-	for i, target := range membership.Place(live, parts) {
+func placementChanges(live []placement.Agent, parts []placement.Partition) bool {
+	for i, target := range placement.Place(live, parts) {
 		if !parts[i].Fixed && !slices.Equal(target, parts[i].Replicas) {
 			return true
 		}
@@ -255,12 +254,12 @@ func placementChanges(live []membership.PlacementAgent, parts []membership.Place
 
 // electPreferred hands leadership to each partition's first replica where
 // it is live, in sync and not leading (Kafka's auto.leader.rebalance).
-func (a *Agent) electPreferred(ctx context.Context, live []membership.PlacementAgent) {
+func (c *Controller) electPreferred(ctx context.Context, live []placement.Agent) {
 	ids := make([]int32, 0, len(live))
 	for _, l := range live {
 		ids = append(ids, l.ID)
 	}
-	parts, states, topics := a.placementInput()
+	parts, states, topics := c.placementInput()
 	for i, st := range states {
 		if st.Moving() || len(st.Replicas) == 0 || st.Leader == st.Replicas[0] || st.Leader < 0 {
 			continue
@@ -268,9 +267,9 @@ func (a *Agent) electPreferred(ctx context.Context, live []membership.PlacementA
 		if _, err := preferredLeaderState(st, ids); err != nil {
 			continue
 		}
-		err := a.ElectPreferredLeader(ctx, topics[i], parts[i].Index)
+		err := c.ElectPreferredLeader(ctx, topics[i], parts[i].Index)
 		if err != nil && !errors.Is(err, kafka.ErrElectionNotNeeded) {
-			a.logger.Warn("balancer: preferred leader election", "topic", topics[i], "partition", parts[i].Index, "err", err)
+			c.logger.Warn("balancer: preferred leader election", "topic", topics[i], "partition", parts[i].Index, "err", err)
 		}
 	}
 }

@@ -1,13 +1,17 @@
-package metadata
+package placement
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/strata-streaming/strata/agent/metadata"
 )
 
-func TestAllocateAssignment(t *testing.T) {
-	got, err := AllocateAssignment(4, 2, []int32{10, 11, 12}, 1)
+func TestAssign(t *testing.T) {
+	got, err := Assign(4, 2, []int32{10, 11, 12}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +36,7 @@ func TestAllocateAssignment(t *testing.T) {
 		rf := int16(1 + rng.IntN(n))
 		parts := int32(1 + rng.IntN(50))
 		start := rng.IntN(100) - 50
-		as, err := AllocateAssignment(parts, rf, ids, start)
+		as, err := Assign(parts, rf, ids, start)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,16 +67,24 @@ func TestAllocateAssignment(t *testing.T) {
 		agents []int32
 		want   error
 	}{
-		{1, 3, []int32{0, 1}, ErrInvalidReplicationFactor},
-		{1, 0, []int32{0}, ErrInvalidReplicationFactor},
-		{1, 1, nil, ErrInvalidReplicationFactor},
-		{0, 1, []int32{0}, ErrInvalidPartitions},
-		{maxAllocatePartitions + 1, 1, []int32{0}, ErrInvalidPartitions},
-		{1, 1, []int32{0, 0}, ErrInvalidReplicaAssignment},
-		{1, 1, []int32{-1}, ErrInvalidReplicaAssignment},
+		{1, 3, []int32{0, 1}, metadata.ErrInvalidReplicationFactor},
+		{1, 0, []int32{0}, metadata.ErrInvalidReplicationFactor},
+		{1, 1, nil, metadata.ErrInvalidReplicationFactor},
+		{0, 1, []int32{0}, metadata.ErrInvalidPartitions},
+		{maxAssignPartitions + 1, 1, []int32{0}, metadata.ErrInvalidPartitions},
+		{1, 1, []int32{0, 0}, metadata.ErrInvalidReplicaAssignment},
+		{1, 1, []int32{-1}, metadata.ErrInvalidReplicaAssignment},
 	} {
-		if _, err := AllocateAssignment(c.parts, c.rf, c.agents, 0); !errors.Is(err, c.want) {
-			t.Errorf("AllocateAssignment(%d, %d, %v) = %v, want %v", c.parts, c.rf, c.agents, err, c.want)
+		if _, err := Assign(c.parts, c.rf, c.agents, 0); !errors.Is(err, c.want) {
+			t.Errorf("Assign(%d, %d, %v) = %v, want %v", c.parts, c.rf, c.agents, err, c.want)
 		}
 	}
+}
+
+// seededRand is a random source whose seed the test logs, so that a
+// failure can be repeated.
+func seededRand(t *testing.T) *rand.Rand {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("random seed %d", seed)
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 }

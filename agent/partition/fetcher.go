@@ -1,4 +1,4 @@
-package agent
+package partition
 
 // The follower's fetcher: one goroutine per local replica, alive as long
 // as the partition, carrying out the machine's FollowerAction one at a
@@ -33,14 +33,14 @@ const (
 
 // followerAction returns the current action and the channel closed at the
 // next state change.
-func (p *partition) followerAction() (replica.FollowerAction, <-chan struct{}, <-chan struct{}) {
+func (p *Partition) followerAction() (replica.FollowerAction, <-chan struct{}, <-chan struct{}) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.rep.FollowerAction(), p.changed, p.stopped
 }
 
 // withAction runs fn under the write lock if act is still current.
-func (p *partition) withAction(act replica.FollowerAction, fn func() (replica.FollowerAction, error)) error {
+func (p *Partition) withAction(act replica.FollowerAction, fn func() (replica.FollowerAction, error)) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.deleted {
@@ -55,13 +55,13 @@ func (p *partition) withAction(act replica.FollowerAction, fn func() (replica.Fo
 }
 
 // runFetcher follows p's leader until p closes.
-func (a *Agent) runFetcher(p *partition) {
+func (p *Partition) runFetcher() {
 	select {
-	case <-a.running:
+	case <-p.started:
 	case <-p.stopped:
 		return
 	}
-	f := fetcher{a: a, p: p}
+	f := fetcher{p: p}
 	defer f.closeClient()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -83,8 +83,7 @@ func (a *Agent) runFetcher(p *partition) {
 }
 
 type fetcher struct {
-	a       *Agent
-	p       *partition
+	p       *Partition
 	client  *kafka.PeerClient
 	leader  int32
 	backoff time.Duration
@@ -117,7 +116,7 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 			if err := p.log.TruncateTo(max(act.Offset, p.log.LogStartOffset())); err != nil {
 				return act, err
 			}
-			f.a.logger.Info("follower truncated its log", "topic", p.topic, "partition", p.index, "offset", act.Offset, "leader", act.Leader, "leader_epoch", act.LeaderEpoch)
+			p.logger.Info("follower truncated its log", "topic", p.topic, "partition", p.index, "offset", act.Offset, "leader", act.Leader, "leader_epoch", act.LeaderEpoch)
 			return p.rep.Applied(act, p.log)
 		})
 	case replica.ActionRestartAt:
@@ -128,7 +127,7 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 			if err := p.log.RestartAt(act.Offset, nil); err != nil {
 				return act, err
 			}
-			f.a.logger.Info("follower restarted its log at the leader's local start", "topic", p.topic, "partition", p.index, "offset", act.Offset)
+			p.logger.Info("follower restarted its log at the leader's local start", "topic", p.topic, "partition", p.index, "offset", act.Offset)
 			return p.rep.Applied(act, p.log)
 		})
 	}
@@ -150,7 +149,7 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 	}
 	switch act.Kind {
 	case replica.ActionQueryEpoch:
-		epoch, end, err := client.EpochEndOffset(ctx, p.topic, p.index, f.a.id, act.LeaderEpoch, act.Epoch)
+		epoch, end, err := client.EpochEndOffset(ctx, p.topic, p.index, p.agentID, act.LeaderEpoch, act.Epoch)
 		if err != nil {
 			return err
 		}
@@ -158,14 +157,14 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 			return p.rep.EpochAnswered(act, replica.EpochEndOffset{Epoch: epoch, EndOffset: end}, p.log)
 		})
 	case replica.ActionFetch:
-		res, err := client.Fetch(ctx, kafka.ReplicaFetch{Topic: p.topic, Partition: p.index, ReplicaID: f.a.id,
+		res, err := client.Fetch(ctx, kafka.ReplicaFetch{Topic: p.topic, Partition: p.index, ReplicaID: p.agentID,
 			LeaderEpoch: act.LeaderEpoch, Offset: act.Offset, MaxBytes: replicaFetchMaxBytes, MaxWait: replicaFetchMaxWait})
 		if errors.Is(err, log.ErrOffsetOutOfRange) {
-			leaderEnd, err := client.LogEnd(ctx, p.topic, p.index, f.a.id, act.LeaderEpoch)
+			leaderEnd, err := client.LogEnd(ctx, p.topic, p.index, p.agentID, act.LeaderEpoch)
 			if err != nil {
 				return err
 			}
-			localStart, err := client.LocalLogStart(ctx, p.topic, p.index, f.a.id, act.LeaderEpoch)
+			localStart, err := client.LocalLogStart(ctx, p.topic, p.index, p.agentID, act.LeaderEpoch)
 			if err != nil {
 				return err
 			}
@@ -181,9 +180,9 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 				if _, err := p.log.AppendReplicated(res.Records); err != nil {
 					return act, err
 				}
-				f.a.copiedBytes.WithLabelValues(p.topic).Add(float64(len(res.Records)))
+				p.metrics.copiedBytes.WithLabelValues(p.topic).Add(float64(len(res.Records)))
 				if p.copiedFrom.CompareAndSwap(0, act.Offset+1) {
-					f.a.logger.Info("follower: copying from the leader", "topic", p.topic, "partition", p.index,
+					p.logger.Info("follower: copying from the leader", "topic", p.topic, "partition", p.index,
 						"from_offset", act.Offset, "leader_log_end", res.HighWatermark)
 				}
 			}
@@ -193,7 +192,7 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 			// it holds. With tiering the manifest carries it instead.
 			if err == nil && p.remote.Load() == nil && res.LogStartOffset > p.log.LogStartOffset() {
 				if derr := p.log.DeleteRecordsBefore(min(res.LogStartOffset, p.log.LogEndOffset())); derr != nil {
-					f.a.logger.Warn("follower: move log start", "topic", p.topic, "partition", p.index, "err", derr)
+					p.logger.Warn("follower: move log start", "topic", p.topic, "partition", p.index, "err", derr)
 				}
 			}
 			return next, err
@@ -204,7 +203,7 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 
 // connect returns a connection to leader, dialling when needed.
 func (f *fetcher) connect(ctx context.Context, leader int32) (*kafka.PeerClient, error) {
-	addr, err := f.a.agentAddr(ctx, leader)
+	addr, err := f.p.cluster.AgentAddr(ctx, leader)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +213,7 @@ func (f *fetcher) connect(ctx context.Context, leader int32) (*kafka.PeerClient,
 	if f.client == nil {
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		c, err := kafka.DialPeer(dctx, addr, f.a.id)
+		c, err := kafka.DialPeer(dctx, addr, f.p.agentID)
 		if err != nil {
 			return nil, err
 		}
@@ -230,11 +229,11 @@ func (f *fetcher) connect(ctx context.Context, leader int32) (*kafka.PeerClient,
 func (f *fetcher) failed(ctx context.Context, act replica.FollowerAction, err error, changed <-chan struct{}) {
 	f.closeClient()
 	if errors.Is(err, kafka.ErrNotLeader) || errors.Is(err, replica.ErrFencedLeaderEpoch) || errors.Is(err, kafka.ErrUnknownTopicOrPartition) {
-		f.a.refreshState(f.p)
+		f.p.cluster.RefreshState(f.p)
 	}
 	if msg := err.Error(); msg != f.lastErr {
 		f.lastErr = msg
-		f.a.logger.Warn("follower fetch failed", "topic", f.p.topic, "partition", f.p.index, "action", act.String(), "err", err)
+		f.p.logger.Warn("follower fetch failed", "topic", f.p.topic, "partition", f.p.index, "action", act.String(), "err", err)
 	}
 	f.backoff = min(max(2*f.backoff, 50*time.Millisecond), fetcherBackoffMax)
 	t := time.NewTimer(f.backoff)

@@ -1,11 +1,10 @@
-package agent
+package partition
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -14,15 +13,15 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/replica"
-	"github.com/strata-streaming/strata/internal/vfs"
 	"github.com/strata-streaming/strata/tiering"
 )
 
-// partition is one local replica: its log, the state.json it last applied
+// Partition is one local replica: its log, the state.json it last applied
 // and the replica state machine that decides, from both, what it serves.
-// It implements kafka.Partition. Leader and follower sides are in
-// replication.go; the follower's fetcher in fetcher.go.
-type partition struct {
+// It implements kafka.Partition and tiering.Source. Leader and follower
+// sides are in replication.go, the ISR writer in isrwriter.go, the
+// follower's fetcher in fetcher.go.
+type Partition struct {
 	topic   string
 	topicID [16]byte
 	index   int32
@@ -35,64 +34,70 @@ type partition struct {
 	flush  log.FlushPolicy
 	// notify wakes long-polling fetches (consumers' and followers').
 	notify func()
-	// cluster is the agent's side: ISR writes, state re-reads, peers.
-	cluster clusterOps
+	// cluster is the controller's side: ISR writes, state re-reads, peers.
+	cluster Cluster
+	logger  *slog.Logger
+	metrics *Metrics
+	// started is closed when the agent serves: the fetcher waits for it.
+	started <-chan struct{}
 	// hw is the high watermark, published after each machine decision so
 	// that readers need no lock.
 	hw atomic.Int64
 	// appended wakes the followers' long polls on this partition alone,
 	// at every append and state change (a produce elsewhere does not).
-	appended dataSignal
+	appended Signal
 	// copiedFrom is one more than the first offset this replica copied
 	// from a leader since it was opened (0: none yet), so that a move's
 	// log line and its test can show where the copy began.
 	copiedFrom atomic.Int64
 
-	mu      sync.RWMutex
-	rep     *replica.Machine // changed under the write lock
+	mu  sync.RWMutex
+	rep *replica.Machine // changed under the write lock
+	// state is the applied state; until the first ApplyState, the stored
+	// state the partition was opened in (the machine then has no role).
 	state   metadata.PartitionState
 	etag    string        // of state, as the store returned it
 	hwCh    chan struct{} // closed at every HW advance and state change
 	changed chan struct{} // closed at every applied state; wakes the fetcher
-	// stopped is closed by close: the fetcher and ISR writers end.
+	// stopped is closed by Close: the fetcher and ISR writers end.
 	stopped   chan struct{}
 	fetching  sync.WaitGroup // the fetcher and ISR writers
 	minISR    int32
 	deleted   bool
 	moved     bool           // closed because its replica moved to other agents
-	appending sync.WaitGroup // appends in flight, waited for by close
+	appending sync.WaitGroup // appends in flight, waited for by Close
 }
 
-var _ kafka.Partition = (*partition)(nil)
+var _ kafka.Partition = (*Partition)(nil)
 
-func (p *partition) Index() int32 { return p.index }
+func (p *Partition) Index() int32 { return p.index }
 
-func (p *partition) Leader() int32 {
+func (p *Partition) Leader() int32 {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.state.Leader
 }
 
-func (p *partition) LeaderEpoch() int32 {
+func (p *Partition) LeaderEpoch() int32 {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.state.LeaderEpoch
 }
 
-func (p *partition) Replicas() []int32 {
+func (p *Partition) Replicas() []int32 {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return slices.Clone(p.state.Replicas)
 }
 
-func (p *partition) ISR() []int32 {
+func (p *Partition) ISR() []int32 {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return slices.Clone(p.state.ISR)
 }
 
-// setMinISR applies a changed min.insync.replicas.
-func (p *partition) setMinISR(n int32) {
+// SetMinISR applies a changed min.insync.replicas.
+func (p *Partition) SetMinISR(n int32) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.minISR = n
@@ -104,12 +109,12 @@ func (p *partition) setMinISR(n int32) {
 
 // HighWatermark is what consumers may read: the leader's HW, which counts
 // only records the ISR holds (and under log.flush=always, has fsynced).
-func (p *partition) HighWatermark() int64 { return p.hw.Load() }
+func (p *Partition) HighWatermark() int64 { return p.hw.Load() }
 
 // Read returns batches from offset: from the local log, or from the bucket
 // below the local log start. A remote read waits for the store at most
 // until ctx ends.
-func (p *partition) Read(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error) {
+func (p *Partition) Read(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error) {
 	if start := p.LogStartOffset(); offset < start {
 		return nil, fmt.Errorf("%w: offset %d is below the log start %d", log.ErrOffsetOutOfRange, offset, start)
 	}
@@ -126,16 +131,16 @@ func (p *partition) Read(ctx context.Context, offset int64, maxBytes int, minOne
 }
 
 // Local implements kafka.Partition: this is a replica on this agent.
-func (p *partition) Local() bool { return true }
+func (p *Partition) Local() bool { return true }
 
 // ReadsFromStore reports whether offset lies below the local log and in
 // the store.
-func (p *partition) ReadsFromStore(offset int64) bool {
+func (p *Partition) ReadsFromStore(offset int64) bool {
 	r := p.remote.Load()
 	return r != nil && offset < p.log.LogStartOffset() && offset < r.Next()
 }
 
-func (p *partition) readRemote(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error) {
+func (p *Partition) readRemote(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error) {
 	b, err := p.remote.Load().Read(ctx, offset, maxBytes, minOne)
 	if errors.Is(err, tiering.ErrNotInBucket) {
 		err = fmt.Errorf("%w: %v", log.ErrOffsetOutOfRange, err)
@@ -144,7 +149,7 @@ func (p *partition) readRemote(ctx context.Context, offset int64, maxBytes int, 
 }
 
 // FindByTimestamp searches the bucket first: its records are the older.
-func (p *partition) FindByTimestamp(ctx context.Context, ts int64) ([]byte, error) {
+func (p *Partition) FindByTimestamp(ctx context.Context, ts int64) ([]byte, error) {
 	if r := p.remote.Load(); r != nil && !r.Empty() {
 		b, err := r.FindByTime(ctx, ts)
 		if err != nil || b != nil {
@@ -155,12 +160,12 @@ func (p *partition) FindByTimestamp(ctx context.Context, ts int64) ([]byte, erro
 	return b, p.closedErr(err)
 }
 
-func (p *partition) MaxTimestampBatch() ([]byte, error) {
+func (p *Partition) MaxTimestampBatch() ([]byte, error) {
 	b, err := p.log.MaxTimestampBatch()
 	return b, p.closedErr(err)
 }
 
-func (p *partition) DeleteRecordsBefore(ctx context.Context, offset int64) error {
+func (p *Partition) DeleteRecordsBefore(ctx context.Context, offset int64) error {
 	if r := p.remote.Load(); r != nil {
 		return p.closedErr(r.DeleteRecords(ctx, offset))
 	}
@@ -171,7 +176,7 @@ func (p *partition) DeleteRecordsBefore(ctx context.Context, offset int64) error
 // client should hear: requests that raced a DeleteTopic ask for a partition
 // that no longer exists (the agent's own shutdown closes connections before
 // logs, so no client sees that case).
-func (p *partition) closedErr(err error) error {
+func (p *Partition) closedErr(err error) error {
 	if errors.Is(err, log.ErrClosed) {
 		return fmt.Errorf("%w: %s-%d was deleted", kafka.ErrUnknownTopicOrPartition, p.topic, p.index)
 	}
@@ -183,7 +188,7 @@ func (p *partition) closedErr(err error) error {
 // DeleteRecords moves it (also past what is uploaded) before any replica's
 // local log; a replica that led before the delete, or followed, may still
 // hold the deleted records locally, and must not serve them.
-func (p *partition) LogStartOffset() int64 {
+func (p *Partition) LogStartOffset() int64 {
 	local := p.log.LogStartOffset()
 	if r := p.remote.Load(); r != nil && (!r.Empty() || r.Start() > local) {
 		return r.Start()
@@ -193,34 +198,35 @@ func (p *partition) LogStartOffset() int64 {
 
 // LocalLogStartOffset is the first offset on this agent's disk (ListOffsets
 // -4, KIP-1005).
-func (p *partition) LocalLogStartOffset() int64 { return p.log.LogStartOffset() }
+func (p *Partition) LocalLogStartOffset() int64 { return p.log.LogStartOffset() }
 
 // HighestTieredOffset is the last offset in the bucket, -1 if none
 // (ListOffsets -5, KIP-1005).
-func (p *partition) HighestTieredOffset() int64 {
+func (p *Partition) HighestTieredOffset() int64 {
 	r := p.remote.Load()
 	if r == nil || r.Empty() {
 		return -1
 	}
 	return r.Next() - 1
 }
-func (p *partition) LogEndOffset() int64 { return p.log.LogEndOffset() }
-func (p *partition) Size() int64         { return p.log.Size() }
+func (p *Partition) LogEndOffset() int64 { return p.log.LogEndOffset() }
+func (p *Partition) Size() int64         { return p.log.Size() }
 
-func (p *partition) OffsetForLeaderEpoch(currentEpoch, epoch int32) (int32, int64, error) {
+func (p *Partition) OffsetForLeaderEpoch(currentEpoch, epoch int32) (int32, int64, error) {
 	p.mu.RLock()
 	ans, err := p.rep.OffsetForLeaderEpoch(currentEpoch, epoch, p.log)
 	p.mu.RUnlock()
 	if errors.Is(err, replica.ErrUnknownLeaderEpoch) {
-		p.cluster.refreshState(p)
+		p.cluster.RefreshState(p)
 	}
 	return ans.Epoch, ans.EndOffset, err
 }
 
-// close marks the partition deleted (new appends fail), stops the
-// fetcher, waits for appends in flight, and closes the log (fsync and
-// clean-shutdown mark).
-func (p *partition) close() error {
+// Close marks the partition deleted (new appends fail), stops the
+// fetcher and ISR writers and waits for them, waits for appends in flight,
+// stops its tiering and closes the log (fsync and clean-shutdown mark). It
+// may be called twice.
+func (p *Partition) Close() error {
 	p.mu.Lock()
 	if !p.deleted {
 		p.deleted = true
@@ -237,45 +243,32 @@ func (p *partition) close() error {
 }
 
 // The tiering.Source methods.
-func (p *partition) Topic() string     { return p.topic }
-func (p *partition) TopicID() [16]byte { return p.topicID }
-func (p *partition) Log() tiering.Log  { return tierLog{p.log} }
-func (p *partition) Leading() bool     { return p.Leader() == p.agentID }
+func (p *Partition) Topic() string     { return p.topic }
+func (p *Partition) TopicID() [16]byte { return p.topicID }
+func (p *Partition) Log() tiering.Log  { return tierLog{p.log} }
+func (p *Partition) Leading() bool     { return p.Leader() == p.agentID }
 
-// partitionDirName is the directory of a partition under <data-dir>/log.
-func partitionDirName(topic string, index int32) string {
-	return fmt.Sprintf("%s-%d", topic, index)
-}
+// LocalLog is the partition's log, for the agent's retention loop, its
+// statistics and tests; the partition owns it, and callers must not close
+// it.
+func (p *Partition) LocalLog() *log.Log { return p.log }
 
-// partitionMetaFile records which topic id a partition directory belongs to,
-// so that a directory left by a deleted topic is never mistaken for a
-// re-created topic of the same name.
-const partitionMetaFile = "partition.metadata"
+// Remote is the partition's tiering state, nil while it is not tiered.
+func (p *Partition) Remote() *tiering.Partition { return p.remote.Load() }
 
-type partitionMeta struct {
-	Version int    `json:"version"`
-	TopicID string `json:"topic_id"`
-}
+// CopiedFrom is the first offset this replica copied from a leader since
+// it was opened, -1 if none.
+func (p *Partition) CopiedFrom() int64 { return p.copiedFrom.Load() - 1 }
 
-func writePartitionMeta(fs vfs.FS, dir string, id [16]byte) error {
-	if err := fs.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	b, _ := json.Marshal(partitionMeta{Version: 1, TopicID: metadata.FormatTopicID(id)})
-	return vfs.WriteFileAtomic(fs, dir, filepath.Join(dir, partitionMetaFile), append(b, '\n'))
-}
-
-// readPartitionTopicID returns the topic id recorded in dir; ok is false
-// when the file is missing or unreadable.
-func readPartitionTopicID(fs vfs.FS, dir string) (id [16]byte, ok bool) {
-	b, err := vfs.ReadFile(fs, filepath.Join(dir, partitionMetaFile), maxStateFileBytes)
+// OpenTiering opens the partition's manifest with t: with an empty local
+// log and a bucket that holds the partition, the log continues after the
+// bucket's end. Tiering reads whether this replica leads, so it opens
+// before the first ApplyState, in the state the partition was opened in.
+func (p *Partition) OpenTiering(ctx context.Context, t *tiering.Tierer) error {
+	r, err := t.Open(ctx, p, metadata.PartitionPrefix(p.topicID, p.index))
 	if err != nil {
-		return id, false
+		return fmt.Errorf("topic %s partition %d: %w", p.topic, p.index, err)
 	}
-	var m partitionMeta
-	if json.Unmarshal(b, &m) != nil {
-		return id, false
-	}
-	id, err = metadata.ParseTopicID(m.TopicID)
-	return id, err == nil
+	p.remote.Store(r)
+	return nil
 }

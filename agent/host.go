@@ -1,0 +1,116 @@
+package agent
+
+// The agent as its cluster controller (agent/control) sees it: the topic
+// table, and the changes to it that the controller asks for.
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/strata-streaming/strata/agent/control"
+	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/partition"
+)
+
+// hostView implements control.Host.
+type hostView struct{ a *Agent }
+
+var _ control.Host = hostView{}
+
+func (h hostView) Partitions() []*partition.Partition { return h.a.localPartitions() }
+func (h hostView) Topics() []*kafka.Topic             { return h.a.Topics() }
+func (h hostView) Topic(name string) (*kafka.Topic, bool) {
+	return h.a.Topic(name)
+}
+func (h hostView) PlacementAgents() []int32         { return h.a.placementAgents() }
+func (h hostView) UploadTiered(ctx context.Context) { h.a.tier.UploadOnce(ctx) }
+func (h hostView) StopAgent()                       { h.a.Close() }
+
+func (h hostView) LeaderMovedAway(p *partition.Partition) {
+	if p.Topic() == offsetsTopic {
+		h.a.unloadCoordinator(p.Index())
+	}
+}
+
+func (h hostView) MoveReplica(k control.Key, st metadata.PartitionState, etag string) {
+	h.a.moveReplica(k, st, etag)
+}
+
+// Lookup finds a served partition.
+func (h hostView) Lookup(k control.Key) (*partition.Partition, *partition.Peer) {
+	h.a.mu.RLock()
+	e, ok := h.a.byID[k.TopicID]
+	h.a.mu.RUnlock()
+	if !ok {
+		return nil, nil
+	}
+	for _, p := range e.parts {
+		if p.Index() == k.Index {
+			return p, nil
+		}
+	}
+	for _, p := range e.peers {
+		if p.Index() == k.Index {
+			return nil, p
+		}
+	}
+	return nil, nil
+}
+
+// moveReplica (control.Host.MoveReplica) opens this agent's replica of a partition it was just given,
+// or closes and removes one it no longer holds.
+func (a *Agent) moveReplica(k control.Key, st metadata.PartitionState, etag string) {
+	a.adminMu.Lock()
+	defer a.adminMu.Unlock()
+	a.mu.RLock()
+	e := a.byID[k.TopicID]
+	a.mu.RUnlock()
+	if e == nil {
+		return
+	}
+	parts, peers := slices.Clone(e.parts), slices.Clone(e.peers)
+	if slices.Contains(st.Replicas, a.id) {
+		i := slices.IndexFunc(peers, func(p *partition.Peer) bool { return p.Index() == k.Index })
+		if i < 0 {
+			return // opened meanwhile
+		}
+		p, err := a.openPartition(e.meta, e.snap.Resolved, k.Index, st, etag)
+		if err != nil {
+			a.logger.Error("open a new replica", "topic", e.meta.Name, "partition", k.Index, "err", err)
+			return
+		}
+		if e.snap.Resolved.RemoteStorage {
+			// First: the empty log then starts where the bucket ends,
+			// and only the untiered tail is copied from the leader.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			err := p.OpenTiering(ctx, a.tier)
+			cancel()
+			if err != nil {
+				a.logger.Warn("tiering of a new replica; retried later", "topic", e.meta.Name, "partition", k.Index, "err", err)
+			}
+		}
+		a.ctl.ApplyState(p, st, etag)
+		peers = slices.Delete(peers, i, i+1)
+		parts = append(parts, p)
+		a.logger.Info("replica added to this agent", "topic", e.meta.Name, "partition", k.Index, "leader", st.Leader)
+	} else {
+		i := slices.IndexFunc(parts, func(p *partition.Partition) bool { return p.Index() == k.Index })
+		if i < 0 {
+			return
+		}
+		p := parts[i]
+		if e.meta.Name == offsetsTopic {
+			a.unloadCoordinator(k.Index)
+		}
+		p.MovedAway()
+		if err := p.Close(); err != nil {
+			a.logger.Warn("close a moved replica", "topic", e.meta.Name, "partition", k.Index, "err", err)
+		}
+		a.removeDir(partition.DirName(e.meta.Name, k.Index), "the replica moved to other agents")
+		parts = slices.Delete(parts, i, i+1)
+		peers = append(peers, partition.NewPeer(k.Index, st))
+	}
+	a.putTopic(newTopicEntry(e.meta, e.snap.Resolved, parts, peers))
+}
