@@ -202,8 +202,7 @@ func startAgent(ctx context.Context, bin string, args, env []string, timeout tim
 }
 
 // agentEnv is env without the STRATA_* variables: the agent reads its
-// settings from them (and test-only switches such as STRATA_TEST_UNSAFE_ACK),
-// and a benchmark's settings are the flags it passes, never whatever the
+// settings from them, and a benchmark's settings are the flags it passes, never whatever the
 // caller's shell had set.
 func agentEnv(env []string) []string {
 	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {

@@ -70,7 +70,7 @@ func TestChaosShort(t *testing.T) {
 	runFaults(t, cfg)
 }
 
-// TestChaosCatchesUnsafeAck runs the agents with the test-only switch
+// TestChaosCatchesUnsafeAck runs agents built with -tags strata_unsafe_ack,
 // under which a leader acknowledges acks=all before its followers have the
 // records, and requires the checker to report acknowledged records lost
 // or misplaced: the harness can fail. Stall-kills make the loss certain:
@@ -91,8 +91,8 @@ func TestChaosCatchesUnsafeAck(t *testing.T) {
 		t.Fatalf("seed %d: the run did not reach the check:\n%s", cfg.Seed, res.Summary())
 	}
 	if res.Check.Lost() == 0 {
-		t.Fatalf("seed %d: with %s=1 and %d stall-kills the checker found no lost acknowledged record:\n%s",
-			cfg.Seed, UnsafeAckEnv, res.FaultCounts[string(FaultStallKill)], res.Summary())
+		t.Fatalf("seed %d: with -tags %s and %d stall-kills the checker found no lost acknowledged record:\n%s",
+			cfg.Seed, UnsafeAckTag, res.FaultCounts[string(FaultStallKill)], res.Summary())
 	}
 	t.Logf("the checker caught the broken build: %d acknowledged records lost, %d misplaced",
 		res.Check.Counts[CheckAckedLost], res.Check.Counts[CheckAckedMisplaced])

@@ -50,6 +50,7 @@ type cluster struct {
 	storeURL  string         // the agents' --store (through the proxy)
 	verifyURL string         // the same store, straight to MinIO
 	env       []string       // the agents' environment, for `strata verify` too
+	buildTags []string       // go build -tags of the agents (UnsafeAck)
 }
 
 // startCluster starts the store, the proxy and cfg.Agents agents, and waits
@@ -92,7 +93,7 @@ func startCluster(t testing.TB, cfg Config) *cluster {
 		c.verifyURL = c.storeURL
 	}
 	if cfg.UnsafeAck {
-		c.env = append(c.env, UnsafeAckEnv+"=1")
+		c.buildTags = []string{UnsafeAckTag}
 	}
 	for i := range cfg.Agents {
 		args := append(slices.Clone(clusterArgs), "--store", c.storeURL, "--agent-id", fmt.Sprint(i))
@@ -106,7 +107,7 @@ func startCluster(t testing.TB, cfg Config) *cluster {
 		if cfg.DrainTimeout > 0 {
 			args = append(args, "--drain-timeout", cfg.DrainTimeout.String())
 		}
-		opts := testagent.Options{ExtraArgs: args, Env: c.env}
+		opts := testagent.Options{ExtraArgs: args, Env: c.env, BuildTags: c.buildTags}
 		if cfg.DrainTimeout > 0 {
 			// The drain, the upload of sole copies (up to a minute) and
 			// the shutdown, before testagent resorts to SIGKILL.

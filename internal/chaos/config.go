@@ -14,10 +14,10 @@ import (
 // repeats the run that printed seed 123.
 const SeedEnv = "STRATA_CHAOS_SEED"
 
-// UnsafeAckEnv is the agent's test-only switch (agent/unsafe_test_switch.go)
-// under which a leader acknowledges acks=all produces before replicating
-// them: the broken build the checker must catch.
-const UnsafeAckEnv = "STRATA_TEST_UNSAFE_ACK"
+// UnsafeAckTag is the build tag (agent/partition/unsafe_ack_on.go) under
+// which a leader acknowledges acks=all produces before replicating them:
+// the broken build the checker must catch. Only UnsafeAck runs build it.
+const UnsafeAckTag = "strata_unsafe_ack"
 
 // Store kinds a run can use.
 const (
@@ -61,7 +61,7 @@ type Config struct {
 	// have a leader and a full ISR on every agent, and then for the group
 	// to catch up.
 	HealTimeout time.Duration
-	// UnsafeAck starts the agents with UnsafeAckEnv=1: the broken build.
+	// UnsafeAck runs agents built with -tags UnsafeAckTag: the broken build.
 	UnsafeAck bool
 	// Network runs each agent in a network namespace of its own
 	// (internal/netns; needs root), which NetworkFaults cut.

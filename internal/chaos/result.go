@@ -125,7 +125,7 @@ func (r *Result) Summary() string {
 		p("  each agent in a network namespace of its own (netcut and storecut faults)")
 	}
 	if r.UnsafeAck {
-		p("  BROKEN BUILD: agents ran with %s=1 (acks=all acknowledged before replication)", UnsafeAckEnv)
+		p("  BROKEN BUILD: agents built with -tags %s (acks=all acknowledged before replication)", UnsafeAckTag)
 	}
 	var kinds []string
 	for _, k := range slices.Sorted(maps.Keys(r.FaultCounts)) {

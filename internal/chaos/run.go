@@ -393,7 +393,7 @@ func (r *runner) waitGroup(adm *kadm.Client, topics []string) bool {
 
 // verify runs `strata verify` on the store, straight to MinIO.
 func (r *runner) verify() {
-	rep, err := verifyStore(testagent.Build(r.t), r.c.verifyURL, r.c.env)
+	rep, err := verifyStore(testagent.BuildTags(r.t, r.c.buildTags...), r.c.verifyURL, r.c.env)
 	if err != nil {
 		r.res.VerifyError = err.Error()
 		r.res.VerifyStats = "error"

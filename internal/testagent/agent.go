@@ -58,6 +58,9 @@ type Options struct {
 	ExtraArgs []string
 	// Env entries ("KEY=value") are added to the inherited environment.
 	Env []string
+	// BuildTags build the agent with go build -tags (BuildTags); nil is
+	// the release build.
+	BuildTags []string
 	// ReadyTimeout bounds the wait for /readyz; DefaultReadyTimeout if 0.
 	ReadyTimeout time.Duration
 	// StopTimeout bounds the wait after SIGTERM before SIGKILL;
@@ -101,7 +104,7 @@ type process struct {
 // registers cleanup with t. It fails t if the agent does not become ready.
 func Start(t testing.TB, opts Options) *Agent {
 	t.Helper()
-	bin := Build(t)
+	bin := BuildTags(t, opts.BuildTags...)
 	if opts.ReadyTimeout == 0 {
 		opts.ReadyTimeout = DefaultReadyTimeout
 	}

@@ -27,7 +27,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	// Pretend the build already happened: the fake is this binary.
-	build.once.Do(func() { build.path = exe })
+	b := &build{path: exe}
+	b.once.Do(func() {})
+	builds.byTags = map[string]*build{"": b}
 	os.Exit(m.Run())
 }
 
@@ -140,7 +142,7 @@ func TestStopEscalatesToKill(t *testing.T) {
 }
 
 func TestStartFailureReportsOutput(t *testing.T) {
-	a := &Agent{bin: build.path, opts: Options{Env: []string{fakeEnv + "=exit"}, ReadyTimeout: 10 * time.Second, StopTimeout: time.Second},
+	a := &Agent{bin: builds.byTags[""].path, opts: Options{Env: []string{fakeEnv + "=exit"}, ReadyTimeout: 10 * time.Second, StopTimeout: time.Second},
 		dataDir: t.TempDir(), kafkaAddr: "127.0.0.1:1", httpAddr: "127.0.0.1:1"}
 	a.logPath = t.TempDir() + "/agent.log"
 	err := a.start()
