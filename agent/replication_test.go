@@ -193,16 +193,19 @@ func nextOffset(t *testing.T, b []byte) int64 {
 }
 
 // TestReplicationCopiesTheLeader: with three replicas every acks=all
-// record is on all three logs, byte for byte (offsets and leader epochs
+// record is on every ISR replica when it is acknowledged, and then on all
+// three logs byte for byte (offsets and leader epochs
 // included), the HW reaches the end, and Metadata lists the full ISR.
 func TestReplicationCopiesTheLeader(t *testing.T) {
 	c := startCluster(t, 3)
 	c.create("rep", 2, 3, nil)
 	cl := c.client(kgo.DefaultProduceTopic("rep"), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for i := range 200 {
-		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Partition: int32(i % 2), Value: []byte(fmt.Sprint("v", i))}).FirstErr(); err != nil {
+		r := &kgo.Record{Partition: int32(i % 2), Value: []byte(fmt.Sprint("v", i))}
+		if err := cl.ProduceSync(ctxT(t), r).FirstErr(); err != nil {
 			t.Fatalf("produce %d: %v", i, err)
 		}
+		c.checkAckedOnISR("rep", r.Partition, r.Offset)
 	}
 	for idx := range int32(2) {
 		var leader *partition.Partition
@@ -253,14 +256,43 @@ func (c *cluster) leaderOf(topic string, index int32) int {
 }
 
 // sequenceProducer returns a function that produces the values from..to-1
-// to partition 0 of topic, one acks=all record at a time.
+// to partition 0 of topic, one acks=all record at a time, checking at each
+// acknowledgement that the leader's ISR holds the record.
 func (c *cluster) sequenceProducer(topic string) func(from, to int) {
 	cl := c.client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	return func(from, to int) {
 		for i := from; i < to; i++ {
-			if err := cl.ProduceSync(ctxT(c.t), &kgo.Record{Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+			r := &kgo.Record{Value: []byte(fmt.Sprint(i))}
+			if err := cl.ProduceSync(ctxT(c.t), r).FirstErr(); err != nil {
 				c.t.Fatalf("produce %d: %v", i, err)
 			}
+			c.checkAckedOnISR(topic, 0, r.Offset)
+		}
+	}
+}
+
+// checkAckedOnISR checks, right after an acks=all acknowledgement of the
+// record at offset, that every running replica in the ISR of the current
+// leader holds it: acks=all answers only once the ISR has the record, and
+// a replica joins the ISR only holding everything committed. A broken
+// acknowledgement (-tags strata_unsafe_ack) answers before the followers
+// copied the record, and this fails.
+func (c *cluster) checkAckedOnISR(topic string, index int32, offset int64) {
+	c.t.Helper()
+	var isr []int32
+	epoch := int32(-1)
+	for _, a := range c.agents {
+		if p := localPartition(a, topic, index); a.cancel != nil && p != nil && p.Leader() == a.id && p.LeaderEpoch() > epoch {
+			isr, epoch = p.ISR(), p.LeaderEpoch()
+		}
+	}
+	for _, a := range c.agents {
+		p := localPartition(a, topic, index)
+		if a.cancel == nil || p == nil || !slices.Contains(isr, a.id) {
+			continue
+		}
+		if end := p.LogEndOffset(); end <= offset {
+			c.t.Fatalf("%s-%d: offset %d acknowledged, but agent %d in the ISR %v (epoch %d) holds only up to %d", topic, index, offset, a.id, isr, epoch, end)
 		}
 	}
 }
@@ -349,15 +381,23 @@ func metadataISR(t *testing.T, a *running, topic string, index int32) []int32 {
 // with the ISR below min.insync.replicas an acks=all produce fails with
 // NOT_ENOUGH_REPLICAS and writes nothing, while acks=1 still works; a
 // follower that comes back catches up and rejoins, and acks=all works
-// again.
+// again. Each acks=all record is on the ISR when it is acknowledged.
 func TestISRShrinkAndExpand(t *testing.T) {
 	c := startCluster(t, 3)
 	c.create("isr", 1, 3, nil) // min.insync.replicas defaults to 2
 	li := c.leaderOf("isr", 0)
 	leader := c.agents[li]
 	lcl := leader.client(t)
-	if code, _ := produceRaw(t, lcl, "isr", 0, "first"); code != 0 {
-		t.Fatalf("acks=all with a full ISR: %v", kerr.ErrorForCode(code))
+	// Several records, each checked on the ISR as it is acknowledged: an
+	// early acknowledgement loses the race to the followers now and then,
+	// not every time.
+	const checked = 10
+	for i := range checked {
+		code, off := produceRaw(t, lcl, "isr", 0, fmt.Sprint("first-", i))
+		if code != 0 {
+			t.Fatalf("acks=all with a full ISR: %v", kerr.ErrorForCode(code))
+		}
+		c.checkAckedOnISR("isr", 0, off)
 	}
 	var followers []int
 	for i := range c.agents {
@@ -390,11 +430,15 @@ func TestISRShrinkAndExpand(t *testing.T) {
 	if n := counterValue(t, leader, "strata_isr_changes_total", "op", "expand"); n < 1 {
 		t.Errorf("strata_isr_changes_total{op=expand} = %v after an expand", n)
 	}
-	if code, _ := produceRaw(t, lcl, "isr", 0, "again"); code != 0 {
-		t.Fatalf("acks=all after the ISR grew back: %v", kerr.ErrorForCode(code))
+	for i := range checked {
+		code, off := produceRaw(t, lcl, "isr", 0, fmt.Sprint("again-", i))
+		if code != 0 {
+			t.Fatalf("acks=all after the ISR grew back: %v", kerr.ErrorForCode(code))
+		}
+		c.checkAckedOnISR("isr", 0, off)
 	}
 	back := localPartition(c.agents[followers[0]], "isr", 0)
-	waitFor(t, 10*time.Second, "the follower to hold every record", func() bool { return back.LocalLog().LogEndOffset() == 3 })
+	waitFor(t, 10*time.Second, "the follower to hold every record", func() bool { return back.LocalLog().LogEndOffset() == 2*checked+1 })
 }
 
 // counterValue reads a counter of agent a by name, from the series whose
@@ -630,8 +674,14 @@ func TestRacingTakeOvers(t *testing.T) {
 		}
 		return true
 	})
-	if code := produceAcks(t, c.agents[slices.IndexFunc(c.agents, func(a *running) bool { return a.id == stored.Leader })].client(t), "race", 0, "after", -1); code != 0 {
-		t.Fatalf("acks=all to the winner: %v", kerr.ErrorForCode(code))
+	winner := c.agents[slices.IndexFunc(c.agents, func(a *running) bool { return a.id == stored.Leader })]
+	for i := range 10 {
+		if code := produceAcks(t, winner.client(t), "race", 0, fmt.Sprint("after-", i), -1); code != 0 {
+			t.Fatalf("acks=all to the winner: %v", kerr.ErrorForCode(code))
+		}
+		// The leader's log end right after the answer: its last record
+		// is the acknowledged one, unless another produce came between.
+		c.checkAckedOnISR("race", 0, localPartition(winner, "race", 0).LogEndOffset()-1)
 	}
 	loser := x
 	if stored.Leader == x.id {
