@@ -615,6 +615,13 @@ func TestGroupOffsetsSurviveCoordinatorFailover(t *testing.T) {
 		t.Fatalf("find coordinator: %v", coord["grp"].Err)
 	}
 	ci := slices.IndexFunc(c.agents, func(a *running) bool { return a.id == coord["grp"].NodeID })
+	// The commit was answered: its records are on the ISR of the
+	// coordinator's partition of __consumer_offsets (the only one written).
+	for idx := range int32(3) {
+		if p := localPartition(c.agents[ci], offsetsTopic, idx); p != nil && p.Leader() == c.agents[ci].id && p.LogEndOffset() > 0 {
+			c.checkAckedOnISR(offsetsTopic, idx, p.LogEndOffset()-1)
+		}
+	}
 	c.agents[ci].stop(t)
 	fresh := kadm.NewClient(c.client())
 	var got kadm.OffsetResponses
