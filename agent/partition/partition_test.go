@@ -1,0 +1,155 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/strata-streaming/strata/agent/log"
+	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/metadata"
+)
+
+// fakeCluster is a store side that accepts every write.
+type fakeCluster struct{}
+
+func (fakeCluster) ReplicaLagTimeMax() time.Duration { return time.Minute }
+func (fakeCluster) AgentAddr(context.Context, int32) (string, error) {
+	return "", errors.New("no peers in this test")
+}
+func (fakeCluster) WriteState(context.Context, *Partition, metadata.PartitionState, string) (string, error) {
+	return "etag", nil
+}
+func (fakeCluster) ReloadState(context.Context, *Partition) error { return nil }
+func (fakeCluster) RefreshState(*Partition)                       {}
+func (fakeCluster) AnnounceState(*Partition, int32)               {}
+
+// openLeader opens partition 0 of "t" on agent 1, leading with replicas
+// and ISR isr.
+func openLeader(t *testing.T, replicas, isr []int32) *Partition {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	l, err := log.Open(t.TempDir(), log.DefaultConfig(), log.Options{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := metadata.PartitionState{Leader: 1, LeaderEpoch: 0, StateEpoch: 0, Replicas: replicas, ISR: isr}
+	p, err := Open(Config{Topic: "t", Index: 0, AgentID: 1, Log: l, Flush: log.FlushNever, MinISR: 1, Stored: st, ETag: "e0"},
+		Deps{Cluster: fakeCluster{}, Logger: logger, Metrics: NewMetrics(prometheus.NewRegistry()), Notify: func() {},
+			Started: make(chan struct{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	if _, err := p.ApplyState(st, "e0"); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func oneRecord(t *testing.T) []byte {
+	t.Helper()
+	b, err := batch.Build(batch.DefaultBuildOptions(), []batch.Record{{Value: []byte("v")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestAcksAllWaitsForTheISR: a leader with a follower in its ISR does not
+// complete an acks=all append until the follower has fetched past it;
+// acks=1 completes at once. With -tags strata_unsafe_ack it fails.
+func TestAcksAllWaitsForTheISR(t *testing.T) {
+	p := openLeader(t, []int32{1, 2}, []int32{1, 2})
+	res, wait, err := p.Append(oneRecord(t), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The follower has fetched nothing: the wait can only end with its
+	// context. (A bound, not a synchronisation: no answer may come.)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	err = wait(ctx)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("acks=all wait with the follower behind: %v, want the context's deadline", err)
+	}
+	if hw := p.HighWatermark(); hw > res.BaseOffset {
+		t.Fatalf("HW %d passed offset %d before the follower had it", hw, res.BaseOffset)
+	}
+	// The follower fetches from past the record: it holds it.
+	if _, err := p.ReplicaRead(2, 0, res.LastOffset+1, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if hw := p.HighWatermark(); hw != res.LastOffset+1 {
+		t.Fatalf("HW %d after the follower's fetch at %d", hw, res.LastOffset+1)
+	}
+	_, wait, err = p.Append(oneRecord(t), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(context.Background()); err != nil {
+		t.Fatalf("acks=1 wait: %v", err)
+	}
+}
+
+// TestAcksAllAloneCommitsAtOnce: with an ISR of the leader alone, acks=all
+// commits at the local append.
+func TestAcksAllAloneCommitsAtOnce(t *testing.T) {
+	p := openLeader(t, []int32{1}, []int32{1})
+	res, wait, err := p.Append(oneRecord(t), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if hw := p.HighWatermark(); hw != res.LastOffset+1 {
+		t.Fatalf("HW %d, want %d", hw, res.LastOffset+1)
+	}
+}
+
+// TestOpenServesNothingUntilApplied: a partition opened in a stored state
+// reports that state's leader (tiering reads it) but refuses appends
+// until ApplyState gives it its role; Close may be called twice.
+func TestOpenServesNothingUntilApplied(t *testing.T) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	l, err := log.Open(t.TempDir(), log.DefaultConfig(), log.Options{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := metadata.PartitionState{Leader: 1, LeaderEpoch: 3, StateEpoch: 5, Replicas: []int32{1}, ISR: []int32{1}}
+	p, err := Open(Config{Topic: "t", Index: 0, AgentID: 1, Log: l, Flush: log.FlushNever, MinISR: 1, Stored: st, ETag: "e5"},
+		Deps{Cluster: fakeCluster{}, Logger: logger, Metrics: NewMetrics(prometheus.NewRegistry()), Notify: func() {},
+			Started: make(chan struct{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Leading() || p.LeaderEpoch() != 3 {
+		t.Fatalf("opened: leading %v epoch %d, want the stored leader and epoch", p.Leading(), p.LeaderEpoch())
+	}
+	if _, _, err := p.Append(oneRecord(t), -1); err == nil {
+		t.Fatal("append before the first ApplyState succeeded")
+	}
+	if changed, err := p.ApplyState(st, "e5"); err != nil || !changed {
+		t.Fatalf("ApplyState of the stored state: changed %v, %v", changed, err)
+	}
+	_, wait, err := p.Append(oneRecord(t), -1)
+	if err != nil {
+		t.Fatalf("append after ApplyState: %v", err)
+	}
+	// Close waits for appends whose wait has not run.
+	if err := wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
