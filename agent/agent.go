@@ -1,18 +1,22 @@
 // Package agent wires one Strata agent together: the data directory and its
-// meta.json, the object store and the metadata kept in it, one partition log
-// per local replica, the Kafka wire server, the HTTP server (metrics,
-// health, pprof) and the background retention loop. It implements
-// kafka.Backend, the handlers' view of the agent.
+// meta.json, the object store and the metadata kept in it, the topic table
+// of local replicas (agent/partition) and peers, the cluster controller
+// (agent/control, which sees the table through control.Host), the group
+// coordinators, tiering, the Kafka wire server, the HTTP server (metrics,
+// health, pprof, drain, console) and the background retention loop. It
+// implements kafka.Backend, the handlers' view of the agent.
 //
 // # Life cycle
 //
 // New opens everything and binds both listeners, so a bad setting, a busy
 // port, a data directory of another cluster or a damaged log stops the start
 // with an error that names it. Run serves until its context ends and then
-// closes the agent. Close stops, in order: the Kafka listener and every
-// connection (waiting for the requests in flight), the HTTP server, the
-// retention loop, and the partition logs (fsync and clean-shutdown mark); it
-// may be called twice.
+// closes the agent. Close stops, in order: gossip, the Kafka listener and
+// every connection (waiting for the requests in flight), the HTTP server,
+// the background loops (retention, tiering, reconcile, the controller's),
+// the group coordinators, the partitions (their fetchers and ISR writers,
+// then their logs: fsync and clean-shutdown mark) and tiering; it may be
+// called twice.
 //
 // # Concurrency
 //
