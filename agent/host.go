@@ -59,8 +59,9 @@ func (h hostView) Lookup(k control.Key) (*partition.Partition, *partition.Peer) 
 	return nil, nil
 }
 
-// moveReplica (control.Host.MoveReplica) opens this agent's replica of a partition it was just given,
-// or closes and removes one it no longer holds.
+// moveReplica (control.Host.MoveReplica) opens this agent's replica of a
+// partition it was just given, or closes and removes one it no longer
+// holds.
 func (a *Agent) moveReplica(k control.Key, st metadata.PartitionState, etag string) {
 	a.adminMu.Lock()
 	defer a.adminMu.Unlock()

@@ -20,6 +20,7 @@ type Peer struct {
 	st    atomic.Pointer[metadata.PartitionState]
 }
 
+// NewPeer is partition index, held elsewhere, in state st.
 func NewPeer(index int32, st metadata.PartitionState) *Peer {
 	p := &Peer{index: index}
 	p.st.Store(&st)
