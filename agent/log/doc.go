@@ -28,6 +28,18 @@
 // covers every append made before it started (group commit), which Stats
 // counts. Lock order: flusherMu, flushMu, mu.
 //
+// # Group commit across logs and preallocation
+//
+// A Syncer (syncer.go), shared by the logs of one data directory, makes the
+// fsyncs that several logs ask for at once durable together: with one
+// syncfs(2) of the filesystem from groupSyncMin logs up, else file by file;
+// it keeps whichever way has been cheaper, and after a failed syncfs syncs
+// file by file for good. Where the system has no syncfs it always syncs
+// file by file (internal/vfs). With Options.Preallocate a goroutine per log
+// keeps the active segment written with zeros ahead of its end so that an
+// fsync after an append writes data, not the filesystem journal
+// (prealloc.go); sealing and Close cut the file back to its data.
+//
 // # Writes and failures
 //
 // Append assigns offsets from the log end. A failed write is cut off again
