@@ -417,6 +417,7 @@ func (c *Coordinator) maybeReassignLocked(g *groupState, force bool, reason stri
 	}
 	cg.subscribed, cg.assignor = key.String(), assignor
 	cg.epoch++
+	g.kept = true
 	members := make([]assignMember, 0, len(cg.members))
 	for _, id := range slices.Sorted(maps.Keys(cg.members)) {
 		m := cg.members[id]
