@@ -11,8 +11,8 @@ import (
 
 // TestCommittedOffsetsSurviveRestart: offsets committed with kadm (as a
 // consumer that assigns its own partitions commits them) are read back,
-// also after a restart, and deleting them works; __consumer_offsets stays
-// internal throughout.
+// also after a restart, and deleting them works; __consumer_offsets is
+// listed as internal and refuses client produces.
 func TestCommittedOffsetsSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testConfig(dir)
@@ -69,8 +69,8 @@ func TestCommittedOffsetsSurviveRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := md.Topics[offsetsTopic]; ok {
-		t.Errorf("%s listed in Metadata of all topics", offsetsTopic)
+	if d, ok := md.Topics[offsetsTopic]; !ok || !d.IsInternal {
+		t.Errorf("%s in Metadata of all topics: listed %v, internal %v; want listed as internal, as Kafka does", offsetsTopic, ok, d.IsInternal)
 	}
 	if code, _ := produceRaw(t, cl, offsetsTopic, 0, "x"); code != kerr.InvalidTopicException.Code {
 		t.Errorf("client produce to %s: code %d, want INVALID_TOPIC_EXCEPTION", offsetsTopic, code)

@@ -41,7 +41,7 @@ func handleOffsetCommit(ctx context.Context, s *Server, r *request, req *kmsg.Of
 		codes[i] = make([]int16, len(rt.Partitions))
 		for j, rp := range rt.Partitions {
 			switch {
-			case !hasPartition(t, rp.Partition) || t.Internal:
+			case !hasPartition(t, rp.Partition):
 				codes[i][j] = kerr.UnknownTopicOrPartition.Code
 			case rp.Metadata != nil && len(*rp.Metadata) > maxCommitMetadataBytes:
 				codes[i][j] = kerr.OffsetMetadataTooLarge.Code
