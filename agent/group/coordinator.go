@@ -28,7 +28,8 @@ type Log interface {
 // Config holds a coordinator's settings, named after Kafka's.
 type Config struct {
 	// OffsetsRetention (offsets.retention.minutes) is how long the offsets
-	// of a group without members are kept after their last commit.
+	// of a group without members are kept after the later of their last
+	// commit and the moment the group became Empty.
 	OffsetsRetention time.Duration
 	// MaxMetadataBytes (offset.metadata.max.bytes) bounds a commit's
 	// metadata string.
