@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -46,6 +47,9 @@ func (l *churnLedger) process(member string, r *kgo.Record) {
 func (l *churnLedger) commitDone(member, how string, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if errors.Is(err, context.Canceled) {
+		return // an autocommit in flight when the member's client closed
+	}
 	if err != nil {
 		l.commitErrs = append(l.commitErrs, fmt.Sprintf("%s %s: %v", member, how, err))
 		return
