@@ -6,7 +6,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // TestCommittedOffsetsSurviveRestart: offsets committed with kadm (as a
@@ -103,7 +105,8 @@ func TestCommittedOffsetsSurviveRestart(t *testing.T) {
 }
 
 // TestCommitWithGenerationIsRefused: a commit that names a generation of a
-// group without members (none it could have) is ILLEGAL_GENERATION.
+// group that does not exist is ILLEGAL_GENERATION, or GROUP_ID_NOT_FOUND
+// from OffsetCommit v9 on.
 func TestCommitWithGenerationIsRefused(t *testing.T) {
 	cfg := testConfig(t.TempDir())
 	cfg.OffsetsTopicPartitions = 1
@@ -124,5 +127,13 @@ func TestCommitWithGenerationIsRefused(t *testing.T) {
 	}
 	if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.IllegalGeneration.Code {
 		t.Errorf("commit at generation 3 of a group without members: code %d, want ILLEGAL_GENERATION", code)
+	}
+	// From OffsetCommit v9 on, Kafka answers GROUP_ID_NOT_FOUND instead.
+	resp, err = req.RequestWith(ctxT(t), a.client(t, kgo.MaxVersions(kversion.Stable())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := resp.Topics[0].Partitions[0].ErrorCode; resp.Version < 9 || code != kerr.GroupIDNotFound.Code {
+		t.Errorf("commit v%d at generation 3 of a group that does not exist: code %d, want GROUP_ID_NOT_FOUND at v9", resp.Version, code)
 	}
 }

@@ -253,6 +253,10 @@ type Commit struct {
 	InstanceID string // static members (OffsetCommit v7+)
 	Generation int32  // -1 for a commit from outside the group protocol
 	Offsets    map[TopicPartition]Offset
+	// GroupMustExist is OffsetCommit v9+: a commit with a generation to a
+	// group that does not exist is ErrGroupNotFound, not
+	// ErrIllegalGeneration.
+	GroupMustExist bool
 }
 
 // CommitOffsets stores every offset of r, all or none. The rules are
@@ -281,6 +285,8 @@ func (c *Coordinator) CommitOffsets(ctx context.Context, r Commit) error {
 		}
 	case r.Generation < 0 && (g == nil || g.state == StateEmpty):
 		// A simple commit, accepted while the group is Empty.
+	case g == nil && r.GroupMustExist:
+		return fmt.Errorf("%w: %q", ErrGroupNotFound, r.Group)
 	case g == nil:
 		return fmt.Errorf("%w: group %q has no generation %d", ErrIllegalGeneration, r.Group, r.Generation)
 	case r.Generation < 0 && r.MemberID == "" && r.InstanceID == "":

@@ -12,10 +12,10 @@ package kafka
 // A partition of a topic that does not exist is UNKNOWN_TOPIC_OR_PARTITION
 // and metadata longer than offset.metadata.max.bytes (4096) is
 // OFFSET_METADATA_TOO_LARGE; the other partitions of the request are
-// committed together, all or none. RetentionTimeMillis (v2-4) is ignored,
-// as in Kafka 4. Differences: a commit with a generation to a group that
-// does not exist is ILLEGAL_GENERATION also at v9, where Kafka answers
-// GROUP_ID_NOT_FOUND. Version 10 (topic ids) is not served.
+// committed together, all or none. A commit with a generation to a group
+// that does not exist is ILLEGAL_GENERATION, and GROUP_ID_NOT_FOUND from
+// v9 on, as in Kafka. RetentionTimeMillis (v2-4) is ignored, as in Kafka 4.
+// Version 10 (topic ids) is not served.
 
 import (
 	"context"
@@ -35,6 +35,7 @@ func handleOffsetCommit(ctx context.Context, s *Server, r *request, req *kmsg.Of
 	if req.InstanceID != nil {
 		commit.InstanceID = *req.InstanceID
 	}
+	commit.GroupMustExist = r.version >= 9
 	codes := make([][]int16, len(req.Topics))
 	for i, rt := range req.Topics {
 		t, _ := s.backend.Topic(rt.Topic)
