@@ -83,6 +83,13 @@ func TestCommittedOffsetsSurviveRestart(t *testing.T) {
 	b := start(t, cfg, nil)
 	adm = kadm.NewClient(b.client(t))
 	check(adm, map[int32]int64{0: 10, 2: 42})
+	// The group is rebuilt from its offsets: Empty, listed, as in Kafka.
+	if s := groupState(adm, "billing"); s != "Empty" {
+		t.Errorf("group after the restart: %s, want Empty", s)
+	}
+	if listed, err := adm.ListGroups(ctxT(t)); err != nil || listed["billing"].State != "Empty" {
+		t.Errorf("ListGroups after the restart: %+v, %v; want billing Empty", listed, err)
+	}
 	dr, err := adm.DeleteOffsets(ctxT(t), "billing", kadm.TopicsSet{"orders": {0: {}}})
 	if err == nil {
 		err = dr.Error()
