@@ -6,13 +6,15 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // TestCommittedOffsetsSurviveRestart: offsets committed with kadm (as a
 // consumer that assigns its own partitions commits them) are read back,
-// also after a restart, and deleting them works; __consumer_offsets stays
-// internal throughout.
+// also after a restart, and deleting them works; __consumer_offsets is
+// listed as internal and refuses client produces.
 func TestCommittedOffsetsSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testConfig(dir)
@@ -69,8 +71,8 @@ func TestCommittedOffsetsSurviveRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := md.Topics[offsetsTopic]; ok {
-		t.Errorf("%s listed in Metadata of all topics", offsetsTopic)
+	if d, ok := md.Topics[offsetsTopic]; !ok || !d.IsInternal {
+		t.Errorf("%s in Metadata of all topics: listed %v, internal %v; want listed as internal, as Kafka does", offsetsTopic, ok, d.IsInternal)
 	}
 	if code, _ := produceRaw(t, cl, offsetsTopic, 0, "x"); code != kerr.InvalidTopicException.Code {
 		t.Errorf("client produce to %s: code %d, want INVALID_TOPIC_EXCEPTION", offsetsTopic, code)
@@ -81,6 +83,13 @@ func TestCommittedOffsetsSurviveRestart(t *testing.T) {
 	b := start(t, cfg, nil)
 	adm = kadm.NewClient(b.client(t))
 	check(adm, map[int32]int64{0: 10, 2: 42})
+	// The group is rebuilt from its offsets: Empty, listed, as in Kafka.
+	if s := groupState(adm, "billing"); s != "Empty" {
+		t.Errorf("group after the restart: %s, want Empty", s)
+	}
+	if listed, err := adm.ListGroups(ctxT(t)); err != nil || listed["billing"].State != "Empty" {
+		t.Errorf("ListGroups after the restart: %+v, %v; want billing Empty", listed, err)
+	}
 	dr, err := adm.DeleteOffsets(ctxT(t), "billing", kadm.TopicsSet{"orders": {0: {}}})
 	if err == nil {
 		err = dr.Error()
@@ -103,7 +112,8 @@ func TestCommittedOffsetsSurviveRestart(t *testing.T) {
 }
 
 // TestCommitWithGenerationIsRefused: a commit that names a generation of a
-// group without members (none it could have) is ILLEGAL_GENERATION.
+// group that does not exist is ILLEGAL_GENERATION, or GROUP_ID_NOT_FOUND
+// from OffsetCommit v9 on.
 func TestCommitWithGenerationIsRefused(t *testing.T) {
 	cfg := testConfig(t.TempDir())
 	cfg.OffsetsTopicPartitions = 1
@@ -124,5 +134,13 @@ func TestCommitWithGenerationIsRefused(t *testing.T) {
 	}
 	if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.IllegalGeneration.Code {
 		t.Errorf("commit at generation 3 of a group without members: code %d, want ILLEGAL_GENERATION", code)
+	}
+	// From OffsetCommit v9 on, Kafka answers GROUP_ID_NOT_FOUND instead.
+	resp, err = req.RequestWith(ctxT(t), a.client(t, kgo.MaxVersions(kversion.Stable())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := resp.Topics[0].Partitions[0].ErrorCode; resp.Version < 9 || code != kerr.GroupIDNotFound.Code {
+		t.Errorf("commit v%d at generation 3 of a group that does not exist: code %d, want GROUP_ID_NOT_FOUND at v9", resp.Version, code)
 	}
 }

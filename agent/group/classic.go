@@ -249,10 +249,10 @@ func (c *Coordinator) joinNewLocked(g *groupState, r JoinRequest) (chan joinAnsw
 func (c *Coordinator) addMemberLocked(g *groupState, id string, r JoinRequest) *member {
 	m := &member{id: id, instanceID: r.InstanceID, clientID: r.ClientID, clientHost: r.ClientHost,
 		protocols: r.Protocols, sessionTimeout: r.SessionTimeout, rebalanceTimeout: r.RebalanceTimeout}
-	g.members[id] = m
-	if g.protocolType == "" {
-		g.protocolType = r.ProtocolType
+	if len(g.members) == 0 && g.state == StateEmpty {
+		g.protocolType = r.ProtocolType // an Empty group takes any protocol type
 	}
+	g.members[id] = m
 	c.touchLocked(g, m)
 	return m
 }
@@ -356,10 +356,9 @@ func (c *Coordinator) completeJoinLocked(g *groupState) {
 		delete(g.pending, id)
 	}
 	g.generation++
+	g.kept = true
 	if len(g.members) == 0 {
-		g.state, g.protocol, g.leader, g.protocolType = StateEmpty, "", "", ""
-		c.logger.Info("group empty", "group", g.name, "generation", g.generation)
-		c.forgetIfUnusedLocked(g)
+		c.becomeEmptyLocked(g)
 		return
 	}
 	g.protocol = g.chooseProtocol()
@@ -405,14 +404,22 @@ func (c *Coordinator) memberLeftLocked(g *groupState, id, reason string) {
 		if len(g.members) == 0 {
 			g.stopRebalanceTimers()
 			g.generation++
-			g.state, g.protocol, g.leader, g.protocolType = StateEmpty, "", "", ""
-			c.forgetIfUnusedLocked(g)
+			c.becomeEmptyLocked(g)
 			return
 		}
 		c.prepareRebalanceLocked(g, reason)
 	case StatePreparingRebalance:
 		c.tryCompleteJoinLocked(g)
 	}
+}
+
+// becomeEmptyLocked moves g, without members now, to Empty. As in Kafka
+// the group stays, with its generation and protocol type, until it is
+// deleted or ExpireOffsets removes it.
+func (c *Coordinator) becomeEmptyLocked(g *groupState) {
+	g.state, g.protocol, g.leader = StateEmpty, "", ""
+	g.emptySince = c.now()
+	c.logger.Info("group empty", "group", g.name, "generation", g.generation)
 }
 
 // touchLocked restarts m's session timer.

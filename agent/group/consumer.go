@@ -376,7 +376,7 @@ func (c *Coordinator) subscribedTopicsLocked(m *cmember, now time.Time) []TopicI
 	if m.re != nil && now.Sub(m.regexResolved) >= regexRefresh {
 		m.regexTopics = m.regexTopics[:0]
 		for _, t := range c.topics.AllTopics() {
-			if !t.Internal && m.re.MatchString(t.Name) {
+			if m.re.MatchString(t.Name) { // internal topics too, as in Kafka
 				m.regexTopics = append(m.regexTopics, t.Name)
 			}
 		}
@@ -417,6 +417,7 @@ func (c *Coordinator) maybeReassignLocked(g *groupState, force bool, reason stri
 	}
 	cg.subscribed, cg.assignor = key.String(), assignor
 	cg.epoch++
+	g.kept = true
 	members := make([]assignMember, 0, len(cg.members))
 	for _, id := range slices.Sorted(maps.Keys(cg.members)) {
 		m := cg.members[id]

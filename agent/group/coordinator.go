@@ -28,7 +28,8 @@ type Log interface {
 // Config holds a coordinator's settings, named after Kafka's.
 type Config struct {
 	// OffsetsRetention (offsets.retention.minutes) is how long the offsets
-	// of a group without members are kept after their last commit.
+	// of a group without members are kept after the later of their last
+	// commit and the moment the group became Empty.
 	OffsetsRetention time.Duration
 	// MaxMetadataBytes (offset.metadata.max.bytes) bounds a commit's
 	// metadata string.
@@ -46,6 +47,9 @@ type Config struct {
 	// Topics resolves KIP-848 subscriptions; without it such groups get no
 	// partitions.
 	Topics Topics
+	// Now is the clock of commit times and offsets retention; nil is
+	// time.Now. Timers (sessions, rebalances) run on the real clock.
+	Now func() time.Time
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -95,16 +99,38 @@ type groupState struct {
 	initialDelayEnd        time.Time
 	cg                     *consumerGroup // KIP-848 state, nil for classic groups
 	replayed               bool           // had offsets when the coordinator loaded
+	// kept is set once the group had a generation, a group epoch or a
+	// committed offset. Kafka keeps such a group, Empty, after its last
+	// member leaves, until the offsets cleanup removes it (ExpireOffsets);
+	// a group that never got that far is forgotten at once.
+	kept bool
+	// emptySince is when the group last became Empty (or, for a group
+	// rebuilt from the log, when the coordinator loaded): the offsets of a
+	// group without members are kept for OffsetsRetention from then.
+	emptySince time.Time
 }
 
-// forgetIfUnusedLocked drops g once nothing of it is worth keeping: no
-// offsets, no members, no member ids handed out. Kafka calls such a group
-// Dead; it no longer shows in ListGroups.
+// active reports whether g has members, member ids handed out or a
+// rebalance in progress, in either protocol.
+func (g *groupState) active() bool { return g.usesClassic() || g.usesConsumer() }
+
+// forgetIfUnusedLocked drops g if it never got anywhere: no generation, no
+// offsets, no members, no member ids handed out (a refused first join, a
+// member id that was never used). Groups that did are kept until
+// ExpireOffsets removes them, as Kafka keeps an Empty group.
 func (c *Coordinator) forgetIfUnusedLocked(g *groupState) {
-	if len(g.offsets) == 0 && !g.usesClassic() && !g.usesConsumer() && c.groups[g.name] == g {
-		g.stopRebalanceTimers()
-		delete(c.groups, g.name)
+	if !g.kept && len(g.offsets) == 0 && !g.active() && c.groups[g.name] == g {
+		c.dropLocked(g)
 	}
+}
+
+// dropLocked removes g from memory; the group is then Dead.
+func (c *Coordinator) dropLocked(g *groupState) {
+	g.stopRebalanceTimers()
+	if g.cg != nil {
+		stopTimer(&g.cg.holdTimer)
+	}
+	delete(c.groups, g.name)
 }
 
 // group returns the state of name, creating an empty one.
@@ -123,7 +149,10 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 	if logger == nil {
 		logger = slog.Default()
 	}
-	c := &Coordinator{partition: partition, log: l, cfg: cfg, logger: logger, now: time.Now, groups: map[string]*groupState{}, topics: cfg.Topics}
+	c := &Coordinator{partition: partition, log: l, cfg: cfg, logger: logger, now: cfg.Now, groups: map[string]*groupState{}, topics: cfg.Topics}
+	if c.now == nil {
+		c.now = time.Now
+	}
 	if c.topics == nil {
 		c.topics = noTopics{}
 	}
@@ -166,7 +195,12 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 	}
 	c.loadedAt = c.now()
 	for _, g := range c.groups {
-		g.replayed = true
+		// Strata does not write Kafka's group metadata records, so when
+		// the group became Empty is not known: its retention runs from now.
+		g.replayed, g.emptySince = true, c.loadedAt
+		if len(g.offsets) == 0 {
+			delete(c.groups, g.name) // deleted, or all its offsets expired
+		}
 	}
 	logger.Info("group coordinator loaded", "partition", partition, "records", records, "groups", len(c.groups), "end", end)
 	return c, nil
@@ -182,7 +216,9 @@ func (c *Coordinator) apply(d decoded) {
 		}
 		return
 	}
-	c.group(d.group).offsets[d.tp] = *d.offset
+	g = c.group(d.group)
+	g.offsets[d.tp] = *d.offset
+	g.kept = true
 }
 
 // write appends records and applies them once durable. c.mu is held.
@@ -214,41 +250,56 @@ func (c *Coordinator) writeLocked(ctx context.Context, ds []decoded) error {
 type Commit struct {
 	Group      string
 	MemberID   string
-	Generation int32 // -1 for a commit from outside the group protocol
+	InstanceID string // static members (OffsetCommit v7+)
+	Generation int32  // -1 for a commit from outside the group protocol
 	Offsets    map[TopicPartition]Offset
+	// GroupMustExist is OffsetCommit v9+: a commit with a generation to a
+	// group that does not exist is ErrGroupNotFound, not
+	// ErrIllegalGeneration.
+	GroupMustExist bool
 }
 
-// CommitOffsets stores every offset of r, all or none. A commit from
-// outside the group protocol (generation -1, as consumers that assign
-// partitions themselves send) is accepted while the group has no members;
-// otherwise the member and generation must be current, and a group that is
-// rebalancing answers ErrRebalanceInProgress, as in Kafka.
+// CommitOffsets stores every offset of r, all or none. The rules are
+// Kafka's: a commit from outside the group protocol (generation -1, as
+// consumers that assign partitions themselves and admin tools send) is
+// accepted while the group has no members; otherwise the member must exist
+// (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID) at the group's generation
+// (ILLEGAL_GENERATION). Members commit in Stable and also in
+// PreparingRebalance, which is when clients commit what they are about to
+// give up; only in CompletingRebalance, between JoinGroup and the leader's
+// SyncGroup, is the answer ErrRebalanceInProgress.
 func (c *Coordinator) CommitOffsets(ctx context.Context, r Commit) error {
 	if r.Group == "" {
 		return ErrInvalidGroupID
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if g := c.groups[r.Group]; g != nil && g.usesConsumer() {
+	if c.closed {
+		return ErrClosed
+	}
+	g := c.groups[r.Group]
+	switch {
+	case g != nil && g.usesConsumer():
 		if err := c.checkConsumerCommitLocked(g, r); err != nil {
 			return err
 		}
-	} else if g != nil && len(g.members) > 0 {
-		if r.Generation < 0 && r.MemberID == "" {
-			return fmt.Errorf("%w: group %q has members; commit as one of them", ErrUnknownMember, r.Group)
-		}
-		if g.state == StatePreparingRebalance {
-			if _, ok := g.members[r.MemberID]; ok {
-				return ErrRebalanceInProgress
-			}
-		}
-		gm, m, err := c.checkMemberLocked(r.Group, r.MemberID, "", r.Generation)
+	case r.Generation < 0 && (g == nil || g.state == StateEmpty):
+		// A simple commit, accepted while the group is Empty.
+	case g == nil && r.GroupMustExist:
+		return fmt.Errorf("%w: %q", ErrGroupNotFound, r.Group)
+	case g == nil:
+		return fmt.Errorf("%w: group %q has no generation %d", ErrIllegalGeneration, r.Group, r.Generation)
+	case r.Generation < 0 && r.MemberID == "" && r.InstanceID == "":
+		return fmt.Errorf("%w: group %q has members; commit as one of them", ErrUnknownMember, r.Group)
+	default:
+		gm, m, err := c.checkMemberLocked(r.Group, r.MemberID, r.InstanceID, r.Generation)
 		if err != nil {
 			return err
 		}
+		if gm.state == StateCompletingRebalance {
+			return ErrRebalanceInProgress
+		}
 		c.touchLocked(gm, m)
-	} else if r.Generation >= 0 {
-		return fmt.Errorf("%w: group %q has no generation %d", ErrIllegalGeneration, r.Group, r.Generation)
 	}
 	now := c.now()
 	ds := make([]decoded, 0, len(r.Offsets))
@@ -313,14 +364,20 @@ func (c *Coordinator) DeleteGroup(ctx context.Context, group string) error {
 	if g == nil {
 		return fmt.Errorf("%w: %q", ErrGroupNotFound, group)
 	}
-	if g.usesClassic() || g.usesConsumer() {
+	if g.active() {
 		return fmt.Errorf("%w: %q is %s", ErrNotEmpty, group, g.stateName())
 	}
 	ds := make([]decoded, 0, len(g.offsets))
 	for _, tp := range sortedPartitions(g.offsets) {
 		ds = append(ds, decoded{group: group, tp: tp})
 	}
-	return c.writeLocked(ctx, ds)
+	if err := c.writeLocked(ctx, ds); err != nil {
+		return err
+	}
+	if c.groups[group] == g {
+		c.dropLocked(g)
+	}
+	return nil
 }
 
 // Groups lists the groups this coordinator holds state for (offsets or
@@ -331,8 +388,11 @@ func (c *Coordinator) Groups() []string {
 	return slices.Sorted(maps.Keys(c.groups))
 }
 
-// ExpireOffsets deletes offsets of groups without members whose last
-// commit is older than OffsetsRetention, and returns how many it deleted.
+// ExpireOffsets is Kafka's offsets cleanup: it deletes the offsets of
+// groups without members once OffsetsRetention has passed since the later
+// of their commit and the moment the group became Empty, then removes the
+// Empty groups left without offsets (Kafka's Dead). It returns how many
+// offsets it deleted. Offsets of a group with members never expire here.
 func (c *Coordinator) ExpireOffsets(ctx context.Context) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -340,16 +400,26 @@ func (c *Coordinator) ExpireOffsets(ctx context.Context) (int, error) {
 	var ds []decoded
 	for _, name := range slices.Sorted(maps.Keys(c.groups)) {
 		g := c.groups[name]
-		if len(g.members) > 0 || g.usesConsumer() {
-			continue // offsets of an active group never expire
+		if g.active() {
+			continue
 		}
 		for _, tp := range sortedPartitions(g.offsets) {
-			if g.offsets[tp].CommitTime.Before(cutoff) {
+			o := g.offsets[tp]
+			if o.CommitTime.Before(cutoff) && g.emptySince.Before(cutoff) {
 				ds = append(ds, decoded{group: name, tp: tp})
 			}
 		}
 	}
-	return len(ds), c.writeLocked(ctx, ds)
+	if err := c.writeLocked(ctx, ds); err != nil {
+		return 0, err
+	}
+	for _, g := range c.groups {
+		if !g.active() && len(g.offsets) == 0 {
+			c.logger.Info("group removed: empty and without offsets", "group", g.name)
+			c.dropLocked(g)
+		}
+	}
+	return len(ds), nil
 }
 
 // Close makes every later call fail with ErrClosed, answers parked

@@ -102,6 +102,10 @@ func TestCommitRules(t *testing.T) {
 	if !errors.Is(err, ErrIllegalGeneration) {
 		t.Errorf("commit with a generation the group never had: %v, want ErrIllegalGeneration", err)
 	}
+	err = c.CommitOffsets(context.Background(), Commit{Group: "g", Generation: 2, GroupMustExist: true, Offsets: map[TopicPartition]Offset{tp: {Offset: 1}}})
+	if !errors.Is(err, ErrGroupNotFound) {
+		t.Errorf("commit (v9) with a generation to a group that does not exist: %v, want ErrGroupNotFound", err)
+	}
 	if err := c.CommitOffsets(context.Background(), Commit{Generation: -1}); !errors.Is(err, ErrInvalidGroupID) {
 		t.Errorf("empty group id: %v", err)
 	}

@@ -4,7 +4,9 @@
 // committed offsets
 // kept as records in a partition of the internal topic __consumer_offsets,
 // rebuilt from that partition when a coordinator starts. Membership is kept
-// in memory only; after a restart members rejoin.
+// in memory only; after a restart members rejoin. As in Kafka, a group
+// whose last member leaves stays, Empty, until ExpireOffsets (the offsets
+// cleanup) has removed its offsets; then it is dropped (Dead).
 //
 // # Records
 //

@@ -2,8 +2,10 @@ package kafka
 
 // DeleteGroups (key 42), versions 0-2.
 //
-// Deletes a group's state and committed offsets. A group with no state is
-// GROUP_ID_NOT_FOUND and one with members NON_EMPTY_GROUP, as in Kafka.
+// Deletes a group's state and committed offsets. As in Kafka, an Empty
+// group (its members left; it is kept until the offsets cleanup) is
+// deleted, a group with members is NON_EMPTY_GROUP and an unknown one
+// GROUP_ID_NOT_FOUND.
 
 import (
 	"context"

@@ -3,7 +3,9 @@ package kafka
 // ListGroups (key 16), versions 0-5.
 //
 // Lists the groups of every coordinator loaded on this agent, with their
-// type: "classic" or "consumer" (KIP-848). StatesFilter (v4+) and
+// type: "classic" or "consumer" (KIP-848), Empty ones included: as in
+// Kafka a group stays, Empty, after its last member leaves, until the
+// offsets cleanup removes it. StatesFilter (v4+) and
 // TypesFilter (v5+) are applied, case-insensitively.
 
 import (

@@ -6,7 +6,8 @@ package kafka
 // and the request allows it (v4+; always allowed for v0-3, as in Kafka). A
 // topic created this way is returned at once with its partitions instead of
 // LEADER_NOT_AVAILABLE, because creation here is synchronous. Internal topics
-// are listed only when asked for by name. A partition whose leader is not
+// (__consumer_offsets) are listed with is_internal set, also in the answer
+// for all topics, as in Kafka; clients filter them. A partition whose leader is not
 // a live agent (it died and no successor is elected yet) is listed with
 // leader -1 and LEADER_NOT_AVAILABLE, and replicas on agents that are not
 // live as offline, as Kafka does. ControllerID is this agent's id:
@@ -39,9 +40,7 @@ func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.Metada
 	all := req.Topics == nil || (r.version == 0 && len(req.Topics) == 0)
 	if all {
 		for _, t := range b.Topics() {
-			if !t.Internal {
-				resp.Topics = append(resp.Topics, metadataTopic(t, live))
-			}
+			resp.Topics = append(resp.Topics, metadataTopic(t, live))
 		}
 		return resp, nil
 	}

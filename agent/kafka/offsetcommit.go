@@ -2,14 +2,20 @@ package kafka
 
 // OffsetCommit (key 8), versions 2-9.
 //
-// A member's commit must name its current generation (ILLEGAL_GENERATION,
-// UNKNOWN_MEMBER_ID, or REBALANCE_IN_PROGRESS while the group rebalances);
-// a commit with generation -1 is accepted while the group has no members.
+// The rules are Kafka's (group.Coordinator.CommitOffsets): a member's
+// commit must name its current generation (ILLEGAL_GENERATION,
+// UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID) and is accepted in Stable and in
+// PreparingRebalance, when clients commit in their revoke callbacks;
+// REBALANCE_IN_PROGRESS is answered only in CompletingRebalance. A commit
+// with generation -1 is accepted while the group has no members. A KIP-848
+// member commits with its member epoch (STALE_MEMBER_EPOCH otherwise).
 // A partition of a topic that does not exist is UNKNOWN_TOPIC_OR_PARTITION
 // and metadata longer than offset.metadata.max.bytes (4096) is
 // OFFSET_METADATA_TOO_LARGE; the other partitions of the request are
-// committed together, all or none. RetentionTimeMillis (v2-4) is ignored,
-// as in Kafka 4. Version 10 (topic ids) is not served.
+// committed together, all or none. A commit with a generation to a group
+// that does not exist is ILLEGAL_GENERATION, and GROUP_ID_NOT_FOUND from
+// v9 on, as in Kafka. RetentionTimeMillis (v2-4) is ignored, as in Kafka 4.
+// Version 10 (topic ids) is not served.
 
 import (
 	"context"
@@ -26,13 +32,17 @@ const maxCommitMetadataBytes = 4096
 func handleOffsetCommit(ctx context.Context, s *Server, r *request, req *kmsg.OffsetCommitRequest) (*kmsg.OffsetCommitResponse, error) {
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	commit := group.Commit{Group: req.Group, MemberID: req.MemberID, Generation: req.Generation, Offsets: map[group.TopicPartition]group.Offset{}}
+	if req.InstanceID != nil {
+		commit.InstanceID = *req.InstanceID
+	}
+	commit.GroupMustExist = r.version >= 9
 	codes := make([][]int16, len(req.Topics))
 	for i, rt := range req.Topics {
 		t, _ := s.backend.Topic(rt.Topic)
 		codes[i] = make([]int16, len(rt.Partitions))
 		for j, rp := range rt.Partitions {
 			switch {
-			case !hasPartition(t, rp.Partition) || t.Internal:
+			case !hasPartition(t, rp.Partition):
 				codes[i][j] = kerr.UnknownTopicOrPartition.Code
 			case rp.Metadata != nil && len(*rp.Metadata) > maxCommitMetadataBytes:
 				codes[i][j] = kerr.OffsetMetadataTooLarge.Code

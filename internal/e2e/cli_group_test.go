@@ -40,6 +40,14 @@ func TestCLIGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The commit created __consumer_offsets: listed only with --all.
+	if out := strata(t, "", true, "topic", "list"); strings.Contains(out, "__consumer_offsets") {
+		t.Errorf("topic list shows the internal topic:\n%s", out)
+	}
+	if out := strata(t, "", true, "topic", "list", "--all"); !strings.Contains(out, "__consumer_offsets") {
+		t.Errorf("topic list --all lacks __consumer_offsets:\n%s", out)
+	}
+
 	out := strata(t, "", true, "group", "list")
 	if !hasRow(out, group, "consumer") || !strings.Contains(out, "Stable") {
 		t.Errorf("group list:\n%s", out)
