@@ -13,7 +13,8 @@ package kafka
 // a fetcher with a replica id that does ask for one gets a privileged
 // session, as Kafka's followers do. A long poll reads every partition of
 // the session until MinBytes are there, and the answer is cut down to the
-// changed partitions only once, at the end.
+// changed partitions only once, at the end. The cache is one pool, not
+// Kafka's 8 shards, which a client sees only when it is full.
 //
 // read_committed equals read_uncommitted because transactions are not
 // served (LSO = HW, so the HW rule covers LSO changes). The first batch of

@@ -32,13 +32,16 @@ package kafka
 // a session with fewer partitions is worth less, and a follower's
 // (privileged) more than a consumer's; a newcomer must be worth strictly
 // more. Otherwise it is not created and the fetcher goes on without one.
+// Kafka splits its cache into shards (KAFKA-9401: a new session lands in
+// a random one of 8, each with an eighth of the slots); this one is a
+// single pool, which differs only when it is full.
 // Sessions outlive connections, as in Kafka: a client may resume its
 // session on a new connection, and eviction reclaims abandoned ones.
 //
-// Memory: a session costs about 200 bytes plus about 200 bytes per
-// partition (the key with its topic name's header, the cached fields, a
-// list element and a map entry), so the default 1000 slots of sessions of
-// 1000 partitions hold about 200 MB at most. The slot count bounds the
+// Memory: a session costs about 250 bytes per partition (measured: the
+// key, the cached fields, a list element and a map entry; partitions of
+// one topic share its name), so the default 1000 slots of sessions of
+// 1000 partitions hold about 250 MB at most. The slot count bounds the
 // number of sessions; a session's partitions are bounded by the request
 // size limit only, as in Kafka.
 //

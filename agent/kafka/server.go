@@ -47,7 +47,7 @@ type Config struct {
 	MaxConnections int
 	// FetchSessionCacheSlots is max.incremental.fetch.session.cache.slots:
 	// the most incremental fetch sessions (KIP-227) kept at once; 0 turns
-	// them off. A session costs about 200 bytes per partition
+	// them off. A session costs about 250 bytes per partition
 	// (fetchsession.go).
 	FetchSessionCacheSlots int
 	// FetchSessionEvictionAge is min.incremental.fetch.session.eviction.ms:
