@@ -2,7 +2,9 @@ package kafka
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -345,4 +347,97 @@ func describeCache(c *fetchSessionCache) string {
 		out += fmt.Sprintf("[%d: %d partitions, privileged %v, created %v, used %v] ", id, s.size(), s.privileged, s.created.Unix(), s.lastUsed.Unix())
 	}
 	return out
+}
+
+// TestFetchSessionCacheConcurrent: fetchers racing on a small cache, two
+// taking turns on each client's session, keep its counts right.
+func TestFetchSessionCacheConcurrent(t *testing.T) {
+	const seed = 42
+	c := newFetchSessionCache(3, time.Millisecond, nil)
+	type client struct {
+		mu        sync.Mutex
+		id, epoch int32
+	}
+	clients := make([]client, 4)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		cl := &clients[w%len(clients)]
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(seed, uint64(w)))
+			now := time.Unix(1000, 0)
+			for range 500 {
+				now = now.Add(time.Duration(rng.IntN(3)) * time.Millisecond)
+				cl.mu.Lock()
+				req := fetchReq(cl.id, cl.epoch, int32(rng.IntN(5)))
+				cl.mu.Unlock()
+				if rng.IntN(4) == 0 {
+					req.ForgottenTopics = []kmsg.FetchRequestForgottenTopic{{Topic: "t", Partitions: []int32{int32(rng.IntN(5))}}}
+				}
+				fc := c.newFetchContext(now, 12, req)
+				resp := fetchAnswer(fc.topics, map[int32]int64{0: int64(rng.IntN(3))}, int32(rng.IntN(5)))
+				id, epoch := int32(0), int32(0)
+				switch fc.kind {
+				case fetchFull:
+					if id = c.openSession(now, 12, rng.IntN(2) == 0, fc.topics, resp); id != sessionIDNone {
+						epoch = 1
+					}
+				case fetchIncremental:
+					if c.answerIncremental(fc, 12, resp) == 0 {
+						id, epoch = req.SessionID, nextSessionEpoch(req.SessionEpoch)
+					}
+				}
+				cl.mu.Lock()
+				cl.id, cl.epoch = id, epoch
+				cl.mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	total := 0
+	for _, s := range c.sessions {
+		total += s.size()
+		if len(s.index) != s.size() {
+			t.Fatalf("session %d: %d indexed, %d in order", s.id, len(s.index), s.size())
+		}
+	}
+	if len(c.sessions) > 3 || total != c.partitions {
+		t.Fatalf("%d sessions of %d partitions, %d counted", len(c.sessions), total, c.partitions)
+	}
+}
+
+// TestFetchSessionOverlappingRequests: a request sent with the next epoch
+// while the previous one is still being answered (a pipelining client)
+// is served, and the overtaken one is answered INVALID_FETCH_SESSION_EPOCH
+// if the session moved on before its answer; under -race this also checks
+// that answering takes the cache's lock.
+func TestFetchSessionOverlappingRequests(t *testing.T) {
+	c := newFetchSessionCache(10, time.Minute, nil)
+	now := time.Unix(1000, 0)
+	overtaken := 0
+	for range 200 {
+		id := openTestSession(t, c, now, false, 0, 1)
+		first := c.newFetchContext(now, 12, fetchReq(id, 1))
+		var wg sync.WaitGroup
+		var firstCode, secondCode int16
+		wg.Go(func() { firstCode = c.answerIncremental(first, 12, fetchAnswer(first.topics, nil, 0)) })
+		wg.Go(func() {
+			second := c.newFetchContext(now, 12, fetchReq(id, 2, 1))
+			if second.kind != fetchIncremental {
+				t.Errorf("the pipelined request got a %v context, error %d", second.kind, second.errorCode)
+				return
+			}
+			secondCode = c.answerIncremental(second, 12, fetchAnswer(second.topics, nil, 1))
+		})
+		wg.Wait()
+		switch {
+		case secondCode != 0:
+			t.Fatalf("the pipelined request answered %d", secondCode)
+		case firstCode == kerr.InvalidFetchSessionEpoch.Code:
+			overtaken++
+		case firstCode != 0:
+			t.Fatalf("the first request answered %d", firstCode)
+		}
+		c.newFetchContext(now, 12, fetchReq(id, -1)) // close it
+	}
+	t.Logf("%d of 200 first requests overtaken", overtaken)
 }
