@@ -61,10 +61,13 @@ func handleFetch(ctx context.Context, s *Server, r *request, req *kmsg.FetchRequ
 		read = &session
 	}
 	s.longPoll(ctx, r, read, resp)
-	switch fc.kind {
-	case fetchFull:
+	switch {
+	case ctx.Err() != nil:
+		// The connection or the server is closing: nobody would learn
+		// the id of a session opened now.
+	case fc.kind == fetchFull:
 		resp.SessionID = s.sessions.openSession(time.Now(), r.version, fetchReplicaID(r, req) >= 0, read.Topics, resp)
-	case fetchIncremental:
+	case fc.kind == fetchIncremental:
 		resp.SessionID = fc.session.id
 		resp.ErrorCode = s.sessions.answerIncremental(fc, r.version, resp)
 	}
