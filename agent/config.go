@@ -219,6 +219,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&c.Kafka.MaxRequestBytes, "socket-request-max-bytes", c.Kafka.MaxRequestBytes, "Largest Kafka request frame accepted, in bytes (socket.request.max.bytes).")
 	fs.DurationVar(&c.Kafka.IdleTimeout, "connections-max-idle", c.Kafka.IdleTimeout, "Close Kafka connections idle for this long (connections.max.idle.ms).")
 	fs.IntVar(&c.Kafka.MaxConnections, "max-connections", c.Kafka.MaxConnections, "Most Kafka connections open at once; past it new ones are closed as soon as accepted (max.connections).")
+	fs.IntVar(&c.Kafka.FetchSessionCacheSlots, "max-incremental-fetch-session-cache-slots", c.Kafka.FetchSessionCacheSlots, "Most incremental fetch sessions (KIP-227) kept at once, each about 250 bytes per partition it holds; 0 turns fetch sessions off (max.incremental.fetch.session.cache.slots).")
+	fs.DurationVar(&c.Kafka.FetchSessionEvictionAge, "min-incremental-fetch-session-eviction", c.Kafka.FetchSessionEvictionAge, "A fetch session unused this long may be evicted for a new one, and a consumer's session younger than this is evicted only for a follower's (min.incremental.fetch.session.eviction.ms).")
 	fs.DurationVar(&c.Kafka.MaxFetchWait, "fetch-max-wait", c.Kafka.MaxFetchWait, "Longest time a Fetch long-polls, whatever the client asks.")
 	c.Gossip.RegisterFlags(fs)
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", c.ReconcileInterval, "How often the agent re-reads topics from the store, to pick up changes other agents made whose gossip announcement it missed.")

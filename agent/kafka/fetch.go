@@ -2,12 +2,24 @@ package kafka
 
 // Fetch (key 1), versions 4-17.
 //
-// Fetch sessions (KIP-227) are not kept: every answer carries SessionID 0,
-// which every client reads as "no session, send full fetches", and a request
-// naming a session id gets FETCH_SESSION_ID_NOT_FOUND. read_committed equals
-// read_uncommitted because transactions are not served (LSO = HW). The first
-// batch of the first partition with data is returned whole even when it is
-// larger than the byte limits, so consumers always make progress (KIP-74).
+// Fetch sessions (KIP-227) are kept as in Kafka (fetchsession.go): epoch 0
+// opens a session whose id the answer carries, later requests send only
+// what changed (and ForgottenTopics) and get only the partitions with
+// records, a new HW or log start, or an error; epoch -1 is a sessionless
+// full fetch. Sessions are keyed by topic id from v13 on. The cache holds
+// Config.FetchSessionCacheSlots sessions with Kafka's eviction rules; with
+// 0 slots every answer carries session id 0. Followers (DESIGN.md §6)
+// fetch one partition per request with epoch -1, so they hold no sessions;
+// a fetcher with a replica id that does ask for one gets a privileged
+// session, as Kafka's followers do. A long poll reads every partition of
+// the session until MinBytes are there, and the answer is cut down to the
+// changed partitions only once, at the end. The cache is one pool, not
+// Kafka's 8 shards, which a client sees only when it is full.
+//
+// read_committed equals read_uncommitted because transactions are not
+// served (LSO = HW, so the HW rule covers LSO changes). The first batch of
+// the first partition with data is returned whole even when it is larger
+// than the byte limits, so consumers always make progress (KIP-74).
 // Long polls wake on any new data on this agent and re-read. A partition
 // with nothing to return carries an empty record set, never a null one
 // (librdkafka rejects null as a protocol error; Kafka sends empty).
@@ -35,10 +47,37 @@ import (
 
 func handleFetch(ctx context.Context, s *Server, r *request, req *kmsg.FetchRequest) (*kmsg.FetchResponse, error) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
-	if req.SessionID != 0 {
-		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+	fc := s.sessions.newFetchContext(time.Now(), r.version, req)
+	s.metrics.fetched(fc.kind)
+	if fc.kind == fetchSessionError {
+		resp.ErrorCode = fc.errorCode
 		return resp, nil
 	}
+	read := req
+	if fc.kind == fetchIncremental {
+		// Read every partition of the session, with the request's limits.
+		session := *req
+		session.Topics, session.ForgottenTopics = fc.topics, nil
+		read = &session
+	}
+	s.longPoll(ctx, r, read, resp)
+	switch {
+	case ctx.Err() != nil:
+		// The connection or the server is closing: nobody would learn
+		// the id of a session opened now.
+	case fc.kind == fetchFull:
+		resp.SessionID = s.sessions.openSession(time.Now(), r.version, fetchReplicaID(r, req) >= 0, read.Topics, resp)
+	case fc.kind == fetchIncremental:
+		resp.SessionID = fc.session.id
+		resp.ErrorCode = s.sessions.answerIncremental(fc, r.version, resp)
+	}
+	return resp, nil
+}
+
+// longPoll fills resp from the logs, waiting until req's MinBytes are
+// there, a partition has an error, or MaxWaitMillis (at most
+// Config.MaxFetchWait) has passed.
+func (s *Server) longPoll(ctx context.Context, r *request, req *kmsg.FetchRequest, resp *kmsg.FetchResponse) {
 	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond
 	if wait > s.cfg.MaxFetchWait {
 		wait = s.cfg.MaxFetchWait
@@ -48,11 +87,11 @@ func handleFetch(ctx context.Context, s *Server, r *request, req *kmsg.FetchRequ
 		signal := s.fetchSignal(r, req) // taken before reading, so no append is missed
 		total := s.fetchOnce(ctx, deadline, r, req, resp)
 		if total >= int(req.MinBytes) || total > 0 && req.MinBytes <= 1 || hasError(resp) {
-			return resp, nil
+			return
 		}
 		remaining := time.Until(deadline)
 		if remaining <= 0 {
-			return resp, nil
+			return
 		}
 		timer := time.NewTimer(remaining)
 		select {
@@ -61,10 +100,10 @@ func handleFetch(ctx context.Context, s *Server, r *request, req *kmsg.FetchRequ
 		case <-timer.C:
 			timer.Stop()
 			s.fetchOnce(ctx, time.Now(), r, req, resp)
-			return resp, nil
+			return
 		case <-ctx.Done():
 			timer.Stop()
-			return resp, nil
+			return
 		}
 	}
 }
@@ -102,7 +141,6 @@ func hasError(resp *kmsg.FetchResponse) bool {
 	return false
 }
 
-// fetchOnce fills resp from the current logs and returns the record bytes.
 // fetchOnce fills resp from the current logs and returns the record bytes.
 // Partitions served from local disk go first; those whose offset is only
 // in the store go last, so a slow store never holds local ones back. Reads

@@ -18,6 +18,11 @@ type metrics struct {
 	bytesOut *prometheus.CounterVec
 	conns    prometheus.Gauge
 	refusals prometheus.Counter
+
+	fetchSessionCount      prometheus.Gauge
+	fetchSessionPartitions prometheus.Gauge
+	fetchSessionEvictions  prometheus.Counter
+	fetchesBySession       *prometheus.CounterVec
 }
 
 // NewMetrics registers the server's metrics on reg.
@@ -42,9 +47,22 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		refusals: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "strata_kafka_connections_refused_total", Help: "Kafka connections closed as soon as accepted because --max-connections were open.",
 		}),
+		fetchSessionCount: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "strata_kafka_fetch_sessions", Help: "Incremental fetch sessions (KIP-227) in the cache (Kafka's NumIncrementalFetchSessions).",
+		}),
+		fetchSessionPartitions: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "strata_kafka_fetch_session_partitions", Help: "Partitions held by the incremental fetch sessions in the cache (Kafka's NumIncrementalFetchPartitionsCached).",
+		}),
+		fetchSessionEvictions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "strata_kafka_fetch_session_evictions_total", Help: "Incremental fetch sessions evicted to make room for a new one.",
+		}),
+		fetchesBySession: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_kafka_fetch_requests_total", Help: "Fetch requests, by how their session served them: sessionless, full (opening a session), incremental, or error (unknown session or wrong epoch).",
+		}, []string{"session"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut, m.conns, m.refusals)
+		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut, m.conns, m.refusals,
+			m.fetchSessionCount, m.fetchSessionPartitions, m.fetchSessionEvictions, m.fetchesBySession)
 	}
 	return &Metrics{m: m}
 }
@@ -91,5 +109,24 @@ func (m *metrics) in(topic string, n int) {
 func (m *metrics) out(topic string, n int) {
 	if m != nil {
 		m.bytesOut.WithLabelValues(topic).Add(float64(n))
+	}
+}
+
+func (m *metrics) fetchSessions(sessions, partitions int) {
+	if m != nil {
+		m.fetchSessionCount.Set(float64(sessions))
+		m.fetchSessionPartitions.Set(float64(partitions))
+	}
+}
+
+func (m *metrics) fetchSessionEvicted() {
+	if m != nil {
+		m.fetchSessionEvictions.Inc()
+	}
+}
+
+func (m *metrics) fetched(kind fetchContextKind) {
+	if m != nil {
+		m.fetchesBySession.WithLabelValues(kind.String()).Inc()
 	}
 }

@@ -45,12 +45,21 @@ type Config struct {
 	// it a new connection is closed as soon as it is accepted, so the
 	// agent keeps descriptors for its logs and its store.
 	MaxConnections int
+	// FetchSessionCacheSlots is max.incremental.fetch.session.cache.slots:
+	// the most incremental fetch sessions (KIP-227) kept at once; 0 turns
+	// them off. A session costs about 250 bytes per partition
+	// (fetchsession.go).
+	FetchSessionCacheSlots int
+	// FetchSessionEvictionAge is min.incremental.fetch.session.eviction.ms:
+	// a session unused this long may be evicted for a new one, and one
+	// younger than this is evicted only for a follower's.
+	FetchSessionEvictionAge time.Duration
 }
 
 // DefaultConfig returns Kafka's defaults.
 func DefaultConfig() Config {
 	return Config{MaxRequestBytes: 100 << 20, IdleTimeout: 10 * time.Minute, MaxFetchWait: 30 * time.Second, RemoteFetchMaxWait: 500 * time.Millisecond,
-		MaxConnections: 10000}
+		MaxConnections: 10000, FetchSessionCacheSlots: 1000, FetchSessionEvictionAge: 2 * time.Minute}
 }
 
 // Validate names the first bad field.
@@ -64,6 +73,12 @@ func (c Config) Validate() error {
 	if c.MaxConnections < 1 {
 		return fmt.Errorf("max-connections %d: must be at least 1", c.MaxConnections)
 	}
+	if c.FetchSessionCacheSlots < 0 {
+		return fmt.Errorf("max-incremental-fetch-session-cache-slots %d: must not be negative", c.FetchSessionCacheSlots)
+	}
+	if c.FetchSessionEvictionAge < 0 {
+		return fmt.Errorf("min-incremental-fetch-session-eviction %s: must not be negative", c.FetchSessionEvictionAge)
+	}
 	return nil
 }
 
@@ -73,6 +88,8 @@ type Server struct {
 	backend Backend
 	logger  *slog.Logger
 	metrics *metrics
+	// sessions are the fetch sessions; they outlive connections.
+	sessions *fetchSessionCache
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -89,7 +106,8 @@ func New(cfg Config, backend Backend, logger *slog.Logger, m *Metrics) *Server {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Server{cfg: cfg, backend: backend, logger: logger, metrics: m.get(), conns: map[net.Conn]struct{}{}, stop: make(chan struct{})}
+	return &Server{cfg: cfg, backend: backend, logger: logger, metrics: m.get(), conns: map[net.Conn]struct{}{}, stop: make(chan struct{}),
+		sessions: newFetchSessionCache(cfg.FetchSessionCacheSlots, cfg.FetchSessionEvictionAge, m.get())}
 }
 
 // Serve accepts connections until Close. It returns nil after Close.
