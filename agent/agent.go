@@ -377,7 +377,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		if a.cfg.DrainTimeout > 0 {
 			dctx, cancel := context.WithTimeout(context.Background(), a.cfg.DrainTimeout)
 			if err := a.Drain(dctx); err != nil {
-				a.logger.Warn("drain before stopping ended early", "err", err)
+				a.logDrainEnd(err)
 				a.uploadSoleCopies()
 			}
 			cancel()

@@ -41,6 +41,30 @@ func (a *Agent) Drain(ctx context.Context) error {
 	return a.waitDrained(ctx)
 }
 
+// logDrainEnd logs why the drain before stopping ended early: at info for
+// a lone agent, which had nowhere to drain to and stops as it would
+// without a drain, and as a warning otherwise (the other agents are all
+// draining or joining, or time ran out), when replicas stay that others
+// were meant to take.
+func (a *Agent) logDrainEnd(err error) {
+	if errors.Is(err, ErrNoDrainTarget) && a.alone() {
+		a.logger.Info("no other agent to drain to; stopping with the replicas here",
+			"replicas", len(a.localPartitions()))
+		return
+	}
+	a.logger.Warn("drain before stopping ended early", "err", err)
+}
+
+// alone reports whether gossip shows no live agent but this one.
+func (a *Agent) alone() bool {
+	for _, m := range a.members.Members() {
+		if m.ID != a.id {
+			return false
+		}
+	}
+	return true
+}
+
 func (a *Agent) announceDraining() {
 	a.logger.Info("draining: moving leaderships and replicas to other agents", "partitions", len(a.localPartitions()))
 	a.setMemberState(membership.StateDraining)
