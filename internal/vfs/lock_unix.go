@@ -3,6 +3,7 @@
 package vfs
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -11,7 +12,7 @@ import (
 
 func tryLock(f *os.File) error {
 	err := onFD(f, "flock", func(fd int) error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) })
-	if pe, ok := err.(*os.PathError); ok && pe.Err == unix.EWOULDBLOCK {
+	if errors.Is(err, unix.EWOULDBLOCK) {
 		return fmt.Errorf("%w: %w", ErrLocked, err)
 	}
 	return err

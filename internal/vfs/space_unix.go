@@ -20,5 +20,8 @@ func statDisk(path string) (DiskSpace, error) {
 		}
 	}
 	unit := blockSize(&st)
-	return DiskSpace{Total: uint64(st.Blocks) * unit, Free: uint64(st.Bavail) * unit}, nil
+	// Bavail is signed on some BSDs, and negative there once root has
+	// eaten into its reserve.
+	avail := uint64(max(int64(st.Bavail), 0))
+	return DiskSpace{Total: uint64(st.Blocks) * unit, Free: avail * unit}, nil
 }
