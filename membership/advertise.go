@@ -43,9 +43,13 @@ func lookupHostAddrs() hostAddrs {
 		h.err = err
 		return h
 	}
-	public, err := sockaddr.GetPublicInterfaces()
-	if err != nil {
-		h.err = err
+	// Public addresses matter only without a private one; each listing
+	// runs `ip route` while it sorts, so the second is not made for nothing.
+	var public sockaddr.IfAddrs
+	if len(private) == 0 {
+		if public, err = sockaddr.GetPublicInterfaces(); err != nil {
+			h.err = err
+		}
 	}
 	for _, list := range []struct {
 		from sockaddr.IfAddrs
