@@ -39,7 +39,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -199,9 +198,12 @@ func (a *Agent) openDataDir() error {
 	if err != nil {
 		return fmt.Errorf("--data-dir %s: %w", a.cfg.DataDir, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := vfs.TryLock(f); err != nil {
 		f.Close()
-		return fmt.Errorf("--data-dir %s is in use by another agent (lock %s: %v)", a.cfg.DataDir, path, err)
+		if errors.Is(err, vfs.ErrLocked) {
+			return fmt.Errorf("--data-dir %s is in use by another agent (lock %s: %v)", a.cfg.DataDir, path, err)
+		}
+		return fmt.Errorf("--data-dir %s: %w", a.cfg.DataDir, err)
 	}
 	a.lockFile = f
 	if a.cfg.LogGroupSync {
@@ -357,7 +359,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		if a.cfg.DrainTimeout > 0 {
 			dctx, cancel := context.WithTimeout(context.Background(), a.cfg.DrainTimeout)
 			if err := a.ctl.Drain(dctx); err != nil {
-				a.logger.Warn("drain before stopping ended early", "err", err)
+				a.logDrainEnd(err)
 				a.ctl.UploadSoleCopies()
 			}
 			cancel()

@@ -2,11 +2,14 @@ package agent
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -157,6 +160,71 @@ func TestReplicationFactorComesBack(t *testing.T) {
 	for _, p := range e.snap.Partitions {
 		if st := partition.StateOf(p); st.ReplicationFactor != 3 {
 			t.Errorf("partition %d: stored replication factor %d, want 3", p.Index(), st.ReplicationFactor)
+		}
+	}
+}
+
+// logRecords is a slog.Handler that keeps every record, for tests that
+// check what was logged at which level.
+type logRecords struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (h *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *logRecords) WithGroup(string) slog.Handler            { return h }
+
+func (h *logRecords) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, r.Clone())
+	return nil
+}
+
+// find returns the records whose message contains msg.
+func (h *logRecords) find(msg string) []slog.Record {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []slog.Record
+	for _, r := range h.records {
+		if strings.Contains(r.Message, msg) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestLoneAgentStopsWithoutWarning: SIGTERM's drain finds no other agent
+// to drain to; a lone agent says so at info, with the replicas it keeps,
+// and warns about nothing, since stopping alone is the normal case.
+func TestLoneAgentStopsWithoutWarning(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.DrainTimeout = 10 * time.Second
+	logs := &logRecords{}
+	a, err := New(context.Background(), cfg, Options{Logger: slog.New(logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runAgent(t, a)
+	createTopic(t, r.client(t), "lonely", 2, nil)
+	r.stop(t)
+
+	got := logs.find("no other agent to drain to")
+	if len(got) != 1 || got[0].Level != slog.LevelInfo {
+		t.Fatalf("records saying there is no other agent: %v, want one at info", got)
+	}
+	got[0].Attrs(func(at slog.Attr) bool {
+		if at.Key == "replicas" && at.Value.Int64() != 2 {
+			t.Errorf("replicas=%v, want 2", at.Value)
+		}
+		return true
+	})
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	for _, rec := range logs.records {
+		if rec.Level >= slog.LevelWarn {
+			t.Errorf("a lone agent's stop logged %s %q", rec.Level, rec.Message)
 		}
 	}
 }

@@ -18,20 +18,18 @@ package agent
 
 import (
 	"strconv"
-	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/strata-streaming/strata/agent/group"
-
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/internal/vfs"
 )
 
 type opsCollector struct {
 	a                              *Agent
 	leaderless, diskFree, diskSize *prometheus.Desc
 	committedOffset                *prometheus.Desc
-	statfs                         func(dir string) (free, size uint64, ok bool)
 }
 
 func newOpsCollector(a *Agent) *opsCollector {
@@ -46,7 +44,6 @@ func newOpsCollector(a *Agent) *opsCollector {
 		committedOffset: prometheus.NewDesc("strata_group_committed_offset",
 			"Offset committed by a consumer group this agent coordinates, by group, topic and partition.",
 			[]string{"group", "topic", "partition"}, nil),
-		statfs: statfs,
 	}
 }
 
@@ -58,9 +55,11 @@ func (c *opsCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *opsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.leaderless, prometheus.GaugeValue, float64(c.a.leaderlessPartitions()))
-	if free, size, ok := c.statfs(c.a.cfg.DataDir); ok {
-		ch <- prometheus.MustNewConstMetric(c.diskFree, prometheus.GaugeValue, float64(free))
-		ch <- prometheus.MustNewConstMetric(c.diskSize, prometheus.GaugeValue, float64(size))
+	// Where the OS cannot tell (vfs.StatDisk), the two gauges are absent
+	// rather than zero, which an alert would read as a full disk.
+	if ds, err := vfs.StatDisk(c.a.cfg.DataDir); err == nil {
+		ch <- prometheus.MustNewConstMetric(c.diskFree, prometheus.GaugeValue, float64(ds.Free))
+		ch <- prometheus.MustNewConstMetric(c.diskSize, prometheus.GaugeValue, float64(ds.Total))
 	}
 	for _, coord := range c.a.currentCoordinators() {
 		for _, g := range coord.List() {
@@ -120,14 +119,4 @@ func (a *Agent) currentCoordinators() []*group.Coordinator {
 		}
 	}
 	return out
-}
-
-// statfs returns the bytes free to an unprivileged process and the size
-// of the filesystem holding dir (as DescribeLogDirs does).
-func statfs(dir string) (free, size uint64, ok bool) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return 0, 0, false
-	}
-	return uint64(st.Bavail) * uint64(st.Bsize), uint64(st.Blocks) * uint64(st.Bsize), true
 }

@@ -21,7 +21,9 @@ type Config struct {
 	GossipAddr string
 	// AdvertiseAddr (--gossip-advertise-addr) is the ip:port other agents
 	// reach this one at. Empty means the bound IP, or, when bound to every
-	// interface, a private IP of this machine; port 0 means the bound port.
+	// interface, an IP of this machine: private if it has one, else public,
+	// else loopback when Join is empty (advertise.go); port 0 means the
+	// bound port.
 	AdvertiseAddr string
 	// Join (--join) lists host:port gossip addresses of other agents. Start
 	// returns without waiting for them: joining is retried in the background
@@ -137,7 +139,7 @@ func LoopbackConfig() Config {
 // the defaults.
 func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.GossipAddr, "gossip-addr", c.GossipAddr, "ip:port the gossip listener (UDP and TCP) binds to; an empty ip means every interface.")
-	fs.StringVar(&c.AdvertiseAddr, "gossip-advertise-addr", c.AdvertiseAddr, "ip:port other agents reach this agent's gossip at; empty means the bound ip (or a private ip when bound to every interface) and port 0 the bound port.")
+	fs.StringVar(&c.AdvertiseAddr, "gossip-advertise-addr", c.AdvertiseAddr, "ip:port other agents reach this agent's gossip at; empty means the bound ip or, when bound to every interface, a private ip of this machine, else a public one, else 127.0.0.1 when there is no --join; port 0 means the bound port.")
 	fs.StringSliceVar(&c.Join, "join", c.Join, "Gossip addresses (host:port, comma-separated) of agents to join; the agent starts even if none answers and keeps trying in the background.")
 	fs.DurationVar(&c.JoinRetryMax, "join-retry-max", c.JoinRetryMax, "Longest wait between attempts to join the --join agents while this agent sees no other.")
 	fs.DurationVar(&c.ProbeInterval, "gossip-probe-interval", c.ProbeInterval, "How often each agent pings a random other agent to detect failures.")

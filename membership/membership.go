@@ -103,10 +103,14 @@ func Start(cfg Config, self Member) (*Membership, error) {
 	if err != nil {
 		return nil, fmt.Errorf("membership: --gossip-addr %s: %w", cfg.GossipAddr, err)
 	}
-	advIP, advPort, err := advertiseAddr(cfg, bind, nt)
+	advIP, advPort, note, err := advertiseAddr(cfg, bind, nt.GetAutoBindPort())
 	if err != nil {
 		_ = nt.Shutdown()
 		return nil, err
+	}
+	if note != "" {
+		logger.Info(note, "gossip_addr", cfg.GossipAddr, "advertised", advIP.String(),
+			"to_choose", "set --gossip-advertise-addr")
 	}
 	self.GossipAddr = net.JoinHostPort(advIP.String(), strconv.Itoa(advPort))
 
@@ -210,30 +214,6 @@ func newTransport(bind net.TCPAddr, logger *log.Logger) (*memberlist.NetTranspor
 		}
 	}
 	return nil, err
-}
-
-// advertiseAddr decides the ip:port other agents reach this one at.
-func advertiseAddr(cfg Config, bind net.TCPAddr, nt *memberlist.NetTransport) (net.IP, int, error) {
-	port := nt.GetAutoBindPort()
-	if cfg.AdvertiseAddr != "" {
-		ip, p, _ := parseAdvertiseAddr(cfg.AdvertiseAddr) // checked by Validate
-		if p == 0 {
-			p = port
-		}
-		return ip, p, nil
-	}
-	if !bind.IP.IsUnspecified() {
-		return bind.IP, port, nil
-	}
-	if bind.IP.To4() == nil {
-		return nil, 0, fmt.Errorf("membership: --gossip-addr %s binds every IPv6 interface: set --gossip-advertise-addr", cfg.GossipAddr)
-	}
-	// memberlist looks for a private IPv4 address of this machine.
-	ip, p, err := nt.FinalAdvertiseAddr("", 0)
-	if err != nil {
-		return nil, 0, fmt.Errorf("membership: --gossip-addr %s binds every interface and no address to advertise was found (%v): set --gossip-advertise-addr", cfg.GossipAddr, err)
-	}
-	return ip, p, nil
 }
 
 func randomSuffix() (string, error) {

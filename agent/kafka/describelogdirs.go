@@ -9,15 +9,16 @@ package kafka
 // always 0 and IsFuture false because Strata never moves a replica between
 // directories. Null Topics means every topic; a requested topic or partition
 // this agent holds no replica of is left out, as in Kafka. TotalBytes and
-// UsableBytes (v4) come from statfs on the data dir and are -1 if that
-// fails. Version 0 is not served (Kafka 4 removed it); version 5
-// (IsCordoned) is not served.
+// UsableBytes (v4) come from statfs on the data dir (vfs.StatDisk) and are
+// -1 if that fails or the OS cannot tell. Version 0 is not served (Kafka 4
+// removed it); version 5 (IsCordoned) is not served.
 
 import (
 	"context"
-	"syscall"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/internal/vfs"
 )
 
 func handleDescribeLogDirs(ctx context.Context, s *Server, r *request, req *kmsg.DescribeLogDirsRequest) (*kmsg.DescribeLogDirsResponse, error) {
@@ -76,10 +77,9 @@ func logDirTopic(t *Topic, partitions []int32) (kmsg.DescribeLogDirsResponseDirT
 // diskSpace returns the size of the filesystem holding dir and the bytes an
 // unprivileged process may still write there, or -1, -1 if unknown.
 func diskSpace(dir string) (total, usable int64) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
+	ds, err := vfs.StatDisk(dir)
+	if err != nil {
 		return -1, -1
 	}
-	bsize := int64(st.Bsize)
-	return int64(st.Blocks) * bsize, int64(st.Bavail) * bsize
+	return int64(ds.Total), int64(ds.Free)
 }

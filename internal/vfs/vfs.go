@@ -16,6 +16,10 @@
 //     a new, renamed or removed name after SyncDir of its directory. MemFS
 //     models data durability exactly and treats directory operations as
 //     durable at once (see MemFS.CrashClone).
+//   - Calls that differ by OS (SyncData, OpenFSSyncer, StatDisk, TryLock)
+//     have one file per OS, named by suffix; where an OS lacks a call the
+//     helper falls back (Sync for fdatasync, file-by-file syncs for
+//     syncfs) or says errors.ErrUnsupported.
 package vfs
 
 import (
@@ -24,8 +28,6 @@ import (
 	"io"
 	"os"
 	"slices"
-
-	"golang.org/x/sys/unix"
 )
 
 // File is an open file. Buffers passed in are not retained.
@@ -178,37 +180,16 @@ func ReadFile(fs FS, name string, maxBytes int64) ([]byte, error) {
 }
 
 // SyncData makes f's data durable together with the metadata needed to
-// read it back (size, block map), but not its times: fdatasync on an OS
-// file, which spares the inode write an fsync adds to every append just
-// for the new mtime. Other files use Sync.
+// read it back (size, block map), but not its times. On an OS file that is
+// fdatasync on Linux, which spares the inode write an fsync adds to every
+// append just for the new mtime; F_FULLFSYNC on darwin, whose fsync leaves
+// the data in the drive's cache; and the file's Sync elsewhere. Other
+// Files use their Sync, so that a fault-injecting FS sees the call.
 func SyncData(f File) error {
 	if of, ok := f.(*os.File); ok {
-		return onFD(of, "fdatasync", unix.Fdatasync)
+		return syncFileData(of)
 	}
 	return f.Sync()
-}
-
-// onFD runs call on f's descriptor, again while it is interrupted, and
-// names f in its error.
-func onFD(f *os.File, op string, call func(fd int) error) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var cerr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			if cerr = call(int(fd)); cerr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return err
-	}
-	if cerr != nil {
-		return &os.PathError{Op: op, Path: f.Name(), Err: cerr}
-	}
-	return nil
 }
 
 // FSSyncer makes every file of one filesystem durable at once.
@@ -221,21 +202,12 @@ type FSSyncer interface {
 }
 
 // OpenFSSyncer returns a syncer for the filesystem holding dir, or nil when
-// fs is not the operating system's (a memory or fault-injecting FS has no
-// such call; callers sync file by file).
+// there is no such call: fs is not the operating system's (a memory or
+// fault-injecting FS), or the OS has no syncfs (only Linux has). Callers
+// given nil sync file by file.
 func OpenFSSyncer(fs FS, dir string) (FSSyncer, error) {
 	if _, ok := fs.(osFS); !ok {
 		return nil, nil
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	return dirSyncer{d}, nil
+	return openFSSyncer(dir)
 }
-
-type dirSyncer struct{ d *os.File }
-
-func (s dirSyncer) SyncFS() error { return onFD(s.d, "syncfs", unix.Syncfs) }
-
-func (s dirSyncer) Close() error { return s.d.Close() }

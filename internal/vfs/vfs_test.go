@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	iofs "io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -172,23 +173,12 @@ func TestFaultyFailOnce(t *testing.T) {
 	}
 }
 
-// TestSyncData: SyncData syncs an OS file with fdatasync and any other
-// File with its Sync, so that Faulty still sees (and can fail) the sync.
-func TestSyncData(t *testing.T) {
-	dir := t.TempDir()
-	f, err := Default.Create(dir + "/a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.Write([]byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	if err := SyncData(f); err != nil {
-		t.Fatalf("SyncData of an OS file: %v", err)
-	}
+// TestSyncDataFaulty: SyncData syncs a File that is not an OS file with
+// its Sync, so that Faulty still sees (and can fail) the sync. Which call
+// an OS file gets is checked per OS (sync_linux_test.go).
+func TestSyncDataFaulty(t *testing.T) {
 	faulty := NewFaulty(Default)
-	g, err := faulty.Create(dir + "/b")
+	g, err := faulty.Create(t.TempDir() + "/b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,5 +186,45 @@ func TestSyncData(t *testing.T) {
 	faulty.FailOnce(OpSync, 0, syscall.EIO)
 	if err := SyncData(g); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("SyncData of a failing file: %v, want EIO", err)
+	}
+}
+
+// TestStatDisk: the data directory's filesystem has a size, and no more
+// of it free than that.
+func TestStatDisk(t *testing.T) {
+	ds, err := StatDisk(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.Total == 0 || ds.Free > ds.Total {
+		t.Fatalf("StatDisk = %+v", ds)
+	}
+	if _, err := StatDisk(filepath.Join(t.TempDir(), "missing")); !errors.Is(err, iofs.ErrNotExist) {
+		t.Fatalf("StatDisk of a missing path: %v", err)
+	}
+}
+
+// TestTryLock: a second open of a locked file cannot lock it until the
+// first closes.
+func TestTryLock(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "lock")
+	open := func() *os.File {
+		f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	first, second := open(), open()
+	if err := TryLock(first); err != nil {
+		t.Fatalf("first lock: %v", err)
+	}
+	if err := TryLock(second); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second lock while the first holds it: %v, want ErrLocked", err)
+	}
+	first.Close()
+	if err := TryLock(second); err != nil {
+		t.Fatalf("lock after the holder closed: %v", err)
 	}
 }
