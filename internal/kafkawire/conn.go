@@ -20,7 +20,8 @@
 // v0 header at every version, so that a client that does not yet know the
 // broker's versions can read it.
 //
-// A Conn is used by one goroutine at a time. Any failure while a request
+// A Conn is used by one goroutine at a time, except Close, which any
+// goroutine may call to interrupt the one using it. Any failure while a request
 // or response is half written or half read (an I/O error, a bad frame, a
 // context that ends) closes the connection, since the stream can no longer
 // be trusted: every later call returns ErrClosed, and the caller dials
@@ -35,6 +36,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
@@ -87,7 +89,7 @@ type Conn struct {
 	corr    int32
 	pending []pending // sent, not yet received, oldest first
 	out     []byte    // reused request buffer
-	closed  bool
+	closed  atomic.Bool
 }
 
 // pending is a request whose response has not been read.
@@ -129,13 +131,12 @@ func formatter(clientID string) *kmsg.RequestFormatter {
 // watch it close. Bytes written there desynchronise the Conn.
 func (c *Conn) NetConn() net.Conn { return c.nc }
 
-// Close closes the connection; it may be called twice.
+// Close closes the connection; it may be called twice, and from any
+// goroutine: a call blocked on the connection returns an error.
 func (c *Conn) Close() error {
-	if c.closed {
+	if c.closed.Swap(true) {
 		return nil
 	}
-	c.closed = true
-	c.pending = nil
 	return c.nc.Close()
 }
 
@@ -151,7 +152,7 @@ func (c *Conn) Do(ctx context.Context, req kmsg.Request) (kmsg.Response, error) 
 // DoInto sends req at its set version and decodes the response into resp,
 // which must be req's response kind.
 func (c *Conn) DoInto(ctx context.Context, req kmsg.Request, resp kmsg.Response) error {
-	if c.closed {
+	if c.closed.Load() {
 		return ErrClosed
 	}
 	if len(c.pending) != 0 {
@@ -165,7 +166,7 @@ func (c *Conn) DoInto(ctx context.Context, req kmsg.Request, resp kmsg.Response)
 
 // Send writes req at its set version without waiting for its response.
 func (c *Conn) Send(ctx context.Context, req kmsg.Request) error {
-	if c.closed {
+	if c.closed.Load() {
 		return ErrClosed
 	}
 	c.corr++
@@ -183,6 +184,9 @@ func (c *Conn) Send(ctx context.Context, req kmsg.Request) error {
 
 // Receive reads the response to the oldest request sent and not received.
 func (c *Conn) Receive(ctx context.Context) (kmsg.Response, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
 	if len(c.pending) == 0 {
 		return nil, ErrNoRequest
 	}
@@ -194,7 +198,7 @@ func (c *Conn) Receive(ctx context.Context) (kmsg.Response, error) {
 }
 
 func (c *Conn) receiveInto(ctx context.Context, resp kmsg.Response) error {
-	if c.closed {
+	if c.closed.Load() {
 		return ErrClosed
 	}
 	if len(c.pending) == 0 {

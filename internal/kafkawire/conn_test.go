@@ -234,3 +234,27 @@ func FuzzDecodeResponse(f *testing.F) {
 		}
 	})
 }
+
+// TestCloseEndsARead: Close from another goroutine interrupts a call.
+func TestCloseEndsARead(t *testing.T) {
+	addr := scripted(t, func(int32) []byte { return nil })
+	c, err := Dial(ctxT(t), addr, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Do(ctxT(t), kmsg.NewPtrApiVersionsRequest())
+		errc <- err
+	}()
+	c.Close()
+	c.Close()
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("Do on a closed connection succeeded")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Do still blocked 30s after Close")
+	}
+}
