@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/internal/kafkawire"
+	"github.com/strata-streaming/strata/internal/testwait"
 )
 
 func TestReadFrameBody(t *testing.T) {
@@ -86,13 +87,8 @@ func TestMaxConnections(t *testing.T) {
 		t.Fatalf("refused connections counted %v, want 1", got)
 	}
 	first.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for testutil.ToFloat64(srv.metrics.conns) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the closed connection was not released")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Until(t, 5*time.Second, func() bool { return testutil.ToFloat64(srv.metrics.conns) == 1 },
+		"the closed connection released")
 	if !apiVersions(dial()) {
 		t.Fatal("no connection served after one closed")
 	}
