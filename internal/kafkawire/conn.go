@@ -198,9 +198,8 @@ func (c *Conn) Receive(ctx context.Context) (kmsg.Response, error) {
 }
 
 func (c *Conn) receiveInto(ctx context.Context, resp kmsg.Response) error {
-	if c.closed.Load() {
-		return ErrClosed
-	}
+	// No check of closed here: a Close racing with this call must
+	// interrupt the read, which it does by closing the connection.
 	if len(c.pending) == 0 {
 		return ErrNoRequest
 	}
@@ -224,22 +223,26 @@ func (c *Conn) receiveInto(ctx context.Context, resp kmsg.Response) error {
 
 // io runs one write or read under ctx: its deadline becomes the
 // connection's, and its end interrupts the call. A failure closes the
-// connection; if ctx ended, its error is returned.
+// connection; if ctx ended, its error is returned, and ErrClosed if Close
+// did.
 func (c *Conn) io(ctx context.Context, f func() error) error {
 	deadline, _ := ctx.Deadline() // zero: none
-	if err := c.nc.SetDeadline(deadline); err != nil {
-		c.Close()
-		return err
+	err := c.nc.SetDeadline(deadline)
+	if err == nil {
+		stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(time.Unix(1, 0)) })
+		err = f()
+		stop()
 	}
-	stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(time.Unix(1, 0)) })
-	err := f()
-	stop()
 	if err == nil {
 		return nil
 	}
+	closed := c.closed.Load() // by Close, from another goroutine
 	c.Close()
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		return ctx.Err()
+	case closed:
+		return ErrClosed
 	}
 	return err
 }
