@@ -186,6 +186,11 @@ func (c *Cache) remember(key string, v []byte) {
 	}
 }
 
+// Loading is how many loads hold one of the MaxLoads slots now. Prefetch
+// takes its slot before it returns, so once Loading is 0 every load a
+// finished Get or Prefetch call started has ended.
+func (c *Cache) Loading() int { return len(c.loads) }
+
 // Prefetch starts loading key in the background unless it is cached or
 // already loading.
 func (c *Cache) Prefetch(key string, load Loader) {

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/strata-streaming/strata/internal/testwait"
 )
 
 // TestOneLoadForConcurrentMisses: many readers of a missing key share one
@@ -34,7 +36,9 @@ func TestOneLoadForConcurrentMisses(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(50 * time.Millisecond)
+	// Every reader has missed, so each has joined the load or will find
+	// its value: one that joins after it ends finds the key cached.
+	testwait.Until(t, 10*time.Second, func() bool { return misses.Load() == 10 }, "10 misses (%d)", misses.Load())
 	close(release)
 	wg.Wait()
 	if loads.Load() != 1 {
@@ -53,10 +57,9 @@ func TestCallerTimeoutStillWarms(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	done := make(chan struct{})
+	proceed := make(chan struct{})
 	slow := func(ctx context.Context) ([]byte, error) {
-		defer close(done)
-		time.Sleep(100 * time.Millisecond)
+		<-proceed // the load outlives its caller
 		return []byte("late"), nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
@@ -64,18 +67,11 @@ func TestCallerTimeoutStillWarms(t *testing.T) {
 	if _, err := c.Get(ctx, "k", slow); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Get with a short deadline: %v", err)
 	}
-	<-done
+	close(proceed)
+	testwait.Until(t, 10*time.Second, func() bool { return c.Loading() == 0 }, "the abandoned load to end")
 	never := func(context.Context) ([]byte, error) { return nil, errors.New("loaded twice") }
-	deadline := time.Now().Add(time.Second)
-	for {
-		v, err := c.Get(context.Background(), "k", never)
-		if err == nil && string(v) == "late" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("value never cached: %q, %v", v, err)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if v, err := c.Get(context.Background(), "k", never); err != nil || string(v) != "late" {
+		t.Fatalf("value not cached by the abandoned load: %q, %v", v, err)
 	}
 }
 
@@ -117,5 +113,29 @@ func TestSequentialScanHitsWhenFull(t *testing.T) {
 	}
 	if n := loads.Load(); n != 200 {
 		t.Errorf("%d loads for 200 chunks read four times each, want 200", n)
+	}
+}
+
+// TestLoadingCountsAPrefetchAtOnce: a Prefetch holds its load slot when it
+// returns, so a test (or a caller draining the cache) that sees Loading
+// at 0 knows every prefetch it started has ended.
+func TestLoadingCountsAPrefetchAtOnce(t *testing.T) {
+	c, err := New(1<<20, Options{ItemBytes: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	release := make(chan struct{})
+	c.Prefetch("k", func(context.Context) ([]byte, error) {
+		<-release
+		return []byte("v"), nil
+	})
+	if n := c.Loading(); n != 1 {
+		t.Fatalf("Loading right after Prefetch = %d, want 1", n)
+	}
+	close(release)
+	testwait.Until(t, 10*time.Second, func() bool { return c.Loading() == 0 }, "the prefetch to end (%d loading)", c.Loading())
+	if v, ok := c.lookup("k"); !ok || string(v) != "v" {
+		t.Fatalf("prefetched value: %q, %v", v, ok)
 	}
 }

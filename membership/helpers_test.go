@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/strata-streaming/strata/internal/testwait"
 )
 
 // waitTimeout bounds every wait in the cluster tests. Loopback timings
@@ -149,13 +151,7 @@ func (m *member) waitEvent(t *testing.T, what string, match func(Event) bool) Ev
 // waitFor polls cond until it holds or waitTimeout passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", waitTimeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Until(t, waitTimeout, cond, "%s", what)
 }
 
 func isEvent(t EventType, name string) func(Event) bool {

@@ -407,9 +407,9 @@ func TestLabelKeepsClustersApart(t *testing.T) {
 	a2 := c.startWith(same, 2)
 
 	waitFor(t, "the same-label member joins", func() bool { return len(a.Members()) == 2 && len(a2.Members()) == 2 })
-	// Give the other cluster's attempts time to fail, then check nothing
-	// merged.
-	time.Sleep(500 * time.Millisecond)
+	// Let the other cluster's member try, and fail, to join through the
+	// seed a few times, then check nothing merged.
+	waitFor(t, "three failed join attempts by the other cluster's member", func() bool { return b.joinFailures.Load() >= 3 })
 	for _, m := range []*member{a, a2} {
 		for _, seen := range m.Members() {
 			if seen.ID == 1 {
@@ -444,7 +444,8 @@ func TestStateSetWhileJoining(t *testing.T) {
 	addr := seed.Self().GossipAddr
 	for id := int32(1); id <= 24; id++ {
 		m := c.startWith(cfg(addr), id)
-		// Varied so that some announcements land inside the join.
+		// Part of the scenario, not synchronisation: varied pauses so
+		// that some announcements land inside the join.
 		time.Sleep(time.Duration(id%10) * 300 * time.Microsecond)
 		if err := m.SetState(context.Background(), StateActive); err != nil {
 			t.Fatalf("agent %d: SetState: %v", id, err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-streaming/strata/internal/testwait"
 	"github.com/strata-streaming/strata/tiering/objstore"
 )
 
@@ -257,20 +258,19 @@ func TestReadPrefetchesTheNextSegment(t *testing.T) {
 	if _, err := p.Read(ctx, 0, 1<<20, true); err != nil {
 		t.Fatal(err)
 	}
-	// Segment 0's chunk, then segments 1 and 2's, prefetched.
-	deadline := time.Now().Add(5 * time.Second)
-	for b.Calls(objstore.OpGetRange) < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the next segment's first chunk was not prefetched (%d ranged GETs)", b.Calls(objstore.OpGetRange))
-		}
-		time.Sleep(time.Millisecond)
+	// Segment 0's chunk, then segments 1 and 2's, prefetched. Every
+	// prefetch holds a load slot once Read returns.
+	testwait.Until(t, 10*time.Second, func() bool { return tr.chunks.Loading() == 0 }, "the prefetches to end")
+	if n := b.Calls(objstore.OpGetRange); n != 3 {
+		t.Fatalf("%d ranged GETs after reading the first segment, want 3 (its chunk and the next two segments' first)", n)
 	}
 	if _, err := p.Read(ctx, 10, 1<<20, true); err != nil {
 		t.Fatal(err)
 	}
 	// Segment 1's chunk came from the prefetch, and segment 2's is
-	// loaded already: no GET at all.
-	time.Sleep(50 * time.Millisecond)
+	// loaded already: no GET at all, now or from a prefetch this read
+	// started.
+	testwait.Until(t, 10*time.Second, func() bool { return tr.chunks.Loading() == 0 }, "the prefetches to end")
 	if n := b.Calls(objstore.OpGetRange); n != 3 {
 		t.Fatalf("%d ranged GETs after reading two of three segments, want 3 (all from the read-ahead)", n)
 	}

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/replica"
+	"github.com/strata-streaming/strata/internal/kafkawire"
 )
 
 // adminBackend is an in-memory Backend for the admin handler tests and the
@@ -858,14 +858,7 @@ func TestAdminHandlersEveryVersion(t *testing.T) {
 		for v := a.min; v <= a.max; v++ {
 			req := kmsg.RequestForKey(key)
 			req.SetVersion(v)
-			frame := kbin.AppendInt16(nil, key)
-			frame = kbin.AppendInt16(frame, v)
-			frame = kbin.AppendInt32(frame, 7)
-			frame = kbin.AppendNullableString(frame, strptr("test"))
-			if req.IsFlexible() {
-				frame = append(frame, 0)
-			}
-			frame = req.AppendTo(frame)
+			frame := kafkawire.AppendRequest(nil, req, 7, "test")[4:] // after the size
 			r, err := parseRequest(frame)
 			if err != nil {
 				t.Fatalf("key %d v%d: parse: %v", key, v, err)

@@ -13,7 +13,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/internal/kafkawire"
+	"github.com/strata-streaming/strata/internal/testwait"
 )
 
 func TestReadFrameBody(t *testing.T) {
@@ -58,16 +61,11 @@ func TestMaxConnections(t *testing.T) {
 	serve(t, srv, ln)
 	// apiVersions sends ApiVersions v0 on c and reports whether it was answered.
 	apiVersions := func(c net.Conn) bool {
-		req := kbin.AppendInt16(nil, 18)
-		req = kbin.AppendInt16(req, 0)
-		req = kbin.AppendInt32(req, 1)
-		req = kbin.AppendNullableString(req, nil)
 		c.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := c.Write(append(kbin.AppendInt32(nil, int32(len(req))), req...)); err != nil {
+		if _, err := c.Write(kafkawire.AppendRequest(nil, kmsg.NewPtrApiVersionsRequest(), 1, "")); err != nil {
 			return false
 		}
-		var size [4]byte
-		_, err := io.ReadFull(c, size[:])
+		_, err := kafkawire.ReadFrame(c, 1<<20)
 		return err == nil
 	}
 	dial := func() net.Conn {
@@ -89,13 +87,8 @@ func TestMaxConnections(t *testing.T) {
 		t.Fatalf("refused connections counted %v, want 1", got)
 	}
 	first.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for testutil.ToFloat64(srv.metrics.conns) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the closed connection was not released")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Until(t, 5*time.Second, func() bool { return testutil.ToFloat64(srv.metrics.conns) == 1 },
+		"the closed connection released")
 	if !apiVersions(dial()) {
 		t.Fatal("no connection served after one closed")
 	}

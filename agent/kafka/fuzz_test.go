@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"encoding/binary"
 	"io"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/internal/kafkawire"
 )
 
 // FuzzHandleRequest feeds arbitrary frames through the whole request path a
@@ -114,15 +114,7 @@ func seedRequests(f testing.TB) [][]byte {
 // encodeRequest writes the request header (v1, or v2 for flexible versions)
 // and body, as a client sends them after the size.
 func encodeRequest(r kmsg.Request) []byte {
-	b := binary.BigEndian.AppendUint16(nil, uint16(r.Key()))
-	b = binary.BigEndian.AppendUint16(b, uint16(r.GetVersion()))
-	b = binary.BigEndian.AppendUint32(b, 7) // correlation id
-	b = binary.BigEndian.AppendUint16(b, 4) // client id length
-	b = append(b, "fuzz"...)                // client id
-	if r.IsFlexible() {
-		b = append(b, 0) // no header tags (ApiVersions too: only its response header is v0)
-	}
-	return r.AppendTo(b)
+	return kafkawire.AppendRequest(nil, r, 7, "fuzz")[4:]
 }
 
 // TestFuzzSeedsReachHandlers keeps the fuzz seeds honest: each must decode

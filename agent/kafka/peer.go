@@ -9,13 +9,8 @@ package kafka
 // Kafka error code.
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,6 +18,7 @@ import (
 
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/replica"
+	"github.com/strata-streaming/strata/internal/kafkawire"
 )
 
 // Versions the follower sends; every agent serves them.
@@ -38,22 +34,20 @@ const maxPeerResponse = 256 << 20
 // PeerClient is a connection to another agent's Kafka listener.
 type PeerClient struct {
 	addr string
-	conn net.Conn
-	rd   *bufio.Reader
-	fmt  *kmsg.RequestFormatter
-	corr int32
-	buf  []byte
+	conn *kafkawire.Conn
 }
 
 // DialPeer connects to addr as agent self.
 func DialPeer(ctx context.Context, addr string, self int32) (*PeerClient, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	cfg := kafkawire.DefaultConfig()
+	cfg.ClientID = fmt.Sprintf("strata-replica-%d", self)
+	cfg.MaxResponseBytes = maxPeerResponse
+	cfg.ReadBufferBytes = 64 << 10
+	conn, err := kafkawire.Dial(ctx, addr, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &PeerClient{addr: addr, conn: conn, rd: bufio.NewReaderSize(conn, 64<<10),
-		fmt: kmsg.NewRequestFormatter(kmsg.FormatterClientID(fmt.Sprintf("strata-replica-%d", self)))}, nil
+	return &PeerClient{addr: addr, conn: conn}, nil
 }
 
 // Addr is the address the client is connected to.
@@ -66,73 +60,13 @@ func (c *PeerClient) Close() error { return c.conn.Close() }
 // closes the connection (the caller must dial again): a half-read response
 // would desynchronise the stream.
 func (c *PeerClient) request(ctx context.Context, req kmsg.Request, resp kmsg.Response) error {
-	c.corr++
-	c.buf = c.fmt.AppendRequest(c.buf[:0], req, c.corr)
-	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-	if _, err := c.conn.Write(c.buf); err != nil {
-		return c.fail(ctx, err)
-	}
-	var size [4]byte
-	if _, err := io.ReadFull(c.rd, size[:]); err != nil {
-		return c.fail(ctx, err)
-	}
-	n := int32(binary.BigEndian.Uint32(size[:]))
-	if n < 4 || n > maxPeerResponse {
-		c.conn.Close()
-		return fmt.Errorf("kafka: peer %s sent a %d-byte response frame", c.addr, n)
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(c.rd, body); err != nil {
-		return c.fail(ctx, err)
-	}
-	if corr := int32(binary.BigEndian.Uint32(body)); corr != c.corr {
-		c.conn.Close()
-		return fmt.Errorf("kafka: peer %s answered correlation id %d, want %d", c.addr, corr, c.corr)
-	}
-	body = body[4:]
-	if req.IsFlexible() {
-		var err error
-		if body, err = skipTags(body); err != nil {
-			c.conn.Close()
-			return fmt.Errorf("kafka: peer %s: response header: %w", c.addr, err)
+	if err := c.conn.DoInto(ctx, req, resp); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-	}
-	resp.SetVersion(req.GetVersion())
-	if err := resp.ReadFrom(body); err != nil {
-		c.conn.Close()
-		return fmt.Errorf("kafka: peer %s: decode %T: %w", c.addr, resp, err)
+		return fmt.Errorf("kafka: peer %s: %w", c.addr, err)
 	}
 	return nil
-}
-
-func (c *PeerClient) fail(ctx context.Context, err error) error {
-	c.conn.Close()
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return fmt.Errorf("kafka: peer %s: %w", c.addr, err)
-}
-
-// skipTags drops a flexible header's tagged fields.
-func skipTags(b []byte) ([]byte, error) {
-	n, k := binary.Uvarint(b)
-	if k <= 0 {
-		return nil, errors.New("bad tag count")
-	}
-	b = b[k:]
-	for range n {
-		if _, k = binary.Uvarint(b); k <= 0 {
-			return nil, errors.New("bad tag")
-		}
-		b = b[k:]
-		size, k := binary.Uvarint(b)
-		if k <= 0 || uint64(len(b)-k) < size {
-			return nil, errors.New("bad tag size")
-		}
-		b = b[k+int(size):]
-	}
-	return b, nil
 }
 
 // ReplicaFetch is one follower fetch of one partition.

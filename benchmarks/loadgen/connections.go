@@ -33,13 +33,9 @@ package loadgen
 // that drops idle clients is a finding, not something to retry around.
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -48,9 +44,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/internal/kafkawire"
 )
 
 const (
@@ -233,28 +230,27 @@ func (c *natsIdleConn) close()                        { c.nc.Close() }
 // and Metadata when it opens, then Metadata for its topic per request.
 // Requests are sent one at a time, by one goroutine.
 type kafkaIdleConn struct {
-	conn    net.Conn
-	r       *bufio.Reader
+	conn    *kafkawire.Conn
 	topic   string
 	timeout time.Duration
-	format  *kmsg.RequestFormatter
 	// metadataVersion is the highest Metadata version both kmsg and the
 	// server speak, as ApiVersions said.
 	metadataVersion int16
-	correlation     int32
-	out, in         []byte // reused request and answer buffers
 }
 
 // dialKafkaIdle connects to addr and makes the requests a client makes
 // when it connects: ApiVersions, then Metadata.
 func dialKafkaIdle(ctx context.Context, addr, topic string, timeout time.Duration) (_ *kafkaIdleConn, err error) {
-	d := net.Dialer{Timeout: timeout}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	cfg := kafkawire.DefaultConfig()
+	cfg.ClientID = idleClientID
+	cfg.MaxResponseBytes = maxIdleAnswerBytes
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	conn, err := kafkawire.Dial(dctx, addr, cfg)
+	cancel()
 	if err != nil {
 		return nil, err
 	}
-	c := &kafkaIdleConn{conn: conn, r: bufio.NewReaderSize(conn, 4<<10), topic: topic, timeout: timeout,
-		format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(idleClientID))}
+	c := &kafkaIdleConn{conn: conn, topic: topic, timeout: timeout}
 	defer func() {
 		if err != nil {
 			conn.Close()
@@ -310,49 +306,9 @@ func (c *kafkaIdleConn) request(ctx context.Context) error {
 // roundTrip writes req and reads its answer into resp, within the
 // connection's timeout (or ctx's deadline, if sooner).
 func (c *kafkaIdleConn) roundTrip(ctx context.Context, req kmsg.Request, resp kmsg.Response) error {
-	c.correlation++
-	c.out = c.format.AppendRequest(c.out[:0], req, c.correlation)
-	deadline := time.Now().Add(c.timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	if err := c.conn.SetDeadline(deadline); err != nil {
-		return err
-	}
-	if _, err := c.conn.Write(c.out); err != nil {
-		return err
-	}
-	var size [4]byte
-	if _, err := io.ReadFull(c.r, size[:]); err != nil {
-		return err
-	}
-	n := int32(binary.BigEndian.Uint32(size[:]))
-	if n < 4 || n > maxIdleAnswerBytes {
-		return fmt.Errorf("answer of %d bytes: want 4 to %d", n, maxIdleAnswerBytes)
-	}
-	if cap(c.in) < int(n) {
-		c.in = make([]byte, n)
-	}
-	body := c.in[:n]
-	if _, err := io.ReadFull(c.r, body); err != nil {
-		return err
-	}
-	if got := int32(binary.BigEndian.Uint32(body)); got != c.correlation {
-		return fmt.Errorf("answer to correlation id %d, want %d", got, c.correlation)
-	}
-	body = body[4:]
-	resp.SetVersion(req.GetVersion())
-	// Flexible answers carry tagged fields after the header, except
-	// ApiVersions, whose header stays v0 so that any client can read it.
-	if resp.IsFlexible() && resp.Key() != kmsg.ApiVersions.Int16() {
-		b := kbin.Reader{Src: body}
-		kmsg.SkipTags(&b)
-		if !b.Ok() {
-			return errors.New("answer header: tagged fields run past the answer")
-		}
-		body = b.Src
-	}
-	return resp.ReadFrom(body)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	return c.conn.DoInto(ctx, req, resp)
 }
 
 func (c *kafkaIdleConn) close() { c.conn.Close() }

@@ -9,14 +9,13 @@ package loadgen
 // way, what its timed read took from the store (StoreRead).
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/strata-streaming/strata/internal/metricstext"
 )
 
 // storeMetered is a target whose agents expose store request counters.
@@ -41,8 +40,7 @@ func storePuts(ctx context.Context, addrs []string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	puts, err := m.sum("strata_store_requests_total", `op="put"`)
-	return int64(puts), err
+	return int64(m.sum("strata_store_requests_total", "op", "put")), nil
 }
 
 // storeReads reads, summed over the agents, the counters a remote read of
@@ -53,23 +51,18 @@ func storeReads(ctx context.Context, addrs []string, topic string) (StoreRead, e
 	if err != nil {
 		return StoreRead{}, err
 	}
-	t := fmt.Sprintf("topic=%q", topic)
 	var r StoreRead
 	for _, c := range []struct {
 		into   *int64
 		name   string
 		labels []string
 	}{
-		{&r.Gets, "strata_store_topic_requests_total", []string{t, `op="GET"`}},
-		{&r.Bytes, "strata_store_topic_bytes_total", []string{t, `direction="read"`}},
-		{&r.CacheHits, "strata_tiering_cache_requests_total", []string{`result="hit"`}},
-		{&r.CacheMisses, "strata_tiering_cache_requests_total", []string{`result="miss"`}},
+		{&r.Gets, "strata_store_topic_requests_total", []string{"topic", topic, "op", "GET"}},
+		{&r.Bytes, "strata_store_topic_bytes_total", []string{"topic", topic, "direction", "read"}},
+		{&r.CacheHits, "strata_tiering_cache_requests_total", []string{"result", "hit"}},
+		{&r.CacheMisses, "strata_tiering_cache_requests_total", []string{"result", "miss"}},
 	} {
-		v, err := m.sum(c.name, c.labels...)
-		if err != nil {
-			return StoreRead{}, err
-		}
-		*c.into = int64(v)
+		*c.into = int64(m.sum(c.name, c.labels...))
 	}
 	return r, nil
 }
@@ -80,90 +73,34 @@ func (r StoreRead) since(before StoreRead) StoreRead {
 		CacheHits: r.CacheHits - before.CacheHits, CacheMisses: r.CacheMisses - before.CacheMisses}
 }
 
-// metricLines are the sample lines of Prometheus text exposition,
-// "name{label="value",...} value", from one or more agents.
-type metricLines []string
+// agentMetrics are the scrapes of one or more agents' /metrics.
+type agentMetrics []metricstext.Families
 
 // scrape reads GET /metrics of every agent at addrs.
-func scrape(ctx context.Context, addrs []string) (metricLines, error) {
-	var lines metricLines
-	for _, addr := range addrs {
-		l, err := scrapeOne(ctx, addr)
-		if err != nil {
-			return nil, err
-		}
-		lines = append(lines, l...)
-	}
-	return lines, nil
-}
-
-func scrapeOne(ctx context.Context, addr string) (metricLines, error) {
+func scrape(ctx context.Context, addrs []string) (agentMetrics, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("agent metrics: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("agent metrics: GET /metrics on %s: %s", addr, resp.Status)
-	}
-	var lines metricLines
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if line := sc.Text(); line != "" && !strings.HasPrefix(line, "#") {
-			lines = append(lines, line)
+	var m agentMetrics
+	for _, addr := range addrs {
+		fams, err := metricstext.Scrape(ctx, "http://"+addr+"/metrics")
+		if err != nil {
+			return nil, fmt.Errorf("agent metrics: %w", err)
 		}
+		m = append(m, fams)
 	}
-	return lines, sc.Err()
+	return m, nil
 }
 
-// sum adds the values of the samples of the named metric whose labels
-// include every one of labels (each written key="value"); 0 if there are
-// none, as for a counter not yet touched.
-func (m metricLines) sum(name string, labels ...string) (float64, error) {
+// sum adds, over the agents, the values of the samples of the named
+// metric whose labels include every pair in labels (key, value, ...); 0
+// if there are none, as for a counter not yet touched.
+func (m agentMetrics) sum(name string, labels ...string) float64 {
 	var total float64
-	for _, line := range m {
-		rest, ok := strings.CutPrefix(line, name)
-		if !ok || rest == "" || (rest[0] != '{' && rest[0] != ' ') {
-			continue // another metric whose name starts with name
-		}
-		set, value := "", rest
-		if rest[0] == '{' {
-			end := strings.LastIndexByte(rest, '}')
-			if end < 0 {
-				return 0, fmt.Errorf("agent metrics: %q: no closing brace", line)
-			}
-			set, value = rest[:end+1], rest[end+1:]
-		}
-		if !containsAll(set, labels) {
-			continue
-		}
-		f := strings.Fields(value)
-		if len(f) == 0 {
-			return 0, fmt.Errorf("agent metrics: %q: no value", line)
-		}
-		v, err := strconv.ParseFloat(f[0], 64)
-		if err != nil {
-			return 0, fmt.Errorf("agent metrics: %q: %w", line, err)
-		}
+	for _, fams := range m {
+		v, _ := fams.Value(name, labels...)
 		total += v
 	}
-	return total, nil
-}
-
-func containsAll(set string, labels []string) bool {
-	for _, l := range labels {
-		if !strings.Contains(set, l) {
-			return false
-		}
-	}
-	return true
+	return total
 }
 
 // settlePuts polls the PUT count every half second until it has not moved

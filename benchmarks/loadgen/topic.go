@@ -23,10 +23,11 @@ import (
 // ready.
 const topicPollInterval = 50 * time.Millisecond
 
-// newAdmin returns a client whose Metadata requests are never answered
+// NewAdmin returns a client whose Metadata requests are never answered
 // from kgo's cache, which it otherwise does for up to MetadataMinAge (5 s
-// by default): the polls below need fresh ones.
-func newAdmin(seeds []string) (*kgo.Client, *kadm.Client, error) {
+// by default): polls that wait for a topic or a move need fresh ones. The
+// caller closes the kgo.Client.
+func NewAdmin(seeds []string) (*kgo.Client, *kadm.Client, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(topicPollInterval))
 	if err != nil {
 		return nil, nil, err
@@ -38,7 +39,7 @@ func newAdmin(seeds []string) (*kgo.Client, *kadm.Client, error) {
 // leader and all its replicas in sync, so that the first records do not
 // time leader election or followers finding the topic.
 func createTopic(ctx context.Context, seeds []string, topic string, partitions, replicationFactor int, configs map[string]*string) error {
-	cl, adm, err := newAdmin(seeds)
+	cl, adm, err := NewAdmin(seeds)
 	if err != nil {
 		return err
 	}
@@ -66,7 +67,7 @@ func createTopic(ctx context.Context, seeds []string, topic string, partitions, 
 // deleteTopic deletes the topic, even when ctx has ended (an interrupted
 // run), within 30 s.
 func deleteTopic(ctx context.Context, seeds []string, topic string) error {
-	cl, adm, err := newAdmin(seeds)
+	cl, adm, err := NewAdmin(seeds)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ package rebalance
 // history, the tiering status, the placement and the agents' metrics.
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,32 +11,21 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/strata-streaming/strata/benchmarks/loadgen"
-	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/strata-streaming/strata/internal/metricstext"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // requestTimeout bounds each admin request and scrape.
 const requestTimeout = 10 * time.Second
 
-func newAdmin(seeds []string) (*kgo.Client, *kadm.Client, error) {
-	// kgo answers Metadata from its cache for MetadataMinAge; the polls
-	// need fresh answers.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(50*time.Millisecond))
-	if err != nil {
-		return nil, nil, err
-	}
-	return cl, kadm.NewClient(cl), nil
-}
-
 // createTopic creates the tiered topic and waits until every partition has
 // all its replicas in sync.
 func createTopic(ctx context.Context, seeds []string, topic string, cfg Config) error {
-	cl, adm, err := newAdmin(seeds)
+	cl, adm, err := loadgen.NewAdmin(seeds)
 	if err != nil {
 		return err
 	}
@@ -187,60 +175,21 @@ type metrics struct {
 	movesCompleted float64            // strata_reassignments_completed_total
 }
 
-// scrape reads the agent's /metrics (Prometheus text format).
+// scrape reads the agent's /metrics.
 func scrape(ctx context.Context, httpAddr string) (metrics, error) {
-	m := metrics{copied: map[string]float64{}}
-	err := get(ctx, "http://"+httpAddr+"/metrics", func(resp *http.Response) error {
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			name, labels, value, ok := parseSample(sc.Text())
-			switch {
-			case !ok:
-			case name == "strata_replica_copied_bytes_total":
-				m.copied[labelValue(labels, "topic")] += value
-			case name == "strata_reassignments_started_total":
-				m.movesStarted += value
-			case name == "strata_reassignments_completed_total":
-				m.movesCompleted += value
-			}
-		}
-		return sc.Err()
-	})
-	return m, err
-}
-
-// parseSample splits a sample line `name{labels} value` (labels optional);
-// ok is false for comments and lines it cannot read.
-func parseSample(line string) (name, labels string, value float64, ok bool) {
-	if line == "" || strings.HasPrefix(line, "#") {
-		return "", "", 0, false
-	}
-	i := strings.LastIndexByte(line, ' ')
-	if i < 0 {
-		return "", "", 0, false
-	}
-	v, err := strconv.ParseFloat(line[i+1:], 64)
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	fams, err := metricstext.Scrape(ctx, "http://"+httpAddr+"/metrics")
 	if err != nil {
-		return "", "", 0, false
+		return metrics{}, err
 	}
-	name = line[:i]
-	if j := strings.IndexByte(name, '{'); j >= 0 {
-		name, labels = name[:j], strings.TrimSuffix(name[j+1:], "}")
+	m := metrics{copied: map[string]float64{}}
+	for _, s := range fams.Samples("strata_replica_copied_bytes_total") {
+		m.copied[s.Labels["topic"]] += s.Value
 	}
-	return name, labels, v, true
-}
-
-// labelValue finds key="value" in a label list; values the agent writes
-// here (topic names) hold no quotes or commas.
-func labelValue(labels, key string) string {
-	for _, kv := range strings.Split(labels, ",") {
-		k, v, ok := strings.Cut(kv, "=")
-		if ok && k == key {
-			return strings.Trim(v, `"`)
-		}
-	}
-	return ""
+	m.movesStarted, _ = fams.Value("strata_reassignments_started_total")
+	m.movesCompleted, _ = fams.Value("strata_reassignments_completed_total")
+	return m, nil
 }
 
 func get(ctx context.Context, url string, read func(*http.Response) error) error {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-streaming/strata/benchmarks/loadgen"
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
@@ -165,7 +166,7 @@ func (p placement) step(newID int32, rf int) Step {
 // first seen balanced (of the last balanced stretch), how many replicas
 // newID then held, and the trace of what changed since start.
 func awaitBalanced(ctx context.Context, seed, topic string, newID int32, start time.Time, cfg Config) (time.Time, int, []Step, error) {
-	cl, adm, err := newAdmin([]string{seed})
+	cl, adm, err := loadgen.NewAdmin([]string{seed})
 	if err != nil {
 		return time.Time{}, 0, nil, err
 	}

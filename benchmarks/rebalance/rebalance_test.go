@@ -34,16 +34,6 @@ func TestBalanced(t *testing.T) {
 	}
 }
 
-func TestParseSample(t *testing.T) {
-	name, labels, v, ok := parseSample(`strata_replica_copied_bytes_total{topic="rebalance"} 1.048576e+06`)
-	if !ok || name != "strata_replica_copied_bytes_total" || labelValue(labels, "topic") != "rebalance" || v != 1<<20 {
-		t.Fatalf("parseSample = %q %q %v %v", name, labels, v, ok)
-	}
-	if _, _, _, ok := parseSample("# HELP x y"); ok {
-		t.Fatal("a comment parsed as a sample")
-	}
-}
-
 // TestSmoke joins a fourth agent to three holding a small tiered topic and
 // checks that it takes replicas and copies less than the history.
 func TestSmoke(t *testing.T) {

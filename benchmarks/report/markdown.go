@@ -78,20 +78,41 @@ func describe(s *Scenario) string {
 		what, loop, st.Acks, st.RecordBytes, st.Partitions, st.Producers, st.Replication, st.LingerMs, idle, length)
 }
 
+// column is a markdown table column: its title and its alignment cell.
+type column struct {
+	title, align string
+}
+
+// Alignment cells of a markdown table.
+const (
+	left  = "---"
+	right = "---:"
+)
+
+// writeHeader writes a markdown table's header row and alignment row.
+func writeHeader(b *strings.Builder, cols []column) {
+	b.WriteString("|")
+	for _, c := range cols {
+		b.WriteString(" " + c.title + " |")
+	}
+	b.WriteString("\n|")
+	for _, c := range cols {
+		b.WriteString(c.align + "|")
+	}
+	b.WriteString("\n")
+}
+
 // ScenarioTable is the markdown section of one scenario.
 func ScenarioTable(s *Scenario) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#### %s\n\n%s\n\n", s.Name, describe(s))
 	e2e := s.Mode == loadgen.ModeEndToEnd
-	b.WriteString("| system | runs | records/s (median) | range | MB/s | produce p50 / p99 / p99.9 (ms) |")
+	cols := []column{{"system", left}, {"runs", right}, {"records/s (median)", right}, {"range", left},
+		{"MB/s", right}, {"produce p50 / p99 / p99.9 (ms)", left}}
 	if e2e {
-		b.WriteString(" end-to-end p50 / p99 / p99.9 (ms) |")
+		cols = append(cols, column{"end-to-end p50 / p99 / p99.9 (ms)", left})
 	}
-	b.WriteString(" load (1 min) | errors |\n|---|---:|---:|---|---:|---|")
-	if e2e {
-		b.WriteString("---|")
-	}
-	b.WriteString("---|---:|\n")
+	writeHeader(&b, append(cols, column{"load (1 min)", left}, column{"errors", right}))
 	for _, sum := range s.Systems {
 		m := sum.Median
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s / %s / %s |", sum.System, len(sum.Runs), num(m.RecordsPerSec),
@@ -159,15 +180,11 @@ func ConnectionsNote(r *Results, s *Scenario) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nWith the %s idle connections against without them (`%s`, the same workload), medians:\n\n",
 		num(float64(s.Settings.Connections)), base.Name)
-	b.WriteString("| system | records/s without → with | produce p99 (ms) without → with |")
+	cols := []column{{"system", left}, {"records/s without → with", left}, {"produce p99 (ms) without → with", left}}
 	if e2e {
-		b.WriteString(" end-to-end p99 (ms) without → with |")
+		cols = append(cols, column{"end-to-end p99 (ms) without → with", left})
 	}
-	b.WriteString(" idle requests answered |\n|---|---|---|")
-	if e2e {
-		b.WriteString("---|")
-	}
-	b.WriteString("---:|\n")
+	writeHeader(&b, append(cols, column{"idle requests answered", right}))
 	for _, sum := range s.Systems {
 		was := base.System(sum.System)
 		if was == nil {

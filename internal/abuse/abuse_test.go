@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/internal/kafkawire"
 	"github.com/strata-streaming/strata/internal/testagent"
 )
 
@@ -499,7 +500,7 @@ func idleConnections(ctx context.Context, env *abuseEnv, ready func()) phaseResu
 			res.err = fmt.Errorf("idle connection %d: ApiVersions: %w", i, err)
 			break
 		}
-		if _, err := readFrame(c); err != nil {
+		if _, err := kafkawire.ReadFrame(c, 64<<20); err != nil {
 			res.err = fmt.Errorf("idle connection %d: ApiVersions answer: %w", i, err)
 			break
 		}

@@ -1,7 +1,6 @@
 package abuse
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/strata-streaming/strata/internal/metricstext"
 )
 
 // sample is one reading of the agent process: memory and open files from
@@ -63,52 +64,19 @@ func takeSample(pid int, httpAddr string) (sample, error) {
 		return s, err
 	}
 	s.fds = len(fds)
-	m, err := scrape(httpAddr)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := metricstext.Scrape(ctx, "http://"+httpAddr+"/metrics")
 	if err != nil {
 		return s, err
 	}
-	s.goroutines = int(m["go_goroutines"])
-	s.heapInuse = int64(m["go_memstats_heap_inuse_bytes"])
+	goroutines, _ := m.Value("go_goroutines")
+	heapInuse, _ := m.Value("go_memstats_heap_inuse_bytes")
+	s.goroutines, s.heapInuse = int(goroutines), int64(heapInuse)
 	if s.goroutines == 0 || s.rss == 0 {
 		return s, fmt.Errorf("sample of agent %d incomplete: %+v", pid, s)
 	}
 	return s, nil
-}
-
-// scrape returns the unlabelled samples of GET /metrics.
-func scrape(httpAddr string) (map[string]float64, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+httpAddr+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		io.Copy(io.Discard, resp.Body)
-		return nil, fmt.Errorf("GET /metrics: status %d", resp.StatusCode)
-	}
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") || strings.Contains(line, "{") {
-			continue
-		}
-		name, value, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		if v, err := strconv.ParseFloat(value, 64); err == nil {
-			out[name] = v
-		}
-	}
-	return out, sc.Err()
 }
 
 // mustSample is takeSample that fails t.

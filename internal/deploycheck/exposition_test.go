@@ -1,12 +1,13 @@
 package deploycheck
 
 import (
-	"bufio"
-	"fmt"
+	"context"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/strata-streaming/strata/internal/metricstext"
 )
 
 // family is one metric family of a Prometheus text exposition: its type
@@ -21,110 +22,43 @@ type families map[string]*family
 
 // scrape reads http://addr/metrics into fams.
 func (fams families) scrape(addr string) error {
-	resp, err := http.Get("http://" + addr + "/metrics")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := metricstext.Scrape(ctx, "http://"+addr+"/metrics")
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	return fams.parse(resp.Body)
+	fams.add(m)
+	return nil
 }
 
-// parse reads the text exposition format: "# TYPE name type" lines, and
-// samples `name{label="value",...} value [timestamp]`.
+// parse reads the text exposition format into fams.
 func (fams families) parse(r io.Reader) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
-			name, typ, _ := strings.Cut(rest, " ")
-			fams.get(name).typ = typ
-			continue
-		}
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		end := strings.IndexAny(line, "{ ")
-		if end <= 0 {
-			return fmt.Errorf("sample line %q", line)
-		}
-		f := fams.get(fams.familyOf(line[:end]))
-		if line[end] != '{' {
-			continue
-		}
-		labels, err := labelNames(line[end:])
-		if err != nil {
-			return fmt.Errorf("%q: %v", line, err)
-		}
-		for _, l := range labels {
-			// A histogram's le and a summary's quantile belong to
-			// _bucket series and quantile samples only; lookup adds le.
-			if l == "le" && f.typ == "histogram" || l == "quantile" && f.typ == "summary" {
-				continue
-			}
-			f.labels[l] = true
-		}
+	m, err := metricstext.Parse(r)
+	if err != nil {
+		return err
 	}
-	return sc.Err()
+	fams.add(m)
+	return nil
 }
 
-func (fams families) get(name string) *family {
-	f, ok := fams[name]
-	if !ok {
-		f = &family{labels: map[string]bool{}}
-		fams[name] = f
-	}
-	return f
-}
-
-// familyOf maps a sample name to its family: histograms and summaries
-// write name_bucket, name_sum and name_count under the TYPE of name.
-func (fams families) familyOf(sample string) string {
-	if _, ok := fams[sample]; ok {
-		return sample
-	}
-	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-		if base, ok := strings.CutSuffix(sample, suffix); ok {
-			if f, ok := fams[base]; ok && (f.typ == "histogram" || f.typ == "summary") {
-				return base
+// add merges a scrape's families and label names into fams. A
+// histogram's le and a summary's quantile are not labels of the family
+// (the parser keeps them apart); lookup adds le to _bucket series.
+func (fams families) add(m metricstext.Families) {
+	for name, mf := range m {
+		f, ok := fams[name]
+		if !ok {
+			f = &family{labels: map[string]bool{}}
+			fams[name] = f
+		}
+		f.typ = strings.ToLower(mf.GetType().String())
+		for _, metric := range mf.GetMetric() {
+			for _, l := range metric.GetLabel() {
+				f.labels[l.GetName()] = true
 			}
 		}
 	}
-	return sample
-}
-
-// labelNames returns the names in `{a="x",b="y\"z"}`.
-func labelNames(s string) ([]string, error) {
-	var names []string
-	i := 1
-	for i < len(s) && s[i] != '}' {
-		eq := strings.IndexByte(s[i:], '=')
-		if eq < 0 || i+eq+1 >= len(s) || s[i+eq+1] != '"' {
-			return nil, fmt.Errorf("label at %d", i)
-		}
-		names = append(names, strings.TrimSpace(s[i:i+eq]))
-		j := i + eq + 2
-		for j < len(s) && s[j] != '"' {
-			if s[j] == '\\' {
-				j++
-			}
-			j++
-		}
-		if j >= len(s) {
-			return nil, fmt.Errorf("unterminated value at %d", i)
-		}
-		i = j + 1
-		if i < len(s) && s[i] == ',' {
-			i++
-		}
-	}
-	if i >= len(s) {
-		return nil, fmt.Errorf("no closing brace")
-	}
-	return names, nil
 }
 
 // lookup returns the label names a selector of metric may use: its

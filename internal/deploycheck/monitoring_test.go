@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/strata-streaming/strata/internal/metricstext"
 	"github.com/strata-streaming/strata/internal/testagent"
 )
 
@@ -427,7 +426,7 @@ func exerciseCluster(t *testing.T) (families, *testagent.Agent) {
 	// it coordinates) must be read before it stops.
 	waitFor(t, "the committed offset to show on the group's coordinator", func() string {
 		for _, a := range agents {
-			if sampleValue(t, a, `strata_group_committed_offset{group="ops-readers",partition="0",topic="ops"}`) == records {
+			if sampleValue(t, a, "strata_group_committed_offset", "group", "ops-readers", "partition", "0", "topic", "ops") == records {
 				return ""
 			}
 		}
@@ -439,7 +438,7 @@ func exerciseCluster(t *testing.T) (families, *testagent.Agent) {
 	}
 	follower.Kill()
 	waitFor(t, "the leader to shrink the ISR", func() string {
-		if sampleValue(t, leader, `strata_isr_changes_total{op="shrink"}`) < 1 {
+		if sampleValue(t, leader, "strata_isr_changes_total", "op", "shrink") < 1 {
 			return "no ISR shrink yet"
 		}
 		return ""
@@ -490,7 +489,7 @@ func failUploads(ctx context.Context, t *testing.T, cl *kgo.Client, leader *test
 	}
 	defer restore()
 	for batch := 0; ; batch++ {
-		if sampleValue(t, leader, `strata_tiering_upload_failures_total{topic="`+topic+`"}`) >= 1 {
+		if sampleValue(t, leader, "strata_tiering_upload_failures_total", "topic", topic) >= 1 {
 			return
 		}
 		if batch >= 100 {
@@ -506,27 +505,18 @@ func failUploads(ctx context.Context, t *testing.T, cl *kgo.Client, leader *test
 	}
 }
 
-// sampleValue returns the value of one sample, written as the exposition
-// writes it (labels sorted by name), from agent a's /metrics; -1 if absent.
-func sampleValue(t *testing.T, a *testagent.Agent, sample string) float64 {
+// sampleValue returns the value of the series of name with exactly the
+// given labels (key, value, ...) from agent a's /metrics; -1 if absent.
+func sampleValue(t *testing.T, a *testagent.Agent, name string, labels ...string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + a.HTTPAddr() + "/metrics")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := metricstext.Scrape(ctx, "http://"+a.HTTPAddr()+"/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if value, ok := strings.CutPrefix(line, sample+" "); ok {
-			v, err := strconv.ParseFloat(value, 64)
-			if err != nil {
-				t.Fatalf("%s: %v", line, err)
-			}
-			return v
-		}
+	if v, ok := m.Series(name, labels...); ok {
+		return v
 	}
 	return -1
 }

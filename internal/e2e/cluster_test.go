@@ -1,12 +1,9 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/strata-streaming/strata/internal/metricstext"
 	"github.com/strata-streaming/strata/internal/miniotest"
 	"github.com/strata-streaming/strata/internal/testagent"
 )
@@ -474,10 +472,10 @@ func TestClusterISRFollowerPaused(t *testing.T) {
 	if v := metricValue(t, c.agents[leader].HTTPAddr(), "strata_under_replicated_partitions"); v != 0 {
 		t.Errorf("strata_under_replicated_partitions = %v with a full ISR, want 0", v)
 	}
-	if v := metricValue(t, c.agents[leader].HTTPAddr(), `strata_isr_changes_total{op="shrink"}`); v < 1 {
+	if v := metricValue(t, c.agents[leader].HTTPAddr(), "strata_isr_changes_total", "op", "shrink"); v < 1 {
 		t.Errorf("no ISR shrink counted")
 	}
-	if v := metricValue(t, c.agents[leader].HTTPAddr(), `strata_isr_changes_total{op="expand"}`); v < 1 {
+	if v := metricValue(t, c.agents[leader].HTTPAddr(), "strata_isr_changes_total", "op", "expand"); v < 1 {
 		t.Errorf("no ISR expand counted")
 	}
 	if err := produce("full-again"); err != nil {
@@ -493,26 +491,16 @@ func TestClusterISRFollowerPaused(t *testing.T) {
 	}
 }
 
-// metricValue scrapes one sample (name with its labels, as exposed) from
-// an agent's /metrics; -1 when absent.
-func metricValue(t *testing.T, httpAddr, sample string) float64 {
+// metricValue reads the series of name with exactly the given labels
+// (key, value, ...) from an agent's /metrics; -1 when absent.
+func metricValue(t *testing.T, httpAddr, name string, labels ...string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + httpAddr + "/metrics")
+	m, err := metricstext.Scrape(ctxT(t, opTimeout), "http://"+httpAddr+"/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
-		if ok && name == sample {
-			v, err := strconv.ParseFloat(value, 64)
-			if err != nil {
-				t.Fatalf("metric %s: %v", sample, err)
-			}
-			return v
-		}
+	if v, ok := m.Series(name, labels...); ok {
+		return v
 	}
 	return -1
 }

@@ -1,27 +1,27 @@
 package e2e
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"hash/crc32"
-	"io"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/internal/kafkawire"
 )
 
-// This file is a minimal Kafka wire client for tests that must control the
-// exact bytes: request versions, a corrupted batch, or no request at all.
+// Helpers for tests that must control the exact bytes: request versions
+// (over kafkawire), a corrupted batch, or no request at all.
 
 // rawMaxResponse bounds a response frame read by rawConn.
 const rawMaxResponse = 64 << 20
 
 type rawConn struct {
-	c        net.Conn
-	corr     int32
+	c        *kafkawire.Conn
 	versions map[int16]int16 // api key -> max version the agent serves
 }
 
@@ -29,7 +29,9 @@ type rawConn struct {
 // whose header every broker accepts).
 func dialRaw(t *testing.T, addr string) *rawConn {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	cfg := kafkawire.DefaultConfig()
+	cfg.ClientID, cfg.MaxResponseBytes = "strata-e2e-raw", rawMaxResponse
+	c, err := kafkawire.Dial(ctxT(t, 5*time.Second), addr, cfg)
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
@@ -68,66 +70,9 @@ func (rc *rawConn) version(t *testing.T, key, least, limit int16) int16 {
 
 // roundTrip sends req at its set version and decodes the response.
 func (rc *rawConn) roundTrip(req kmsg.Request) (kmsg.Response, error) {
-	rc.corr++
-	buf := make([]byte, 4, 256)
-	buf = binary.BigEndian.AppendUint16(buf, uint16(req.Key()))
-	buf = binary.BigEndian.AppendUint16(buf, uint16(req.GetVersion()))
-	buf = binary.BigEndian.AppendUint32(buf, uint32(rc.corr))
-	const clientID = "strata-e2e-raw"
-	buf = binary.BigEndian.AppendUint16(buf, uint16(len(clientID)))
-	buf = append(buf, clientID...)
-	if req.IsFlexible() {
-		buf = append(buf, 0) // no tagged fields in the request header
-	}
-	buf = req.AppendTo(buf)
-	binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
-	if err := rc.c.SetDeadline(time.Now().Add(opTimeout)); err != nil {
-		return nil, err
-	}
-	if _, err := rc.c.Write(buf); err != nil {
-		return nil, fmt.Errorf("write: %w", err)
-	}
-	body, err := rc.readFrame()
-	if err != nil {
-		return nil, err
-	}
-	if len(body) < 4 {
-		return nil, fmt.Errorf("response of %d bytes", len(body))
-	}
-	if corr := int32(binary.BigEndian.Uint32(body)); corr != rc.corr {
-		return nil, fmt.Errorf("correlation id %d, want %d", corr, rc.corr)
-	}
-	body = body[4:]
-	// Flexible responses carry header tags, except ApiVersions (key 18),
-	// whose response header is always v0.
-	if req.IsFlexible() && req.Key() != 18 {
-		n, m := binary.Uvarint(body)
-		if m <= 0 || n != 0 {
-			return nil, fmt.Errorf("response header tags: count %d (%d bytes)", n, m)
-		}
-		body = body[m:]
-	}
-	resp := req.ResponseKind()
-	if err := resp.ReadFrom(body); err != nil {
-		return nil, fmt.Errorf("decode %T: %w", resp, err)
-	}
-	return resp, nil
-}
-
-func (rc *rawConn) readFrame() ([]byte, error) {
-	var size [4]byte
-	if _, err := io.ReadFull(rc.c, size[:]); err != nil {
-		return nil, fmt.Errorf("read size: %w", err)
-	}
-	n := binary.BigEndian.Uint32(size[:])
-	if n > rawMaxResponse {
-		return nil, fmt.Errorf("response frame of %d bytes", n)
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(rc.c, body); err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
-	}
-	return body, nil
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	return rc.c.Do(ctx, req)
 }
 
 // closeTimeout bounds how long a broken connection may stay open.

@@ -20,6 +20,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/strata-streaming/strata/internal/miniotest"
+	"github.com/strata-streaming/strata/internal/testwait"
 	"github.com/strata-streaming/strata/tiering/objstore"
 	"github.com/strata-streaming/strata/tiering/objstore/objstoretest"
 )
@@ -495,17 +496,15 @@ func TestS3MissingBucketIsNotNotFound(t *testing.T) {
 	// For a moment after RemoveBucket returns, a loaded MinIO can still
 	// answer GetObject with NoSuchKey rather than NoSuchBucket; wait
 	// (bounded) for the bucket to be gone.
-	deadline := time.Now().Add(10 * time.Second)
 	var err error
-	for polls := 1; ; polls++ {
+	polls := 0
+	testwait.Poll(10*time.Second, func() bool {
+		polls++
 		_, _, err = b.Get(ctx, "cluster.json")
-		if !objstore.IsNotFound(err) || time.Now().After(deadline) {
-			if polls > 1 {
-				t.Logf("MinIO answered NoSuchKey %d times after the bucket was removed", polls-1)
-			}
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+		return !objstore.IsNotFound(err)
+	})
+	if polls > 1 {
+		t.Logf("MinIO answered NoSuchKey %d times after the bucket was removed", polls-1)
 	}
 	if err == nil || objstore.IsNotFound(err) || !strings.Contains(err.Error(), bucket) {
 		t.Fatalf("Get from a deleted bucket: %v, want an error naming the bucket that is not ErrNotFound", err)
