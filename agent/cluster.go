@@ -1,6 +1,6 @@
 package agent
 
-// Membership wiring (DESIGN.md §8): the agent gossips its id, Kafka and
+// Membership wiring (docs/design.md §8): the agent gossips its id, Kafka and
 // HTTP addresses, rack and state, and lists the live agents it hears of in
 // Metadata and DescribeCluster. New topics place their replicas on the
 // live agents (agent/placement); replication is agent/partition's, and

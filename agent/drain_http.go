@@ -1,6 +1,6 @@
 package agent
 
-// The drain endpoint (DESIGN.md §8); the drain itself is the controller's
+// The drain endpoint (docs/design.md §8); the drain itself is the controller's
 // (agent/control, drain.go).
 
 import (

@@ -1,6 +1,6 @@
 package agent
 
-// Topics changed by other agents (DESIGN.md §8: gossip is a hint, the
+// Topics changed by other agents (docs/design.md §8: gossip is a hint, the
 // store is the truth). An agent that creates, deletes or changes a topic
 // broadcasts "topics changed"; every agent then re-reads the topics from
 // the store, and does so anyway every --reconcile-interval, which repairs

@@ -1,6 +1,6 @@
 package agent
 
-// Tiering wiring (DESIGN.md §7): one tiering.Tierer per agent uploads the
+// Tiering wiring (docs/design.md §7): one tiering.Tierer per agent uploads the
 // sealed segments of every partition with remote.storage.enable and serves
 // reads below the local logs; retention applies to the bucket too, and an
 // orphan janitor runs with it.

@@ -1,5 +1,5 @@
 // Package cache keeps chunks of remote segment objects in memory
-// (DESIGN.md §7), in a ristretto cache bounded in bytes. Concurrent misses
+// (docs/design.md §7), in a ristretto cache bounded in bytes. Concurrent misses
 // on one key make one load; a load runs detached from the caller that
 // started it (a fetch that stops waiting still warms the cache for the
 // next); Prefetch loads ahead for sequential readers.

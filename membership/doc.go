@@ -1,6 +1,6 @@
 // Package membership tells each agent which other agents are alive, where
 // they listen and what state they are in, by gossip (hashicorp/memberlist,
-// SWIM); see DESIGN.md §8. It also carries small broadcasts, "object X is
+// SWIM); see docs/design.md §8. It also carries small broadcasts, "object X is
 // now at version V": gossip is a hint and the store is the truth, so a
 // receiver re-reads the object and a periodic reconcile repairs whatever a
 // broadcast missed.

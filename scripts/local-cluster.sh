@@ -41,7 +41,7 @@ region=us-east-1
 minio_user=strata
 minio_password=strata-secret
 
-# The MinIO version scripts/test.sh installs (DESIGN.md §4's).
+# The MinIO version scripts/test.sh installs (docs/design.md §4's).
 MINIO_MODULE=github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
 
 # Bounded waits, in seconds.

@@ -29,7 +29,7 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 # A real MinIO server for the object-store tests (internal/miniotest runs
-# it; those tests fail without it). The version is DESIGN.md §4's. On a
+# it; those tests fail without it). The version is docs/design.md §4's. On a
 # machine with an empty module cache the install takes about four minutes.
 # GOBIN is pinned to where the tests look, $(go env GOPATH)/bin.
 MINIO_MODULE=github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c

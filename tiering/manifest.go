@@ -1,6 +1,6 @@
 package tiering
 
-// The manifest of a partition lists its uploaded segments (DESIGN.md §5,
+// The manifest of a partition lists its uploaded segments (docs/design.md §5,
 // §7). It is a head object, changed only by CAS, plus immutable pages:
 //
 //	<partition>/manifest/head.json               start offset, leader epoch, page refs, the newest entries

@@ -3,7 +3,7 @@ package tiering
 // Remote reads: an offset below the local log is found in the manifest,
 // its position in the segment's uploaded offset index, and its bytes in
 // fixed-size chunks of the .log object, each fetched by one ranged GET
-// through the cache (DESIGN.md §7). A reader moving through a segment gets
+// through the cache (docs/design.md §7). A reader moving through a segment gets
 // the next chunk prefetched.
 
 import (

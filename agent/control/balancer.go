@@ -1,6 +1,6 @@
 package control
 
-// The balancer (DESIGN.md §8): one agent at a time, the holder of the
+// The balancer (docs/design.md §8): one agent at a time, the holder of the
 // "balancer" lease in the store, computes target replica sets with
 // placement.Place once membership has been stable for --rebalance-settle,
 // and writes them as reassignments (reassign.go), at most

@@ -1,5 +1,5 @@
 // Package control is one agent's part of the cluster control plane
-// (DESIGN.md §6 "Election", §8): partition states move only by CAS of
+// (docs/design.md §6 "Election", §8): partition states move only by CAS of
 // their state.json in the store, and every agent runs
 //
 //   - the replication loop: it re-reads announced (and, every reconcile

@@ -1,6 +1,6 @@
 package control
 
-// Drain (DESIGN.md §8): the agent announces itself as draining, hands the
+// Drain (docs/design.md §8): the agent announces itself as draining, hands the
 // leadership of each partition it leads to another in-sync replica, and
 // waits while the balancer moves its replicas to the active agents (a
 // draining agent is not active, so placement takes every replica off it;

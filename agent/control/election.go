@@ -1,6 +1,6 @@
 package control
 
-// Elections (DESIGN.md §6 "Election"): state.json is changed only by CAS,
+// Elections (docs/design.md §6 "Election"): state.json is changed only by CAS,
 // so of agents electing at once one wins and the others re-read. The
 // replication loop (states.go) elects a leader for each local partition
 // whose leader is gone; a restarted leader takes over in a new epoch; a

@@ -1,6 +1,6 @@
 package control
 
-// Reassignments (DESIGN.md §8): a partition's state.json carries a target
+// Reassignments (docs/design.md §8): a partition's state.json carries a target
 // replica set; the new replicas join at once and copy the leader's local
 // tail (older records are in the bucket), and the leader completes the move
 // once every target replica is in sync. Kafka's AlterPartitionReassignments,

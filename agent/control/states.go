@@ -1,6 +1,6 @@
 package control
 
-// The replication loop and the partition states it re-reads (DESIGN.md §6,
+// The replication loop and the partition states it re-reads (docs/design.md §6,
 // §8): a writer of a state broadcasts "state of partition X changed", the
 // receivers queue a re-read, and the loop re-reads the queued states (all
 // of them every --reconcile-interval), applies them, elects leaders,

@@ -1,4 +1,4 @@
-// Package group is the consumer-group coordinator (DESIGN.md §9): the
+// Package group is the consumer-group coordinator (docs/design.md §9): the
 // classic group protocol (classic.go, members.go), KIP-848 groups with
 // server-side assignment (consumer.go, reconcile.go, assign.go) and
 // committed offsets

@@ -5,7 +5,7 @@ package kafka
 // Each partition's target replicas are written into its state; the new
 // replicas start copying the leader's local tail at once (older records are
 // in the bucket), and the leader completes the move when all of them are in
-// sync (DESIGN.md §8). A null replica list cancels a move in progress
+// sync (docs/design.md §8). A null replica list cancels a move in progress
 // (NO_REASSIGNMENT_IN_PROGRESS when there is none); cancelling drops the
 // replicas the move added. Target agents must be live
 // (INVALID_REPLICA_ASSIGNMENT names the others). Version 1 (KIP-860's

@@ -132,7 +132,7 @@ type Partition interface {
 	// this replica leads, then answers where the largest epoch at or below
 	// epoch ends in the log.
 	OffsetForLeaderEpoch(currentEpoch, epoch int32) (int32, int64, error)
-	// ReplicaRead serves a follower's fetch (DESIGN.md §6): the epoch
+	// ReplicaRead serves a follower's fetch (docs/design.md §6): the epoch
 	// fence, records up to the log end, and the fetch recorded towards the
 	// HW and the ISR.
 	ReplicaRead(replicaID, currentEpoch int32, offset int64, maxBytes int) (ReplicaReadResult, error)

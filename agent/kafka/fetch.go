@@ -8,7 +8,7 @@ package kafka
 // records, a new HW or log start, or an error; epoch -1 is a sessionless
 // full fetch. Sessions are keyed by topic id from v13 on. The cache holds
 // Config.FetchSessionCacheSlots sessions with Kafka's eviction rules; with
-// 0 slots every answer carries session id 0. Followers (DESIGN.md §6)
+// 0 slots every answer carries session id 0. Followers (docs/design.md §6)
 // fetch one partition per request with epoch -1, so they hold no sessions;
 // a fetcher with a replica id that does ask for one gets a privileged
 // session, as Kafka's followers do. A long poll reads every partition of
@@ -29,7 +29,7 @@ package kafka
 // later, then the partition answers empty while the read goes on and warms
 // the cache (Kafka's remote.fetch.max.wait.ms).
 //
-// A fetch with a replica id (>= 0) is a follower's (DESIGN.md §6): it reads
+// A fetch with a replica id (>= 0) is a follower's (docs/design.md §6): it reads
 // the local log up to its end rather than the HW, refuses offsets below the
 // local log start with OFFSET_MOVED_TO_TIERED_STORAGE (the follower copies
 // only the local tail; older records are in the bucket), and each read

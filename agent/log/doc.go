@@ -5,7 +5,7 @@
 //
 // # Files
 //
-// One directory per partition (DESIGN.md §5):
+// One directory per partition (docs/design.md §5):
 //
 //	00000000000000000000.log        batches exactly as Kafka stores them
 //	00000000000000000000.index      relative offset u32 -> position u32   (index.go)

@@ -1,6 +1,6 @@
 package log
 
-// What tiering (DESIGN.md §7) needs of a partition log: the sealed segments
+// What tiering (docs/design.md §7) needs of a partition log: the sealed segments
 // to upload, a pinned view of one of them, the remote end that gates local
 // deletion, and a restart at an offset for a partition restored from the
 // bucket. The log knows nothing of buckets; the tiering package drives it.

@@ -1,5 +1,5 @@
 // Package metadata keeps Strata's cluster metadata as JSON objects in the
-// store (DESIGN.md §5 "Store layout", "CAS") and owns the table of topic
+// store (docs/design.md §5 "Store layout", "CAS") and owns the table of topic
 // configurations Strata acts on.
 //
 // # Objects

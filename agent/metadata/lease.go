@@ -9,7 +9,7 @@ import (
 )
 
 // A lease names the one agent that does a cluster-wide job (the balancer,
-// DESIGN.md §8) until it expires. It is taken and renewed by CAS, so two
+// docs/design.md §8) until it expires. It is taken and renewed by CAS, so two
 // agents never both hold it; one that stops renewing loses it after its
 // term, and the next holder continues from the states in the store.
 type Lease struct {

@@ -18,7 +18,7 @@ type PartitionState struct {
 	ISR         []int32
 	StateEpoch  int32
 	// Target, when set, is the replica set a reassignment moves the
-	// partition to (DESIGN.md §8), in preferred-leader order; the leader
+	// partition to (docs/design.md §8), in preferred-leader order; the leader
 	// completes the move once every target replica is in the ISR, and
 	// clears it. While it runs, Replicas holds the old replicas plus
 	// Adding, the target replicas that were not replicas before (Kafka's

@@ -1,4 +1,4 @@
-// Package partition is one local replica of a partition (DESIGN.md §6):
+// Package partition is one local replica of a partition (docs/design.md §6):
 // its log, the state.json it last applied, the replica state machine
 // (agent/replica) that decides from both what it serves, the follower's
 // fetcher, the ISR writer, and its tiering state. It implements

@@ -2,7 +2,7 @@ package partition
 
 // The follower's fetcher: one goroutine per local replica, alive as long
 // as the partition, carrying out the machine's FollowerAction one at a
-// time (DESIGN.md §6). Actions that touch the log (truncate, restart,
+// time (docs/design.md §6). Actions that touch the log (truncate, restart,
 // append fetched records) are done under the partition's write lock and
 // only while the action is still the current one, so a fetcher racing a
 // leadership change never cuts or extends the log for a superseded epoch.

@@ -1,6 +1,6 @@
 package partition
 
-// A partition's replication (DESIGN.md §6): the replica state machine
+// A partition's replication (docs/design.md §6): the replica state machine
 // decides, the partition does the I/O. Every machine call is made under
 // p.mu's write lock (reads of the machine under the read lock); the store
 // writes it asks for (ISR changes) run outside the lock, in the ISR writer

@@ -1,6 +1,6 @@
 package placement
 
-// Placement (DESIGN.md §8): a pure, deterministic function from the active
+// Placement (docs/design.md §8): a pure, deterministic function from the active
 // agents and the current replica sets to target replica sets that
 //
 //   - put no replica on an agent that is not active (draining, gone),

@@ -3,7 +3,7 @@
 // acks=all append is committed, which requests carry a stale leader epoch,
 // and what a follower does to line its log up with a new leader. It
 // follows Apache Kafka's Partition, Replica and AbstractFetcherThread
-// (DESIGN.md §6); the doc comment of each method names the rule it takes
+// (docs/design.md §6); the doc comment of each method names the rule it takes
 // and says where it differs.
 //
 // It has no goroutines, timers, files, network or store. Time comes in as

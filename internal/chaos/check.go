@@ -86,7 +86,7 @@ type History struct {
 }
 
 // Names of the checks. A violation of any of them fails the run, except
-// the warnings and the acks=1 counts (a weaker promise, DESIGN.md §11).
+// the warnings and the acks=1 counts (a weaker promise, docs/design.md §11).
 const (
 	CheckAckedLost      = "acked-lost"             // an acknowledged acks=all record is not in the log
 	CheckAckedMisplaced = "acked-misplaced"        // another record is at its acknowledged offset

@@ -1,4 +1,4 @@
-// Package chaos proves DESIGN.md §11 under faults (issue 8): it starts
+// Package chaos proves docs/design.md §11 under faults (issue 8): it starts
 // agents as processes (internal/testagent) on a shared store, runs a
 // workload that records everything the cluster acknowledged, injects
 // faults on a seeded schedule, heals, and checks that nothing

@@ -35,7 +35,7 @@ import (
 )
 
 // InstallCommand installs the MinIO server this package runs: the version
-// DESIGN.md §4 names. It takes a few minutes on a machine with an empty
+// docs/design.md §4 names. It takes a few minutes on a machine with an empty
 // module cache.
 const InstallCommand = "go install github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c"
 

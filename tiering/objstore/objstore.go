@@ -7,7 +7,7 @@
 // fault injection) is added by wrapping a Bucket, never inside a backend.
 //
 // Conditional writes are what make the bucket usable as the source of truth
-// for cluster metadata (DESIGN.md §5 "CAS"):
+// for cluster metadata (docs/design.md §5 "CAS"):
 //
 //	PutOptions{IfAbsent: true}     create-once; fails with ErrPreconditionFailed if the key exists
 //	PutOptions{IfMatch: etag}      replace only if the current ETag is etag

@@ -39,7 +39,7 @@ import (
 // retried conditional write can report a write that did happen as
 // ErrPreconditionFailed (the first attempt won, its answer was lost, and
 // the retry meets the new object): callers re-read and decide again, which
-// the CAS protocol (DESIGN.md §5) does anyway. For the same reason, a
+// the CAS protocol (docs/design.md §5) does anyway. For the same reason, a
 // conditional write whose every attempt ended without an answer (a reset
 // connection) is decided by reading the key: if the condition does not
 // hold now, the error is ErrPreconditionFailed.
