@@ -356,10 +356,18 @@ func (a *Agent) Run(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		a.logger.Info("agent stopping")
-		if a.cfg.DrainTimeout > 0 {
+		switch {
+		case a.cfg.DrainTimeout <= 0:
+		case a.alone():
+			// Nothing to drain to: announcing a drain would only say
+			// something that does not happen.
+			a.logger.Info("no other agent to drain to; stopping with the replicas here",
+				"replicas", len(a.localPartitions()))
+			a.ctl.UploadSoleCopies()
+		default:
 			dctx, cancel := context.WithTimeout(context.Background(), a.cfg.DrainTimeout)
 			if err := a.ctl.Drain(dctx); err != nil {
-				a.logDrainEnd(err)
+				a.logger.Warn("drain before stopping ended early", "err", err)
 				a.ctl.UploadSoleCopies()
 			}
 			cancel()

@@ -5,14 +5,11 @@ package agent
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/strata-streaming/strata/agent/control"
 )
 
 // drainHandler serves /v1/drain:
@@ -100,22 +97,11 @@ func writeDrainJSON(w http.ResponseWriter, status int, v map[string]any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-// logDrainEnd logs why the drain before stopping ended early: at info for
-// a lone agent, which had nowhere to drain to and stops as it would
-// without a drain, and as a warning otherwise (the other agents are all
-// draining or joining, or time ran out), when replicas stay that others
-// were meant to take.
-func (a *Agent) logDrainEnd(err error) {
-	if errors.Is(err, control.ErrNoDrainTarget) && a.alone() {
-		a.logger.Info("no other agent to drain to; stopping with the replicas here",
-			"replicas", len(a.localPartitions()))
-		return
-	}
-	a.logger.Warn("drain before stopping ended early", "err", err)
-}
-
 // alone reports whether gossip shows no live agent but this one.
 func (a *Agent) alone() bool {
+	if a.members == nil {
+		return true
+	}
 	for _, m := range a.members.Members() {
 		if m.ID != a.id {
 			return false
