@@ -258,7 +258,7 @@ func (p *adminPartition) DeleteRecordsBefore(ctx context.Context, offset int64) 
 }
 
 // adminServer returns a server around b; handlers are called directly.
-func adminServer(b *adminBackend) *Server { return New(DefaultConfig(), b, nil, nil) }
+func adminServer(b *adminBackend) *Server { return New(DefaultConfig(), BackendsOf(b), nil, nil) }
 
 func code(t *testing.T, what string, got int16, want *kerr.Error) {
 	t.Helper()

@@ -26,7 +26,7 @@ func FuzzHandleRequest(f *testing.F) {
 	b.addTopic("t", nil, &adminPartition{index: 0, leader: 1, hw: 5, leo: 5, epochs: [][2]int64{{0, 0}}})
 	cfg := DefaultConfig()
 	cfg.MaxFetchWait = time.Millisecond // the fake backend never signals data
-	s := New(cfg, b, nil, nil)
+	s := New(cfg, BackendsOf(b), nil, nil)
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		req, err := parseRequest(frame)
 		if err != nil {
@@ -125,7 +125,7 @@ func TestFuzzSeedsReachHandlers(t *testing.T) {
 	b.addTopic("t", nil, &adminPartition{index: 0, leader: 1, hw: 5, leo: 5})
 	cfg := DefaultConfig()
 	cfg.MaxFetchWait = time.Millisecond
-	s := New(cfg, b, nil, nil)
+	s := New(cfg, BackendsOf(b), nil, nil)
 	for i, seed := range seedRequests(t) {
 		req, err := parseRequest(seed)
 		if err != nil {
