@@ -1,7 +1,7 @@
 package kafka
 
 // Unit tests of the admin handlers (admin.go and one file per key) against
-// an in-memory Backend. End-to-end tests with real clients live elsewhere.
+// in-memory backend families. End-to-end tests with real clients live elsewhere.
 
 import (
 	"context"
