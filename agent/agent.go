@@ -173,7 +173,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	a.pids.block = cfg.ProducerIDBlock
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.registry.MustRegister(newPartitionCollector(a), newOpsCollector(a))
-	a.kafkaSrv = kafka.New(cfg.Kafka, a, logger.With("component", "kafka"), kafka.NewMetrics(a.registry))
+	a.kafkaSrv = kafka.New(cfg.Kafka, kafka.BackendsOf(a), logger.With("component", "kafka"), kafka.NewMetrics(a.registry))
 	a.httpSrv = a.newHTTPServer()
 	// Last, so that nothing after it can fail and leave a member behind.
 	if err := a.startMembership(); err != nil {

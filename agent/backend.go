@@ -51,10 +51,10 @@ func (a *Agent) AgentConfigs() []metadata.ConfigEntry {
 	return out
 }
 
-// DataSignal implements kafka.Backend.
+// DataSignal implements kafka.TopicReader.
 func (a *Agent) DataSignal() <-chan struct{} { return a.signal.Wait() }
 
-// NewProducerID implements kafka.Backend.
+// NewProducerID implements kafka.ProducerIDs.
 func (a *Agent) NewProducerID(ctx context.Context) (int64, error) { return a.pids.next(ctx) }
 
 // producerIDs hands out producer ids from blocks reserved in the store, so
@@ -83,20 +83,20 @@ func (p *producerIDs) next(ctx context.Context) (int64, error) {
 	return id, nil
 }
 
-// AlterPartitionReassignment implements kafka.Backend: replicas nil
+// AlterPartitionReassignment implements kafka.Reassignments: replicas nil
 // cancels. Target agents must be live. An operator's target also sets the
 // partition's replication factor, as in Kafka.
 func (a *Agent) AlterPartitionReassignment(ctx context.Context, topic string, index int32, replicas []int32) error {
 	return a.ctl.Reassign(ctx, topic, index, replicas, true)
 }
 
-// PartitionReassignments implements kafka.Backend: every partition being
+// PartitionReassignments implements kafka.Reassignments: every partition being
 // moved, or those of only (topic -> partitions; nil: all).
 func (a *Agent) PartitionReassignments(only map[string][]int32) []kafka.Reassignment {
 	return a.ctl.PartitionReassignments(only)
 }
 
-// ElectPreferredLeader implements kafka.Backend: the partition's first
+// ElectPreferredLeader implements kafka.Reassignments: the partition's first
 // replica leads, if it is in sync and alive, in a new epoch.
 func (a *Agent) ElectPreferredLeader(ctx context.Context, topic string, index int32) error {
 	return a.ctl.ElectPreferredLeader(ctx, topic, index)

@@ -71,7 +71,7 @@ func (a *Agent) leaveMembership() {
 	a.members.Close()
 }
 
-// Brokers implements kafka.Backend: this agent and every live agent it
+// Brokers implements kafka.Cluster: this agent and every live agent it
 // hears of by gossip, once per id (the newest incarnation).
 func (a *Agent) Brokers() []kafka.Broker {
 	out := []kafka.Broker{a.self()}

@@ -105,7 +105,7 @@ func (a *Agent) offsetsPartition(ctx context.Context, groupID string) (*partitio
 	return nil, fmt.Errorf("%w: %s-%d has no replica here", kafka.ErrNotCoordinator, offsetsTopic, index)
 }
 
-// FindGroupCoordinator implements kafka.Backend: the leader of the
+// FindGroupCoordinator implements kafka.Groups: the leader of the
 // group's partition of __consumer_offsets, wherever it is.
 func (a *Agent) FindGroupCoordinator(ctx context.Context, groupID string) (kafka.Broker, error) {
 	e, err := a.ensureOffsetsTopic(ctx)
@@ -125,7 +125,7 @@ func (a *Agent) FindGroupCoordinator(ctx context.Context, groupID string) (kafka
 	return kafka.Broker{}, fmt.Errorf("%w: leader %d of %s-%d is not live", kafka.ErrCoordinatorNotAvailable, leader, offsetsTopic, index)
 }
 
-// GroupCoordinator implements kafka.Backend.
+// GroupCoordinator implements kafka.Groups.
 func (a *Agent) GroupCoordinator(ctx context.Context, groupID string) (*group.Coordinator, error) {
 	if groupID == "" {
 		return nil, group.ErrInvalidGroupID
@@ -166,7 +166,7 @@ func (a *Agent) GroupCoordinator(ctx context.Context, groupID string) (*group.Co
 	return c, nil
 }
 
-// GroupCoordinators implements kafka.Backend.
+// GroupCoordinators implements kafka.Groups.
 func (a *Agent) GroupCoordinators() []*group.Coordinator {
 	a.coords.mu.Lock()
 	defer a.coords.mu.Unlock()

@@ -213,7 +213,7 @@ func (a *Agent) entry(name string) (*topicEntry, bool) {
 	return e, ok
 }
 
-// Topics, Topic and TopicByID implement kafka.Backend.
+// Topics, Topic and TopicByID implement kafka.TopicReader.
 func (a *Agent) Topics() []*kafka.Topic {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
@@ -258,7 +258,7 @@ func (a *Agent) collides(name string) (string, bool) {
 	return "", false
 }
 
-// CreateTopic implements kafka.Backend.
+// CreateTopic implements kafka.TopicAdmin.
 func (a *Agent) CreateTopic(ctx context.Context, name string, partitions int32, rf int16, configs map[string]string, validateOnly bool) (*kafka.Topic, error) {
 	a.adminMu.Lock()
 	defer a.adminMu.Unlock()
@@ -424,7 +424,7 @@ func (a *Agent) openPartitions(ctx context.Context, t metadata.Topic, r metadata
 	return parts, peers, nil
 }
 
-// DeleteTopic implements kafka.Backend. The store delete comes first: once
+// DeleteTopic implements kafka.TopicAdmin. The store delete comes first: once
 // it returns the topic is gone for every agent, and the local files are
 // removed after (a crash in between leaves directories that the next start
 // removes).
@@ -457,7 +457,7 @@ func (a *Agent) mutableTopic(name string) (*topicEntry, error) {
 	return e, nil
 }
 
-// CreatePartitions implements kafka.Backend.
+// CreatePartitions implements kafka.TopicAdmin.
 func (a *Agent) CreatePartitions(ctx context.Context, name string, total int32, validateOnly bool) error {
 	a.adminMu.Lock()
 	defer a.adminMu.Unlock()
@@ -490,7 +490,7 @@ func (a *Agent) CreatePartitions(ctx context.Context, name string, total int32, 
 	return nil
 }
 
-// AlterTopicConfigs implements kafka.Backend. The store is changed first;
+// AlterTopicConfigs implements kafka.TopicAdmin. The store is changed first;
 // the partitions' logs take the new settings after it succeeded.
 func (a *Agent) AlterTopicConfigs(ctx context.Context, name string, fn func(map[string]string) (map[string]string, error), validateOnly bool) error {
 	a.adminMu.Lock()

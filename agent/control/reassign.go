@@ -157,7 +157,7 @@ func (c *Controller) Reassign(ctx context.Context, topic string, index int32, re
 	return err
 }
 
-// PartitionReassignments implements kafka.Backend: every partition being
+// PartitionReassignments implements kafka.Reassignments: every partition being
 // moved, or those of only (topic -> partitions; nil: all).
 func (c *Controller) PartitionReassignments(only map[string][]int32) []kafka.Reassignment {
 	var out []kafka.Reassignment
@@ -181,7 +181,7 @@ func (c *Controller) PartitionReassignments(only map[string][]int32) []kafka.Rea
 	return out
 }
 
-// ElectPreferredLeader implements kafka.Backend: the partition's first
+// ElectPreferredLeader implements kafka.Reassignments: the partition's first
 // replica leads, if it is in sync and alive, in a new epoch.
 func (c *Controller) ElectPreferredLeader(ctx context.Context, topic string, index int32) error {
 	t, ok := c.host.Topic(topic)

@@ -66,7 +66,7 @@ func partitionError(t *Topic, index int32) int16 {
 // Kafka accepts the empty name (the cluster-wide default) or the id of the
 // broker that receives the request.
 func (s *Server) agentResource(name string) bool {
-	return name == "" || name == strconv.Itoa(int(s.backend.AgentID()))
+	return name == "" || name == strconv.Itoa(int(s.cluster.AgentID()))
 }
 
 // resourceKey identifies a config resource for duplicate detection.

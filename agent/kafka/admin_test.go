@@ -1,7 +1,7 @@
 package kafka
 
 // Unit tests of the admin handlers (admin.go and one file per key) against
-// an in-memory Backend. End-to-end tests with real clients live elsewhere.
+// in-memory backend families. End-to-end tests with real clients live elsewhere.
 
 import (
 	"context"
@@ -16,17 +16,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/replica"
 	"github.com/strata-streaming/strata/internal/kafkawire"
 )
 
-// adminBackend is an in-memory Backend for the admin handler tests and the
-// compatibility-table test. It models only what those handlers read; data
-// paths (Append, Read) are inert.
+// adminBackend is the in-memory Cluster, TopicReader and TopicAdmin behind
+// the admin handler tests and the compatibility-table test. It defines
+// only what the admin handlers call; the other methods of those families
+// answer as an unset family does (unset.go), and the server is built
+// without the other families.
 type adminBackend struct {
+	unset
 	mu           sync.Mutex
 	agentID      int32
 	brokers      []Broker
@@ -39,22 +41,12 @@ type adminBackend struct {
 	alterCalls        int
 }
 
-var _ Backend = (*adminBackend)(nil)
-
-func (b *adminBackend) AlterPartitionReassignment(context.Context, string, int32, []int32) error {
-	return ErrUnknownTopicOrPartition
-}
-func (b *adminBackend) PartitionReassignments(map[string][]int32) []Reassignment { return nil }
-func (b *adminBackend) ElectPreferredLeader(context.Context, string, int32) error {
-	return ErrElectionNotNeeded
-}
-
 func newAdminBackend() *adminBackend {
 	return &adminBackend{
+		unset:             unset{"not modelled by adminBackend"},
 		agentID:           1,
 		brokers:           []Broker{{ID: 1, Host: "127.0.0.1", Port: 9092}, {ID: 2, Host: "127.0.0.1", Port: 9093}},
 		topics:            map[string]*Topic{},
-		defaults:          metadata.Defaults{},
 		createdPartitions: map[string]int32{},
 	}
 }
@@ -73,21 +65,17 @@ func (b *adminBackend) addTopic(name string, configs map[string]string, parts ..
 	return t
 }
 
-func (b *adminBackend) ClusterID() string        { return "test-cluster" }
-func (b *adminBackend) AgentID() int32           { return b.agentID }
-func (b *adminBackend) Brokers() []Broker        { return b.brokers }
-func (b *adminBackend) AutoCreateTopics() bool   { return false }
-func (b *adminBackend) DefaultPartitions() int32 { return 1 }
-func (b *adminBackend) DataDir() string          { return b.dataDir }
+func (b *adminBackend) ClusterID() string                      { return "test-cluster" }
+func (b *adminBackend) AgentID() int32                         { return b.agentID }
+func (b *adminBackend) Brokers() []Broker                      { return b.brokers }
+func (b *adminBackend) DataDir() string                        { return b.dataDir }
+func (b *adminBackend) AgentConfigs() []metadata.ConfigEntry   { return b.agentConfigs }
+func (b *adminBackend) TopicConfigDefaults() metadata.Defaults { return b.defaults }
 
 func (b *adminBackend) Topics() []*Topic {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var out []*Topic
-	for _, t := range b.topics {
-		out = append(out, t)
-	}
-	return out
+	return slices.Collect(maps.Values(b.topics))
 }
 
 func (b *adminBackend) Topic(name string) (*Topic, bool) {
@@ -95,25 +83,6 @@ func (b *adminBackend) Topic(name string) (*Topic, bool) {
 	defer b.mu.Unlock()
 	t, ok := b.topics[name]
 	return t, ok
-}
-
-func (b *adminBackend) TopicByID(id [16]byte) (*Topic, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, t := range b.topics {
-		if t.ID == id {
-			return t, true
-		}
-	}
-	return nil, false
-}
-
-func (b *adminBackend) CreateTopic(ctx context.Context, name string, partitions int32, rf int16, configs map[string]string, validateOnly bool) (*Topic, error) {
-	return nil, fmt.Errorf("adminBackend: CreateTopic not modelled")
-}
-
-func (b *adminBackend) DeleteTopic(ctx context.Context, name string) error {
-	return fmt.Errorf("adminBackend: DeleteTopic not modelled")
 }
 
 func (b *adminBackend) CreatePartitions(ctx context.Context, name string, total int32, validateOnly bool) error {
@@ -155,23 +124,17 @@ func (b *adminBackend) AlterTopicConfigs(ctx context.Context, name string, fn fu
 	return nil
 }
 
-func (b *adminBackend) TopicConfigDefaults() metadata.Defaults           { return b.defaults }
-func (b *adminBackend) AgentConfigs() []metadata.ConfigEntry             { return b.agentConfigs }
-func (b *adminBackend) NewProducerID(ctx context.Context) (int64, error) { return 1, nil }
-func (b *adminBackend) DataSignal() <-chan struct{}                      { return make(chan struct{}) }
-
-// Groups are not modelled: every lookup says the coordinator is elsewhere.
-func (b *adminBackend) FindGroupCoordinator(ctx context.Context, g string) (Broker, error) {
-	return Broker{}, ErrCoordinatorNotAvailable
+// adminServer returns a server of b's families; handlers are called
+// directly.
+func adminServer(b *adminBackend) *Server {
+	return New(DefaultConfig(), Backends{Cluster: b, Topics: b, TopicAdmin: b}, nil, nil)
 }
-func (b *adminBackend) GroupCoordinator(ctx context.Context, g string) (*group.Coordinator, error) {
-	return nil, ErrNotCoordinator
-}
-func (b *adminBackend) GroupCoordinators() []*group.Coordinator { return nil }
 
-// adminPartition is a partition replica with fixed offsets and an epoch
-// cache of (epoch, start offset) entries in increasing order.
+// adminPartition is a local replica with fixed offsets and an epoch cache
+// of (epoch, start offset) entries in increasing order. It defines what
+// the admin handlers call; the rest is inertPartition's.
 type adminPartition struct {
+	inertPartition
 	mu        sync.Mutex
 	index     int32
 	leader    int32
@@ -182,40 +145,16 @@ type adminPartition struct {
 	deleteErr error
 }
 
-var _ Partition = (*adminPartition)(nil)
-
-func (p *adminPartition) Index() int32       { return p.index }
-func (p *adminPartition) Leader() int32      { return p.leader }
-func (p *adminPartition) LeaderEpoch() int32 { return p.epoch }
-func (p *adminPartition) Replicas() []int32  { return []int32{p.leader} }
-func (p *adminPartition) ISR() []int32       { return []int32{p.leader} }
-func (p *adminPartition) Append(raw []byte, acks int16) (log.AppendResult, AppendWait, error) {
-	return log.AppendResult{}, nil, fmt.Errorf("adminPartition: Append not modelled")
-}
-func (p *adminPartition) Read(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error) {
-	return nil, nil
-}
+func (p *adminPartition) Index() int32         { return p.index }
+func (p *adminPartition) Leader() int32        { return p.leader }
+func (p *adminPartition) LeaderEpoch() int32   { return p.epoch }
+func (p *adminPartition) Local() bool          { return true }
+func (p *adminPartition) Size() int64          { return p.size }
 func (p *adminPartition) HighWatermark() int64 { p.mu.Lock(); defer p.mu.Unlock(); return p.hw }
 func (p *adminPartition) LogStartOffset() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.lso
-}
-func (p *adminPartition) LogEndOffset() int64 { return p.leo }
-func (p *adminPartition) Size() int64         { return p.size }
-func (p *adminPartition) FindByTimestamp(ctx context.Context, ts int64) ([]byte, error) {
-	return nil, nil
-}
-func (p *adminPartition) LocalLogStartOffset() int64         { return p.LogStartOffset() }
-func (p *adminPartition) Local() bool                        { return true }
-func (p *adminPartition) ReadsFromStore(offset int64) bool   { return false }
-func (p *adminPartition) HighestTieredOffset() int64         { return -1 }
-func (p *adminPartition) MaxTimestampBatch() ([]byte, error) { return nil, nil }
-
-func (p *adminPartition) DataSignal() <-chan struct{} { return nil }
-
-func (p *adminPartition) ReplicaRead(int32, int32, int64, int) (ReplicaReadResult, error) {
-	return ReplicaReadResult{}, replica.ErrNotReplica
 }
 
 // OffsetForLeaderEpoch fences like the agent's machine does.
@@ -226,20 +165,15 @@ func (p *adminPartition) OffsetForLeaderEpoch(current, epoch int32) (int32, int6
 	case current > le:
 		return -1, -1, replica.ErrUnknownLeaderEpoch
 	}
-	e, end := p.endOffsetForEpoch(epoch)
-	return e, end, nil
-}
-
-func (p *adminPartition) endOffsetForEpoch(epoch int32) (int32, int64) {
 	for i := len(p.epochs) - 1; i >= 0; i-- {
 		if int32(p.epochs[i][0]) <= epoch {
 			if i == len(p.epochs)-1 {
-				return int32(p.epochs[i][0]), p.leo
+				return int32(p.epochs[i][0]), p.leo, nil
 			}
-			return int32(p.epochs[i][0]), p.epochs[i+1][1]
+			return int32(p.epochs[i][0]), p.epochs[i+1][1], nil
 		}
 	}
-	return -1, -1
+	return -1, -1, nil
 }
 
 func (p *adminPartition) DeleteRecordsBefore(ctx context.Context, offset int64) error {
@@ -256,9 +190,6 @@ func (p *adminPartition) DeleteRecordsBefore(ctx context.Context, offset int64) 
 	}
 	return nil
 }
-
-// adminServer returns a server around b; handlers are called directly.
-func adminServer(b *adminBackend) *Server { return New(DefaultConfig(), b, nil, nil) }
 
 func code(t *testing.T, what string, got int16, want *kerr.Error) {
 	t.Helper()

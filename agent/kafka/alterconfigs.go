@@ -78,10 +78,10 @@ func (s *Server) alterTopicConfigs(ctx context.Context, name string, fn func(map
 	if err := metadata.ValidateTopicName(name); err != nil {
 		return kerr.InvalidTopicException.Code, errorMessage(err)
 	}
-	if _, ok := s.backend.Topic(name); !ok {
+	if _, ok := s.topics.Topic(name); !ok {
 		return kerr.UnknownTopicOrPartition.Code, strptr("topic " + name + " does not exist")
 	}
-	if err := s.backend.AlterTopicConfigs(ctx, name, fn, validateOnly); err != nil {
+	if err := s.topicAdmin.AlterTopicConfigs(ctx, name, fn, validateOnly); err != nil {
 		return errorCode(err), errorMessage(err)
 	}
 	return 0, nil

@@ -25,7 +25,7 @@ func handleAlterPartitionReassignments(ctx context.Context, s *Server, r *reques
 		for _, rp := range rt.Partitions {
 			ap := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
 			ap.Partition = rp.Partition
-			if err := s.backend.AlterPartitionReassignment(ctx, rt.Topic, rp.Partition, rp.Replicas); err != nil {
+			if err := s.reassignments.AlterPartitionReassignment(ctx, rt.Topic, rp.Partition, rp.Replicas); err != nil {
 				ap.ErrorCode, ap.ErrorMessage = errorCode(err), errorMessage(err)
 			}
 			at.Partitions = append(at.Partitions, ap)

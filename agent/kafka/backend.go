@@ -9,20 +9,42 @@ import (
 	"github.com/strata-streaming/strata/agent/metadata"
 )
 
-// Backend is what the handlers need from the agent. The agent implements it;
-// this package never imports the agent, so the dependency points one way.
-// Every method is safe for concurrent use.
-type Backend interface {
+// The handlers' view of the agent comes in families, one per kind of caller,
+// so that a handler depends on, and a test of it fakes, only the family it
+// uses: Metadata needs Cluster and TopicReader (and TopicAdmin to
+// auto-create), the group handlers need Groups, and so on. The agent
+// implements them all (Backend); this package never imports the agent, so
+// the dependency points one way. Every method is safe for concurrent use.
+
+// Cluster says who this agent and its live peers are.
+type Cluster interface {
 	ClusterID() string
 	AgentID() int32
 	Brokers() []Broker
+	// DataDir is the log directory reported by DescribeLogDirs.
+	DataDir() string
+	// AgentConfigs describes the agent-level settings (the BROKER resource).
+	AgentConfigs() []metadata.ConfigEntry
+}
+
+// TopicReader looks topics up. The *Topic it returns is a snapshot the
+// caller must not change.
+type TopicReader interface {
+	Topics() []*Topic
+	Topic(name string) (*Topic, bool)
+	TopicByID(id [16]byte) (*Topic, bool)
 	AutoCreateTopics() bool
 	// DefaultPartitions is num.partitions, used for auto-created topics and
 	// CreateTopics with NumPartitions -1.
 	DefaultPartitions() int32
-	Topics() []*Topic
-	Topic(name string) (*Topic, bool)
-	TopicByID(id [16]byte) (*Topic, bool)
+	TopicConfigDefaults() metadata.Defaults
+	// DataSignal returns a channel closed at the next high-watermark advance
+	// of any partition; long-polling fetches wait on it.
+	DataSignal() <-chan struct{}
+}
+
+// TopicAdmin creates, deletes and changes topics.
+type TopicAdmin interface {
 	// CreateTopic validates and (unless validateOnly) creates a topic.
 	// partitions < 0 and replicationFactor < 0 mean the agent's defaults.
 	CreateTopic(ctx context.Context, name string, partitions int32, replicationFactor int16, configs map[string]string, validateOnly bool) (*Topic, error)
@@ -31,16 +53,15 @@ type Backend interface {
 	// AlterTopicConfigs replaces a topic's dynamic configs with what fn
 	// returns, after validating them.
 	AlterTopicConfigs(ctx context.Context, name string, fn func(current map[string]string) (map[string]string, error), validateOnly bool) error
-	TopicConfigDefaults() metadata.Defaults
-	// AgentConfigs describes the agent-level settings (the BROKER resource).
-	AgentConfigs() []metadata.ConfigEntry
-	NewProducerID(ctx context.Context) (int64, error)
-	// DataDir is the log directory reported by DescribeLogDirs.
-	DataDir() string
-	// DataSignal returns a channel closed at the next high-watermark advance
-	// of any partition; long-polling fetches wait on it.
-	DataSignal() <-chan struct{}
+}
 
+// ProducerIDs hands out producer ids (InitProducerId).
+type ProducerIDs interface {
+	NewProducerID(ctx context.Context) (int64, error)
+}
+
+// Groups finds and loads consumer group coordinators.
+type Groups interface {
 	// FindGroupCoordinator returns the agent that coordinates a group,
 	// creating __consumer_offsets on first use.
 	FindGroupCoordinator(ctx context.Context, group string) (Broker, error)
@@ -49,7 +70,10 @@ type Backend interface {
 	GroupCoordinator(ctx context.Context, group string) (*group.Coordinator, error)
 	// GroupCoordinators returns the coordinators loaded on this agent.
 	GroupCoordinators() []*group.Coordinator
+}
 
+// Reassignments moves partitions between agents and elects their leaders.
+type Reassignments interface {
 	// AlterPartitionReassignment moves a partition to replicas, or
 	// cancels its move when replicas is nil.
 	AlterPartitionReassignment(ctx context.Context, topic string, partition int32, replicas []int32) error
@@ -59,6 +83,37 @@ type Backend interface {
 	PartitionReassignments(only map[string][]int32) []Reassignment
 	// ElectPreferredLeader makes a partition's first replica its leader.
 	ElectPreferredLeader(ctx context.Context, topic string, partition int32) error
+}
+
+// Backend is every family at once: what the agent implements.
+type Backend interface {
+	Cluster
+	TopicReader
+	TopicAdmin
+	ProducerIDs
+	Groups
+	Reassignments
+}
+
+// Backends are the families a Server is built from. A family left nil
+// answers as an agent that has nothing of it would: no brokers and agent id
+// -1, no topics, no groups, no reassignments; every call that can fail
+// fails with ErrNoBackend. So a test builds a Server from the families the
+// handlers under test use, and a request reaching another family gets an
+// error code (UNKNOWN_SERVER_ERROR, or what no topic means) instead of a
+// nil dereference.
+type Backends struct {
+	Cluster       Cluster
+	Topics        TopicReader
+	TopicAdmin    TopicAdmin
+	ProducerIDs   ProducerIDs
+	Groups        Groups
+	Reassignments Reassignments
+}
+
+// BackendsOf returns every family of b.
+func BackendsOf(b Backend) Backends {
+	return Backends{Cluster: b, Topics: b, TopicAdmin: b, ProducerIDs: b, Groups: b, Reassignments: b}
 }
 
 // Reassignment is a partition move in progress.
@@ -96,26 +151,30 @@ type Topic struct {
 // on this agent, and with acks=all held by every in-sync replica.
 type AppendWait func(ctx context.Context) error
 
-// Partition is one partition replica on this agent.
-type Partition interface {
+// A partition replica, like the agent, comes in families by the caller's
+// need: every caller asks ReplicaInfo where the partition lives and who
+// leads it first, so the other families include it. Topic.Partitions holds
+// the whole Partition; a handler helper takes the family it uses.
+
+// ReplicaInfo says where a partition's replicas are and who leads them.
+type ReplicaInfo interface {
 	Index() int32
 	Leader() int32
 	LeaderEpoch() int32
 	Replicas() []int32
 	ISR() []int32
-	// Append writes a batch the Produce handler has checked and stamped,
-	// and returns its place without waiting; wait, which must be called
-	// once, returns when acks are satisfied. Batches land in the order of
-	// the calls, so the waits of a connection's pipelined produces may
-	// overlap (and share an fsync) without reordering them.
-	Append(raw []byte, acks int16) (res log.AppendResult, wait AppendWait, err error)
+	// Local reports whether this agent holds a replica; a partition only
+	// other agents hold is listed so that Metadata shows its leader.
+	Local() bool
+}
+
+// PartitionReader is what consumers read: records, offsets and sizes.
+type PartitionReader interface {
+	ReplicaInfo
 	// Read returns whole batches from offset, never past the high watermark.
 	// Below the local log it reads from the bucket, waiting at most until
 	// ctx ends.
 	Read(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error)
-	// Local reports whether this agent holds a replica; a partition only
-	// other agents hold is listed so that Metadata shows its leader.
-	Local() bool
 	// ReadsFromStore reports whether a read at offset goes to the store.
 	ReadsFromStore(offset int64) bool
 	HighWatermark() int64
@@ -128,6 +187,26 @@ type Partition interface {
 	Size() int64
 	FindByTimestamp(ctx context.Context, ts int64) ([]byte, error)
 	MaxTimestampBatch() ([]byte, error)
+	// DataSignal is closed at this partition's next append or state
+	// change; a follower's long poll waits on it alone.
+	DataSignal() <-chan struct{}
+}
+
+// PartitionWriter changes the log: Produce and DeleteRecords.
+type PartitionWriter interface {
+	ReplicaInfo
+	// Append writes a batch the Produce handler has checked and stamped,
+	// and returns its place without waiting; wait, which must be called
+	// once, returns when acks are satisfied. Batches land in the order of
+	// the calls, so the waits of a connection's pipelined produces may
+	// overlap (and share an fsync) without reordering them.
+	Append(raw []byte, acks int16) (res log.AppendResult, wait AppendWait, err error)
+	DeleteRecordsBefore(ctx context.Context, offset int64) error
+}
+
+// Replication is the leader's side of replication: what followers ask.
+type Replication interface {
+	ReplicaInfo
 	// OffsetForLeaderEpoch checks currentEpoch (-1: unchecked) and that
 	// this replica leads, then answers where the largest epoch at or below
 	// epoch ends in the log.
@@ -136,10 +215,13 @@ type Partition interface {
 	// fence, records up to the log end, and the fetch recorded towards the
 	// HW and the ISR.
 	ReplicaRead(replicaID, currentEpoch int32, offset int64, maxBytes int) (ReplicaReadResult, error)
-	// DataSignal is closed at this partition's next append or state
-	// change; a follower's long poll waits on it alone.
-	DataSignal() <-chan struct{}
-	DeleteRecordsBefore(ctx context.Context, offset int64) error
+}
+
+// Partition is one partition replica on this agent: every family.
+type Partition interface {
+	PartitionReader
+	PartitionWriter
+	Replication
 }
 
 // ReplicaReadResult is a follower fetch's answer; HighWatermark and

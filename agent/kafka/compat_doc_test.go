@@ -94,7 +94,7 @@ func TestCompatibilityDocMatchesApiVersions(t *testing.T) {
 	b := newAdminBackend()
 	addr := ln.Addr().(*net.TCPAddr)
 	b.brokers = []Broker{{ID: b.agentID, Host: "127.0.0.1", Port: int32(addr.Port)}}
-	serve(t, New(DefaultConfig(), b, nil, nil), ln)
+	serve(t, New(DefaultConfig(), Backends{Cluster: b, Topics: b, TopicAdmin: b}, nil, nil), ln)
 
 	client, err := kgo.NewClient(kgo.SeedBrokers(addr.String()))
 	if err != nil {

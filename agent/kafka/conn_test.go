@@ -57,7 +57,7 @@ func TestMaxConnections(t *testing.T) {
 	ln := listen(t)
 	cfg := DefaultConfig()
 	cfg.MaxConnections = 2
-	srv := New(cfg, newAdminBackend(), nil, NewMetrics(prometheus.NewRegistry()))
+	srv := New(cfg, Backends{}, nil, NewMetrics(prometheus.NewRegistry()))
 	serve(t, srv, ln)
 	// apiVersions sends ApiVersions v0 on c and reports whether it was answered.
 	apiVersions := func(c net.Conn) bool {

@@ -24,7 +24,7 @@ func handleConsumerGroupDescribe(ctx context.Context, s *Server, r *request, req
 		if req.IncludeAuthorizedOperations {
 			g.AuthorizedOperations = allGroupOperations
 		}
-		c, err := s.backend.GroupCoordinator(ctx, name)
+		c, err := s.groups.GroupCoordinator(ctx, name)
 		var d group.ConsumerDescription
 		if err == nil {
 			d, err = c.DescribeConsumer(name)
@@ -66,7 +66,7 @@ func (s *Server) describedAssignment(a group.Assignment) kmsg.Assignment {
 	for _, id := range sortedIDs(a) {
 		tp := kmsg.NewAssignmentTopicPartition()
 		tp.TopicID, tp.Partitions = id, a[id]
-		if t, ok := s.backend.TopicByID(id); ok {
+		if t, ok := s.topics.TopicByID(id); ok {
 			tp.Topic = t.Name
 		}
 		out.TopicPartitions = append(out.TopicPartitions, tp)

@@ -38,7 +38,7 @@ func handleConsumerGroupHeartbeat(ctx context.Context, s *Server, r *request, re
 			hb.Owned[t.TopicID] = append(hb.Owned[t.TopicID], t.Partitions...)
 		}
 	}
-	c, err := s.backend.GroupCoordinator(ctx, req.Group)
+	c, err := s.groups.GroupCoordinator(ctx, req.Group)
 	var res group.ConsumerHeartbeatResult
 	if err == nil {
 		res, err = c.ConsumerHeartbeat(hb)

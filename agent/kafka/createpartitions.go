@@ -42,7 +42,7 @@ func handleCreatePartitions(ctx context.Context, s *Server, r *request, req *kms
 }
 
 func (s *Server) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
-	t, ok := s.backend.Topic(rt.Topic)
+	t, ok := s.topics.Topic(rt.Topic)
 	if !ok {
 		return reqErrorf(kerr.UnknownTopicOrPartition, "topic %s does not exist", rt.Topic)
 	}
@@ -57,7 +57,7 @@ func (s *Server) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsR
 			return err
 		}
 	}
-	return s.backend.CreatePartitions(ctx, rt.Topic, rt.Count, validateOnly)
+	return s.topicAdmin.CreatePartitions(ctx, rt.Topic, rt.Count, validateOnly)
 }
 
 // checkNewAssignment validates an explicit assignment of the partitions
@@ -68,7 +68,7 @@ func (s *Server) checkNewAssignment(t *Topic, rt kmsg.CreatePartitionsRequestTop
 		return reqErrorf(kerr.InvalidReplicaAssignment, "adding %d partitions but %d assignments given", added, len(rt.Assignment))
 	}
 	live := map[int32]bool{}
-	for _, b := range s.backend.Brokers() {
+	for _, b := range s.cluster.Brokers() {
 		live[b.ID] = true
 	}
 	for i, a := range rt.Assignment {

@@ -67,7 +67,7 @@ func handleCreateTopics(ctx context.Context, s *Server, r *request, req *kmsg.Cr
 		}
 		name := rt.Topic
 		changes = append(changes, topicChange{topic: name, do: func(ctx context.Context) (err error) {
-			created[j], err = s.backend.CreateTopic(ctx, name, partitions, rf, configs, req.ValidateOnly)
+			created[j], err = s.topicAdmin.CreateTopic(ctx, name, partitions, rf, configs, req.ValidateOnly)
 			return err
 		}})
 		slots = append(slots, j)
@@ -83,7 +83,7 @@ func handleCreateTopics(ctx context.Context, s *Server, r *request, req *kmsg.Cr
 		t := created[slots[i]]
 		ct.TopicID = t.ID
 		ct.NumPartitions, ct.ReplicationFactor = t.PartitionCount, t.ReplicationFactor
-		for _, e := range metadata.Describe(t.Configs, s.backend.TopicConfigDefaults()) {
+		for _, e := range metadata.Describe(t.Configs, s.topics.TopicConfigDefaults()) {
 			cc := kmsg.NewCreateTopicsResponseTopicConfig()
 			cc.Name = e.Name
 			v := e.Value
@@ -97,7 +97,7 @@ func handleCreateTopics(ctx context.Context, s *Server, r *request, req *kmsg.Cr
 
 func (s *Server) checkAssignment(as []kmsg.CreateTopicsRequestTopicReplicaAssignment) (int32, int16, error) {
 	live := map[int32]bool{}
-	for _, b := range s.backend.Brokers() {
+	for _, b := range s.cluster.Brokers() {
 		live[b.ID] = true
 	}
 	rf := len(as[0].Replicas)

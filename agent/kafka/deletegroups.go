@@ -18,7 +18,7 @@ func handleDeleteGroups(ctx context.Context, s *Server, r *request, req *kmsg.De
 	for _, name := range req.Groups {
 		g := kmsg.NewDeleteGroupsResponseGroup()
 		g.Group = name
-		c, err := s.backend.GroupCoordinator(ctx, name)
+		c, err := s.groups.GroupCoordinator(ctx, name)
 		if err == nil {
 			err = c.DeleteGroup(ctx, name)
 		}

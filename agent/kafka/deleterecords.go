@@ -24,7 +24,7 @@ func handleDeleteRecords(ctx context.Context, s *Server, r *request, req *kmsg.D
 	for _, rt := range req.Topics {
 		dt := kmsg.NewDeleteRecordsResponseTopic()
 		dt.Topic = rt.Topic
-		t, ok := s.backend.Topic(rt.Topic)
+		t, ok := s.topics.Topic(rt.Topic)
 		for _, rp := range rt.Partitions {
 			dp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			dp.Partition = rp.Partition
@@ -44,8 +44,11 @@ func handleDeleteRecords(ctx context.Context, s *Server, r *request, req *kmsg.D
 }
 
 // deleteRecords returns the new low watermark and the error code.
-func (s *Server) deleteRecords(ctx context.Context, p Partition, offset int64) (int64, int16) {
-	if p.Leader() != s.backend.AgentID() {
+func (s *Server) deleteRecords(ctx context.Context, p interface {
+	PartitionReader
+	PartitionWriter
+}, offset int64) (int64, int16) {
+	if p.Leader() != s.cluster.AgentID() {
 		return -1, kerr.NotLeaderForPartition.Code
 	}
 	hw := p.HighWatermark()

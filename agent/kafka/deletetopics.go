@@ -39,9 +39,9 @@ func handleDeleteTopics(ctx context.Context, s *Server, r *request, req *kmsg.De
 		var t *Topic
 		var ok bool
 		if tg.name != nil && *tg.name != "" {
-			t, ok = s.backend.Topic(*tg.name)
+			t, ok = s.topics.Topic(*tg.name)
 		} else {
-			t, ok = s.backend.TopicByID(tg.id)
+			t, ok = s.topics.TopicByID(tg.id)
 		}
 		switch {
 		case !ok && tg.name == nil:
@@ -55,7 +55,7 @@ func handleDeleteTopics(ctx context.Context, s *Server, r *request, req *kmsg.De
 			dt.Topic, dt.TopicID = strptr(t.Name), t.ID
 			name := t.Name
 			changes = append(changes, topicChange{topic: name, do: func(ctx context.Context) error {
-				return s.backend.DeleteTopic(ctx, name)
+				return s.topicAdmin.DeleteTopic(ctx, name)
 			}})
 			slots = append(slots, len(resp.Topics))
 		}

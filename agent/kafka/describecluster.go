@@ -14,7 +14,7 @@ package kafka
 //
 // Version 2 (KIP-1073: IncludeFencedBrokers, IsFenced) is not served:
 // answering it truthfully needs the registered-but-not-live agents, which
-// the Backend does not expose.
+// the Cluster backend does not expose.
 
 import (
 	"context"
@@ -59,9 +59,9 @@ func handleDescribeCluster(ctx context.Context, s *Server, r *request, req *kmsg
 		resp.ErrorMessage = strptr("only endpoint type 1 (brokers) is served; Strata has no controller endpoints")
 		return resp, nil
 	}
-	resp.ClusterID = s.backend.ClusterID()
-	resp.ControllerID = s.backend.AgentID()
-	for _, b := range s.backend.Brokers() {
+	resp.ClusterID = s.cluster.ClusterID()
+	resp.ControllerID = s.cluster.AgentID()
+	for _, b := range s.cluster.Brokers() {
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID, rb.Host, rb.Port, rb.Rack = b.ID, b.Host, b.Port, b.Rack
 		resp.Brokers = append(resp.Brokers, rb)

@@ -96,13 +96,13 @@ func (s *Server) describeTopicConfigs(req *kmsg.DescribeConfigsRequest, rr kmsg.
 		res.ErrorMessage = errorMessage(err)
 		return
 	}
-	t, ok := s.backend.Topic(rr.ResourceName)
+	t, ok := s.topics.Topic(rr.ResourceName)
 	if !ok {
 		res.ErrorCode = kerr.UnknownTopicOrPartition.Code
 		res.ErrorMessage = strptr("topic " + rr.ResourceName + " does not exist")
 		return
 	}
-	defaults := s.backend.TopicConfigDefaults()
+	defaults := s.topics.TopicConfigDefaults()
 	for _, e := range metadata.Describe(t.Configs, defaults) {
 		if !wanted(rr.ConfigNames, e.Name) {
 			continue
@@ -139,10 +139,10 @@ func topicSynonyms(name string, topicConfigs map[string]string, defaults metadat
 func (s *Server) describeAgentConfigs(req *kmsg.DescribeConfigsRequest, rr kmsg.DescribeConfigsRequestResource, res *kmsg.DescribeConfigsResponseResource) {
 	if !s.agentResource(rr.ResourceName) {
 		res.ErrorCode = kerr.InvalidRequest.Code
-		res.ErrorMessage = strptr("broker resource " + strconv.Quote(rr.ResourceName) + " is not this agent (" + strconv.Itoa(int(s.backend.AgentID())) + "); ask that agent, or use the empty name")
+		res.ErrorMessage = strptr("broker resource " + strconv.Quote(rr.ResourceName) + " is not this agent (" + strconv.Itoa(int(s.cluster.AgentID())) + "); ask that agent, or use the empty name")
 		return
 	}
-	for _, e := range s.backend.AgentConfigs() {
+	for _, e := range s.cluster.AgentConfigs() {
 		if !wanted(rr.ConfigNames, e.Name) {
 			continue
 		}

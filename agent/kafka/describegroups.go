@@ -29,7 +29,7 @@ func handleDescribeGroups(ctx context.Context, s *Server, r *request, req *kmsg.
 		if req.IncludeAuthorizedOperations {
 			g.AuthorizedOperations = allGroupOperations
 		}
-		c, err := s.backend.GroupCoordinator(ctx, name)
+		c, err := s.groups.GroupCoordinator(ctx, name)
 		if err != nil {
 			g.ErrorCode = errorCode(err)
 			resp.Groups = append(resp.Groups, g)

@@ -24,17 +24,17 @@ import (
 func handleDescribeLogDirs(ctx context.Context, s *Server, r *request, req *kmsg.DescribeLogDirsRequest) (*kmsg.DescribeLogDirsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
 	dir := kmsg.NewDescribeLogDirsResponseDir()
-	dir.Dir = s.backend.DataDir()
+	dir.Dir = s.cluster.DataDir()
 	dir.TotalBytes, dir.UsableBytes = diskSpace(dir.Dir)
 	if req.Topics == nil {
-		for _, t := range s.backend.Topics() {
+		for _, t := range s.topics.Topics() {
 			if dt, ok := logDirTopic(t, nil); ok {
 				dir.Topics = append(dir.Topics, dt)
 			}
 		}
 	} else {
 		for _, rt := range req.Topics {
-			t, ok := s.backend.Topic(rt.Topic)
+			t, ok := s.topics.Topic(rt.Topic)
 			if !ok {
 				continue
 			}
@@ -52,7 +52,7 @@ func handleDescribeLogDirs(ctx context.Context, s *Server, r *request, req *kmsg
 func logDirTopic(t *Topic, partitions []int32) (kmsg.DescribeLogDirsResponseDirTopic, bool) {
 	dt := kmsg.NewDescribeLogDirsResponseDirTopic()
 	dt.Topic = t.Name
-	add := func(p Partition) {
+	add := func(p PartitionReader) {
 		if !p.Local() {
 			return // only other agents hold it
 		}

@@ -26,7 +26,7 @@ func handleElectLeaders(ctx context.Context, s *Server, r *request, req *kmsg.El
 	}
 	topics := req.Topics
 	if topics == nil {
-		for _, t := range s.backend.Topics() {
+		for _, t := range s.topics.Topics() {
 			rt := kmsg.NewElectLeadersRequestTopic()
 			rt.Topic = t.Name
 			for _, p := range t.Partitions {
@@ -41,7 +41,7 @@ func handleElectLeaders(ctx context.Context, s *Server, r *request, req *kmsg.El
 		for _, p := range rt.Partitions {
 			ep := kmsg.NewElectLeadersResponseTopicPartition()
 			ep.Partition = p
-			if err := s.backend.ElectPreferredLeader(ctx, rt.Topic, p); err != nil {
+			if err := s.reassignments.ElectPreferredLeader(ctx, rt.Topic, p); err != nil {
 				ep.ErrorCode, ep.ErrorMessage = errorCode(err), errorMessage(err)
 			}
 			et.Partitions = append(et.Partitions, ep)

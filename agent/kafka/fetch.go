@@ -117,9 +117,9 @@ func (s *Server) fetchSignal(r *request, req *kmsg.FetchRequest) <-chan struct{}
 		var t *Topic
 		var ok bool
 		if r.version >= 13 {
-			t, ok = s.backend.TopicByID(req.Topics[0].TopicID)
+			t, ok = s.topics.TopicByID(req.Topics[0].TopicID)
 		} else {
-			t, ok = s.backend.Topic(req.Topics[0].Topic)
+			t, ok = s.topics.Topic(req.Topics[0].Topic)
 		}
 		if i := req.Topics[0].Partitions[0].Partition; ok && i >= 0 && int(i) < len(t.Partitions) {
 			if ch := t.Partitions[i].DataSignal(); ch != nil {
@@ -127,7 +127,7 @@ func (s *Server) fetchSignal(r *request, req *kmsg.FetchRequest) <-chan struct{}
 			}
 		}
 	}
-	return s.backend.DataSignal()
+	return s.topics.DataSignal()
 }
 
 func hasError(resp *kmsg.FetchResponse) bool {
@@ -168,9 +168,9 @@ func (s *Server) fetchOnce(ctx context.Context, deadline time.Time, r *request, 
 		var t *Topic
 		var ok bool
 		if r.version >= 13 {
-			t, ok = s.backend.TopicByID(rt.TopicID)
+			t, ok = s.topics.TopicByID(rt.TopicID)
 		} else {
-			t, ok = s.backend.Topic(rt.Topic)
+			t, ok = s.topics.Topic(rt.Topic)
 		}
 		for _, rp := range rt.Partitions {
 			fp := kmsg.NewFetchResponseTopicPartition()
@@ -209,8 +209,8 @@ func (s *Server) fetchOnce(ctx context.Context, deadline time.Time, r *request, 
 	return total
 }
 
-func (s *Server) fetchPartition(ctx context.Context, t *Topic, p Partition, rp kmsg.FetchRequestTopicPartition, budget int, first bool, fp *kmsg.FetchResponseTopicPartition) int {
-	if p.Leader() != s.backend.AgentID() {
+func (s *Server) fetchPartition(ctx context.Context, t *Topic, p PartitionReader, rp kmsg.FetchRequestTopicPartition, budget int, first bool, fp *kmsg.FetchResponseTopicPartition) int {
+	if p.Leader() != s.cluster.AgentID() {
 		fp.ErrorCode = kerr.NotLeaderForPartition.Code
 		return 0
 	}
@@ -263,7 +263,7 @@ func fetchReplicaID(r *request, req *kmsg.FetchRequest) int32 {
 // replicaFetchPartition serves a follower: records up to the log end, not
 // the HW, and the fetch counted towards the HW and the ISR. The follower
 // learns the HW and the leader's local log start from the answer.
-func (s *Server) replicaFetchPartition(p Partition, replicaID int32, rp kmsg.FetchRequestTopicPartition, budget int, first bool, fp *kmsg.FetchResponseTopicPartition) int {
+func (s *Server) replicaFetchPartition(p Replication, replicaID int32, rp kmsg.FetchRequestTopicPartition, budget int, first bool, fp *kmsg.FetchResponseTopicPartition) int {
 	maxBytes := min(int(rp.PartitionMaxBytes), budget)
 	if maxBytes <= 0 && !first {
 		return 0

@@ -26,7 +26,7 @@ func handleFindCoordinator(ctx context.Context, s *Server, r *request, req *kmsg
 		c.Key, c.NodeID, c.Port = key, -1, -1
 		switch req.CoordinatorType {
 		case 0:
-			b, err := s.backend.FindGroupCoordinator(ctx, key)
+			b, err := s.groups.FindGroupCoordinator(ctx, key)
 			if err != nil {
 				c.ErrorCode, c.ErrorMessage = errorCode(err), errorMessage(err)
 				if c.ErrorCode == kerr.UnknownServerError.Code {

@@ -17,7 +17,8 @@ import (
 // response encoding. Nothing may panic, whatever the bytes. The backend is
 // the in-memory one of the admin tests, with one topic, so Produce reaches
 // batch validation and Fetch, ListOffsets and the admin keys reach their
-// partition logic.
+// partition logic; the families it does not model (groups, producer ids,
+// reassignments) are unset and answer errors (unset.go).
 func FuzzHandleRequest(f *testing.F) {
 	for _, seed := range seedRequests(f) {
 		f.Add(seed)
@@ -26,7 +27,7 @@ func FuzzHandleRequest(f *testing.F) {
 	b.addTopic("t", nil, &adminPartition{index: 0, leader: 1, hw: 5, leo: 5, epochs: [][2]int64{{0, 0}}})
 	cfg := DefaultConfig()
 	cfg.MaxFetchWait = time.Millisecond // the fake backend never signals data
-	s := New(cfg, b, nil, nil)
+	s := New(cfg, Backends{Cluster: b, Topics: b, TopicAdmin: b}, nil, nil)
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		req, err := parseRequest(frame)
 		if err != nil {
@@ -125,7 +126,7 @@ func TestFuzzSeedsReachHandlers(t *testing.T) {
 	b.addTopic("t", nil, &adminPartition{index: 0, leader: 1, hw: 5, leo: 5})
 	cfg := DefaultConfig()
 	cfg.MaxFetchWait = time.Millisecond
-	s := New(cfg, b, nil, nil)
+	s := New(cfg, Backends{Cluster: b, Topics: b, TopicAdmin: b}, nil, nil)
 	for i, seed := range seedRequests(t) {
 		req, err := parseRequest(seed)
 		if err != nil {

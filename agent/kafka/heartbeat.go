@@ -14,7 +14,7 @@ import (
 
 func handleHeartbeat(ctx context.Context, s *Server, r *request, req *kmsg.HeartbeatRequest) (*kmsg.HeartbeatResponse, error) {
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
-	c, err := s.backend.GroupCoordinator(ctx, req.Group)
+	c, err := s.groups.GroupCoordinator(ctx, req.Group)
 	if err == nil {
 		err = c.Heartbeat(req.Group, req.MemberID, derefString(req.InstanceID), req.Generation)
 	}

@@ -56,7 +56,7 @@ func (s *Server) incrementalAlterTopic(ctx context.Context, rr kmsg.IncrementalA
 	if err := checkIncrementalOps(rr.Configs); err != nil {
 		return errorCode(err), errorMessage(err)
 	}
-	defaults := s.backend.TopicConfigDefaults()
+	defaults := s.topics.TopicConfigDefaults()
 	return s.alterTopicConfigs(ctx, rr.ResourceName, func(current map[string]string) (map[string]string, error) {
 		return applyIncremental(current, defaults, rr.Configs)
 	}, validateOnly)

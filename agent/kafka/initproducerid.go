@@ -23,7 +23,7 @@ func handleInitProducerID(ctx context.Context, s *Server, r *request, req *kmsg.
 		resp.ErrorCode = kerr.TransactionalIDNotFound.Code
 		return resp, nil
 	}
-	id, err := s.backend.NewProducerID(ctx)
+	id, err := s.producerIDs.NewProducerID(ctx)
 	if err != nil {
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		return resp, nil

@@ -25,7 +25,7 @@ import (
 func handleJoinGroup(ctx context.Context, s *Server, r *request, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error) {
 	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
 	resp.Generation = -1
-	c, err := s.backend.GroupCoordinator(ctx, req.Group)
+	c, err := s.groups.GroupCoordinator(ctx, req.Group)
 	if err != nil {
 		resp.ErrorCode = errorCode(err)
 		return resp, nil

@@ -24,7 +24,7 @@ func handleLeaveGroup(ctx context.Context, s *Server, r *request, req *kmsg.Leav
 			leavers = append(leavers, group.Leaver{MemberID: m.MemberID, InstanceID: derefString(m.InstanceID)})
 		}
 	}
-	c, err := s.backend.GroupCoordinator(ctx, req.Group)
+	c, err := s.groups.GroupCoordinator(ctx, req.Group)
 	var errs []error
 	if err == nil {
 		errs, err = c.Leave(req.Group, leavers)

@@ -18,7 +18,7 @@ import (
 
 func handleListGroups(ctx context.Context, s *Server, r *request, req *kmsg.ListGroupsRequest) (*kmsg.ListGroupsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
-	for _, c := range s.backend.GroupCoordinators() {
+	for _, c := range s.groups.GroupCoordinators() {
 		for _, l := range c.List() {
 			state := l.State
 			if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(f string) bool { return strings.EqualFold(f, state) }) {

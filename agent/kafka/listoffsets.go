@@ -25,7 +25,7 @@ func handleListOffsets(ctx context.Context, s *Server, r *request, req *kmsg.Lis
 	for _, rt := range req.Topics {
 		lt := kmsg.NewListOffsetsResponseTopic()
 		lt.Topic = rt.Topic
-		t, ok := s.backend.Topic(rt.Topic)
+		t, ok := s.topics.Topic(rt.Topic)
 		for _, rp := range rt.Partitions {
 			lp := kmsg.NewListOffsetsResponseTopicPartition()
 			lp.Partition = rp.Partition
@@ -42,8 +42,11 @@ func handleListOffsets(ctx context.Context, s *Server, r *request, req *kmsg.Lis
 	return resp, nil
 }
 
-func (s *Server) listOffset(ctx context.Context, p Partition, replicaID int32, rp kmsg.ListOffsetsRequestTopicPartition, lp *kmsg.ListOffsetsResponseTopicPartition) {
-	if p.Leader() != s.backend.AgentID() {
+func (s *Server) listOffset(ctx context.Context, p interface {
+	PartitionReader
+	Replication
+}, replicaID int32, rp kmsg.ListOffsetsRequestTopicPartition, lp *kmsg.ListOffsetsResponseTopicPartition) {
+	if p.Leader() != s.cluster.AgentID() {
 		lp.ErrorCode = kerr.NotLeaderForPartition.Code
 		return
 	}

@@ -23,7 +23,7 @@ func handleListPartitionReassignments(ctx context.Context, s *Server, r *request
 		}
 	}
 	byTopic := map[string]int{}
-	for _, m := range s.backend.PartitionReassignments(only) {
+	for _, m := range s.reassignments.PartitionReassignments(only) {
 		i, ok := byTopic[m.Topic]
 		if !ok {
 			t := kmsg.NewListPartitionReassignmentsResponseTopic()

@@ -25,34 +25,33 @@ import (
 
 func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.MetadataRequest) (*kmsg.MetadataResponse, error) {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
-	b := s.backend
 	live := map[int32]bool{}
-	for _, br := range b.Brokers() {
+	for _, br := range s.cluster.Brokers() {
 		live[br.ID] = true
 		mb := kmsg.NewMetadataResponseBroker()
 		mb.NodeID, mb.Host, mb.Port, mb.Rack = br.ID, br.Host, br.Port, br.Rack
 		resp.Brokers = append(resp.Brokers, mb)
 	}
-	cid := b.ClusterID()
+	cid := s.cluster.ClusterID()
 	resp.ClusterID = &cid
-	resp.ControllerID = b.AgentID()
+	resp.ControllerID = s.cluster.AgentID()
 
 	all := req.Topics == nil || (r.version == 0 && len(req.Topics) == 0)
 	if all {
-		for _, t := range b.Topics() {
+		for _, t := range s.topics.Topics() {
 			resp.Topics = append(resp.Topics, metadataTopic(t, live))
 		}
 		return resp, nil
 	}
-	autoCreate := b.AutoCreateTopics() && (r.version < 4 || req.AllowAutoTopicCreation)
+	autoCreate := s.topics.AutoCreateTopics() && (r.version < 4 || req.AllowAutoTopicCreation)
 	for _, rt := range req.Topics {
 		var t *Topic
 		var ok bool
 		switch {
 		case rt.Topic != nil && *rt.Topic != "":
-			t, ok = b.Topic(*rt.Topic)
+			t, ok = s.topics.Topic(*rt.Topic)
 		case rt.TopicID != [16]byte{}:
-			t, ok = b.TopicByID(rt.TopicID)
+			t, ok = s.topics.TopicByID(rt.TopicID)
 			if !ok {
 				mt := kmsg.NewMetadataResponseTopic()
 				mt.TopicID = rt.TopicID
@@ -63,9 +62,9 @@ func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.Metada
 		}
 		if !ok && rt.Topic != nil && autoCreate {
 			var err error
-			t, err = b.CreateTopic(ctx, *rt.Topic, -1, -1, nil, false)
+			t, err = s.topicAdmin.CreateTopic(ctx, *rt.Topic, -1, -1, nil, false)
 			if errors.Is(err, metadata.ErrTopicExists) {
-				t, ok = b.Topic(*rt.Topic)
+				t, ok = s.topics.Topic(*rt.Topic)
 				err = nil
 				if !ok {
 					err = kerr.LeaderNotAvailable

@@ -38,7 +38,7 @@ func handleOffsetCommit(ctx context.Context, s *Server, r *request, req *kmsg.Of
 	commit.GroupMustExist = r.version >= 9
 	codes := make([][]int16, len(req.Topics))
 	for i, rt := range req.Topics {
-		t, _ := s.backend.Topic(rt.Topic)
+		t, _ := s.topics.Topic(rt.Topic)
 		codes[i] = make([]int16, len(rt.Partitions))
 		for j, rp := range rt.Partitions {
 			switch {
@@ -60,7 +60,7 @@ func handleOffsetCommit(ctx context.Context, s *Server, r *request, req *kmsg.Of
 	}
 	var shared int16
 	if len(commit.Offsets) > 0 {
-		c, err := s.backend.GroupCoordinator(ctx, req.Group)
+		c, err := s.groups.GroupCoordinator(ctx, req.Group)
 		if err == nil {
 			err = c.CommitOffsets(ctx, commit)
 		}

@@ -19,14 +19,14 @@ import (
 
 func handleOffsetDelete(ctx context.Context, s *Server, r *request, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error) {
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
-	c, err := s.backend.GroupCoordinator(ctx, req.Group)
+	c, err := s.groups.GroupCoordinator(ctx, req.Group)
 	if err != nil {
 		resp.ErrorCode = errorCode(err)
 		return resp, nil
 	}
 	var tps []group.TopicPartition
 	for _, rt := range req.Topics {
-		t, _ := s.backend.Topic(rt.Topic)
+		t, _ := s.topics.Topic(rt.Topic)
 		dt := kmsg.NewOffsetDeleteResponseTopic()
 		dt.Topic = rt.Topic
 		for _, rp := range rt.Partitions {

@@ -56,7 +56,7 @@ func handleOffsetFetch(ctx context.Context, s *Server, r *request, req *kmsg.Off
 func (s *Server) fetchGroupOffsets(ctx context.Context, rg kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
 	g := kmsg.NewOffsetFetchResponseGroup()
 	g.Group = rg.Group
-	c, err := s.backend.GroupCoordinator(ctx, rg.Group)
+	c, err := s.groups.GroupCoordinator(ctx, rg.Group)
 	if err != nil {
 		g.ErrorCode = errorCode(err)
 		return g

@@ -30,7 +30,7 @@ func handleOffsetForLeaderEpoch(ctx context.Context, s *Server, r *request, req 
 	for _, rt := range req.Topics {
 		ot := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		ot.Topic = rt.Topic
-		t, ok := s.backend.Topic(rt.Topic)
+		t, ok := s.topics.Topic(rt.Topic)
 		for _, rp := range rt.Partitions {
 			op := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			op.Partition = rp.Partition
@@ -49,8 +49,8 @@ func handleOffsetForLeaderEpoch(ctx context.Context, s *Server, r *request, req 
 	return resp, nil
 }
 
-func (s *Server) offsetForLeaderEpoch(p Partition, rp kmsg.OffsetForLeaderEpochRequestTopicPartition, op *kmsg.OffsetForLeaderEpochResponseTopicPartition) {
-	if p.Leader() != s.backend.AgentID() {
+func (s *Server) offsetForLeaderEpoch(p Replication, rp kmsg.OffsetForLeaderEpochRequestTopicPartition, op *kmsg.OffsetForLeaderEpochResponseTopicPartition) {
+	if p.Leader() != s.cluster.AgentID() {
 		op.ErrorCode = kerr.NotLeaderForPartition.Code
 		return
 	}

@@ -86,9 +86,9 @@ func (s *Server) startProduce(ctx context.Context, r *request, req *kmsg.Produce
 		var t *Topic
 		var ok bool
 		if r.version >= 13 {
-			t, ok = s.backend.TopicByID(rt.TopicID)
+			t, ok = s.topics.TopicByID(rt.TopicID)
 		} else {
-			t, ok = s.backend.Topic(rt.Topic)
+			t, ok = s.topics.Topic(rt.Topic)
 		}
 		rtopic.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
 		for j := range rt.Partitions {
@@ -117,8 +117,8 @@ func (s *Server) startProduce(ctx context.Context, r *request, req *kmsg.Produce
 
 // writePartition checks one partition's batch and writes it, leaving the
 // wait for its acks to finish.
-func (s *Server) writePartition(call *produceCall, t *Topic, p Partition, records []byte, rp *kmsg.ProduceResponseTopicPartition) {
-	if p.Leader() != s.backend.AgentID() {
+func (s *Server) writePartition(call *produceCall, t *Topic, p PartitionWriter, records []byte, rp *kmsg.ProduceResponseTopicPartition) {
+	if p.Leader() != s.cluster.AgentID() {
 		rp.ErrorCode = kerr.NotLeaderForPartition.Code
 		return
 	}

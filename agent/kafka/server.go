@@ -84,10 +84,16 @@ func (c Config) Validate() error {
 
 // Server serves the Kafka protocol on a listener.
 type Server struct {
-	cfg     Config
-	backend Backend
-	logger  *slog.Logger
-	metrics *metrics
+	cfg Config
+	// The backend families (backend.go); New fills unset ones with unset.
+	cluster       Cluster
+	topics        TopicReader
+	topicAdmin    TopicAdmin
+	producerIDs   ProducerIDs
+	groups        Groups
+	reassignments Reassignments
+	logger        *slog.Logger
+	metrics       *metrics
 	// sessions are the fetch sessions; they outlive connections.
 	sessions *fetchSessionCache
 
@@ -101,12 +107,20 @@ type Server struct {
 	lateTopicChanges atomic.Int32 // requests that may be answered before their topic changes are done (topicchanges.go)
 }
 
-// New returns a server; Serve starts it.
-func New(cfg Config, backend Backend, logger *slog.Logger, m *Metrics) *Server {
+// New returns a server on the backend families b (BackendsOf(agent) for
+// all of them); Serve starts it.
+func New(cfg Config, b Backends, logger *slog.Logger, m *Metrics) *Server {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Server{cfg: cfg, backend: backend, logger: logger, metrics: m.get(), conns: map[net.Conn]struct{}{}, stop: make(chan struct{}),
+	return &Server{cfg: cfg,
+		cluster:       orUnset(b.Cluster, Cluster(unset{"cluster"})),
+		topics:        orUnset(b.Topics, TopicReader(unset{"topics"})),
+		topicAdmin:    orUnset(b.TopicAdmin, TopicAdmin(unset{"topic admin"})),
+		producerIDs:   orUnset(b.ProducerIDs, ProducerIDs(unset{"producer ids"})),
+		groups:        orUnset(b.Groups, Groups(unset{"groups"})),
+		reassignments: orUnset(b.Reassignments, Reassignments(unset{"reassignments"})),
+		logger:        logger, metrics: m.get(), conns: map[net.Conn]struct{}{}, stop: make(chan struct{}),
 		sessions: newFetchSessionCache(cfg.FetchSessionCacheSlots, cfg.FetchSessionEvictionAge, m.get())}
 }
 

@@ -20,7 +20,7 @@ import (
 
 func handleSyncGroup(ctx context.Context, s *Server, r *request, req *kmsg.SyncGroupRequest) (*kmsg.SyncGroupResponse, error) {
 	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
-	c, err := s.backend.GroupCoordinator(ctx, req.Group)
+	c, err := s.groups.GroupCoordinator(ctx, req.Group)
 	if err != nil {
 		resp.ErrorCode = errorCode(err)
 		return resp, nil

@@ -16,7 +16,7 @@ import (
 // have changes going on, the next one waits for its own. Close waits for
 // every change.
 func TestRunTopicChanges(t *testing.T) {
-	s := New(DefaultConfig(), nil, nil, nil)
+	s := New(DefaultConfig(), Backends{}, nil, nil)
 	release := make(chan struct{})
 	var made atomic.Int32
 	held := func(context.Context) error {

@@ -130,7 +130,7 @@ func (p *Partition) Read(ctx context.Context, offset int64, maxBytes int, minOne
 	return b, p.closedErr(err)
 }
 
-// Local implements kafka.Partition: this is a replica on this agent.
+// Local implements kafka.ReplicaInfo: this is a replica on this agent.
 func (p *Partition) Local() bool { return true }
 
 // ReadsFromStore reports whether offset lies below the local log and in

@@ -60,7 +60,7 @@ func (p *Partition) signalLocked() {
 	p.notify()
 }
 
-// DataSignal implements kafka.Partition: closed at this partition's next
+// DataSignal implements kafka.PartitionReader: closed at this partition's next
 // append or state change.
 func (p *Partition) DataSignal() <-chan struct{} { return p.appended.Wait() }
 
