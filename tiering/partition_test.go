@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -273,5 +275,45 @@ func TestReadPrefetchesTheNextSegment(t *testing.T) {
 	testwait.Until(t, 10*time.Second, func() bool { return tr.chunks.Loading() == 0 }, "the prefetches to end")
 	if n := b.Calls(objstore.OpGetRange); n != 3 {
 		t.Fatalf("%d ranged GETs after reading two of three segments, want 3 (all from the read-ahead)", n)
+	}
+}
+
+// TestConcurrentUploadRoundsUploadEachSegmentOnce: a drain's upload runs
+// beside the periodic one; with slow PUTs both see the same pending
+// segment, and without a per-partition upload lock the second wrote a
+// duplicate object and failed its manifest append as not contiguous.
+func TestConcurrentUploadRoundsUploadEachSegmentOnce(t *testing.T) {
+	ctx := context.Background()
+	mem := objstore.NewMem()
+	b := objstore.NewFaulty(mem)
+	b.SetLatency(objstore.OpPut, 20*time.Millisecond)
+	l := &fakeLog{}
+	l.add(10, 1)
+	l.add(10, 2)
+	l.add(1, 3) // the "active" one stays local
+	tr := newTierer(t, b)
+	if _, err := tr.Open(ctx, fakeSource{l}, prefix); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() { tr.UploadOnce(ctx) })
+	}
+	wg.Wait()
+	if s := tr.Statuses()[0]; s.LastError != "" || s.RemoteSegments != 2 {
+		t.Fatalf("after two rounds at once: %d segments in the manifest, last error %q", s.RemoteSegments, s.LastError)
+	}
+	logs := 0
+	err := mem.List(ctx, prefix+"segments/", func(key string, _ objstore.Attributes) error {
+		if strings.HasSuffix(key, ".log") {
+			logs++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if logs != 2 {
+		t.Fatalf("%d segment .log objects in the bucket, want 2 (one upload each)", logs)
 	}
 }

@@ -94,6 +94,12 @@ type Partition struct {
 	bucket   objstore.Bucket // the Tierer's, counting under the topic (cost.go)
 	manifest *Manifest
 
+	// uploading is held by an upload round of this partition: the
+	// periodic one and a drain's (which runs beside it) would otherwise
+	// upload one segment twice, and the second one's manifest append
+	// fails as not contiguous. Before mu.
+	uploading sync.Mutex
+
 	mu           sync.Mutex
 	h            Head
 	pendingSince time.Time

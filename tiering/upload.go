@@ -33,6 +33,8 @@ const (
 // uploadPending uploads every sealed segment of p that is ready, oldest
 // first, and returns the bytes uploaded. It stops at the first failure.
 func (t *Tierer) uploadPending(ctx context.Context, p *Partition) (int64, error) {
+	p.uploading.Lock()
+	defer p.uploading.Unlock()
 	head, err := p.currentHead(ctx)
 	if err != nil {
 		return 0, err
