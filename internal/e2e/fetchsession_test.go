@@ -179,7 +179,7 @@ func TestFetchSessionsFranz(t *testing.T) {
 	// One batch per partition and fetch: draining a backlog takes
 	// fetches that return records without a new HW.
 	cons := newSessionConsumer(t, a.Addr(), topic, []int32{0, 1}, kgo.FetchMaxPartitionBytes(100))
-	metric := func(sample string) float64 { return metricValue(t, a.HTTPAddr(), sample) }
+	metric := func(name string, labels ...string) float64 { return metricValue(t, a.HTTPAddr(), name, labels...) }
 	sessionPartitions := func(want float64) {
 		t.Helper()
 		waitFor(t, "session partitions", func() string {
@@ -229,15 +229,15 @@ func TestFetchSessionsFranz(t *testing.T) {
 			sessionPartitions(3)
 		}
 	}
-	if got := metric(`strata_kafka_fetch_requests_total{session="incremental"}`); got < rounds {
+	if got := metric("strata_kafka_fetch_requests_total", "session", "incremental"); got < rounds {
 		t.Fatalf("%v incremental fetches over %d rounds: the consumer did not keep a session", got, rounds)
 	}
-	if got := metric(`strata_kafka_fetch_requests_total{session="error"}`); got > 0 {
+	if got := metric("strata_kafka_fetch_requests_total", "session", "error"); got > 0 {
 		t.Fatalf("%v fetches answered with a session error", got)
 	}
 	// Records are not sent again and again either (the client would drop
 	// the repeats): the session reads from the offsets the consumer sends.
-	in, out := metric(`strata_topic_bytes_in_total{topic="`+topic+`"}`), metric(`strata_topic_bytes_out_total{topic="`+topic+`"}`)
+	in, out := metric("strata_topic_bytes_in_total", "topic", topic), metric("strata_topic_bytes_out_total", "topic", topic)
 	if out > 2*in {
 		t.Fatalf("%v record bytes served for %v written", out, in)
 	}
@@ -254,7 +254,7 @@ func TestFetchSessionEvictionFranz(t *testing.T) {
 	}})
 	const topic = "fetch-session-eviction"
 	createTopic(t, newAdmin(t, a.Addr()), topic, 4, nil)
-	metric := func(sample string) float64 { return metricValue(t, a.HTTPAddr(), sample) }
+	metric := func(name string, labels ...string) float64 { return metricValue(t, a.HTTPAddr(), name, labels...) }
 	prod := newSessionProducer(t, a.Addr(), topic)
 	for p := range int32(4) {
 		prod.produce(p, 3)
@@ -264,7 +264,7 @@ func TestFetchSessionEvictionFranz(t *testing.T) {
 	// Each idle poll of the small consumer's session waits its 100 ms, so
 	// after 6 incremental ones the session is older than the 300 ms age.
 	waitFor(t, "the small consumer's session to age", func() string {
-		if got := metric(`strata_kafka_fetch_requests_total{session="incremental"}`); got < 6 {
+		if got := metric("strata_kafka_fetch_requests_total", "session", "incremental"); got < 6 {
 			return fmt.Sprintf("%v incremental fetches", got)
 		}
 		return ""
@@ -275,7 +275,7 @@ func TestFetchSessionEvictionFranz(t *testing.T) {
 		if got := metric("strata_kafka_fetch_session_evictions_total"); got < 1 {
 			return fmt.Sprintf("strata_kafka_fetch_session_evictions_total %v", got)
 		}
-		if got := metric(`strata_kafka_fetch_requests_total{session="error"}`); got < 1 {
+		if got := metric("strata_kafka_fetch_requests_total", "session", "error"); got < 1 {
 			return "the evicted consumer was not told its session was gone"
 		}
 		return ""
