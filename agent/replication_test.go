@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/internal/vfs"
 )
 
 // cluster is n in-process agents sharing one store and joined by gossip.
@@ -23,9 +24,19 @@ type cluster struct {
 	t      *testing.T
 	dir    string
 	store  string
+	fs     vfs.FS // under every agent's logs; nil for the OS
 	agents []*running
 	cfgs   []Config
 }
+
+// copyDelay is how long every file write takes in a slowCluster. A
+// follower's copy of a record is a write that starts only once the
+// leader's append is done, so it ends at least copyDelay after the moment
+// a leader that does not wait (-tags strata_unsafe_ack) would answer
+// acks=all: far longer than the client takes to receive the answer and run
+// checkAckedOnISR, even on a loaded machine. A leader that waits answers a
+// little more than two delays later.
+const copyDelay = 30 * time.Millisecond
 
 // clusterConfig is the settings the replication tests share: short lag
 // and reconcile periods so that ISR changes and repairs happen in seconds.
@@ -45,16 +56,35 @@ func startCluster(t *testing.T, n int) *cluster {
 // startClusterWith starts n agents whose configs tweak changes.
 func startClusterWith(t *testing.T, n int, tweak func(*Config)) *cluster {
 	t.Helper()
-	c := &cluster{t: t, dir: t.TempDir()}
+	return startClusterOn(t, nil, n, tweak)
+}
+
+// slowCluster starts n agents, as startClusterWith, whose file writes each
+// take copyDelay: for the tests that check every acks=all answer with
+// checkAckedOnISR, so that an answer given before the followers copied
+// the record is caught every time, not only when it wins a race.
+func slowCluster(t *testing.T, n int, tweak func(*Config)) *cluster {
+	t.Helper()
+	fs := vfs.NewFaulty(vfs.Default)
+	fs.SetDelay(vfs.OpWrite, copyDelay)
+	return startClusterOn(t, fs, n, tweak)
+}
+
+// startClusterOn starts n agents on fs (nil: the OS).
+func startClusterOn(t *testing.T, fs vfs.FS, n int, tweak func(*Config)) *cluster {
+	t.Helper()
+	c := &cluster{t: t, dir: t.TempDir(), fs: fs}
 	c.store = "file://" + filepath.Join(c.dir, "store")
 	for i := range n {
 		cfg := clusterConfig(filepath.Join(c.dir, fmt.Sprint("agent", i)), c.store)
-		tweak(&cfg)
+		if tweak != nil {
+			tweak(&cfg)
+		}
 		if i > 0 {
 			cfg.Gossip.Join = []string{c.agents[0].members.Self().GossipAddr}
 		}
 		c.cfgs = append(c.cfgs, cfg)
-		c.agents = append(c.agents, start(t, cfg, nil))
+		c.agents = append(c.agents, start(t, cfg, c.fs))
 	}
 	c.waitMembers(n)
 	return c
@@ -83,7 +113,7 @@ func (c *cluster) restart(i int) {
 			cfg.Gossip.Join = append(cfg.Gossip.Join, a.members.Self().GossipAddr)
 		}
 	}
-	c.agents[i] = start(c.t, cfg, nil)
+	c.agents[i] = start(c.t, cfg, c.fs)
 }
 
 func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
@@ -197,7 +227,7 @@ func nextOffset(t *testing.T, b []byte) int64 {
 // three logs byte for byte (offsets and leader epochs
 // included), the HW reaches the end, and Metadata lists the full ISR.
 func TestReplicationCopiesTheLeader(t *testing.T) {
-	c := startCluster(t, 3)
+	c := slowCluster(t, 3, nil)
 	c.create("rep", 2, 3, nil)
 	cl := c.client(kgo.DefaultProduceTopic("rep"), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for i := range 200 {
@@ -331,7 +361,7 @@ func (c *cluster) consumeAll(topic string, index int32, n int) []*kgo.Record {
 // once and in order, and the old leader, started again, follows and
 // rejoins the ISR.
 func TestLeaderFailover(t *testing.T) {
-	c := startCluster(t, 3)
+	c := slowCluster(t, 3, nil)
 	c.create("fo", 1, 3, nil)
 	produce := c.sequenceProducer("fo")
 	produce(0, 50)
@@ -383,14 +413,12 @@ func metadataISR(t *testing.T, a *running, topic string, index int32) []int32 {
 // follower that comes back catches up and rejoins, and acks=all works
 // again. Each acks=all record is on the ISR when it is acknowledged.
 func TestISRShrinkAndExpand(t *testing.T) {
-	c := startCluster(t, 3)
+	c := slowCluster(t, 3, nil)
 	c.create("isr", 1, 3, nil) // min.insync.replicas defaults to 2
 	li := c.leaderOf("isr", 0)
 	leader := c.agents[li]
 	lcl := leader.client(t)
-	// Several records, each checked on the ISR as it is acknowledged: an
-	// early acknowledgement loses the race to the followers now and then,
-	// not every time.
+	// Several records, each checked on the ISR as it is acknowledged.
 	const checked = 10
 	for i := range checked {
 		code, off := produceRaw(t, lcl, "isr", 0, fmt.Sprint("first-", i))
@@ -495,18 +523,7 @@ func produceAcks(t *testing.T, cl *kgo.Client, topic string, partition int32, va
 // learns of its leadership from the follower's newer epoch, and every
 // acks=all record acknowledged before or after is kept.
 func TestStaleLeaderLosesCAS(t *testing.T) {
-	c := &cluster{t: t, dir: t.TempDir()}
-	c.store = "file://" + filepath.Join(c.dir, "store")
-	for i := range 3 {
-		cfg := clusterConfig(filepath.Join(c.dir, fmt.Sprint("agent", i)), c.store)
-		cfg.ReconcileInterval = time.Minute
-		if i > 0 {
-			cfg.Gossip.Join = []string{c.agents[0].members.Self().GossipAddr}
-		}
-		c.cfgs = append(c.cfgs, cfg)
-		c.agents = append(c.agents, start(t, cfg, nil))
-	}
-	c.waitMembers(3)
+	c := slowCluster(t, 3, func(cfg *Config) { cfg.ReconcileInterval = time.Minute })
 	c.create("stale", 1, 3, nil)
 	li := c.leaderOf("stale", 0)
 	stale := localPartition(c.agents[li], "stale", 0)
@@ -597,34 +614,44 @@ func TestTieringAcrossFailover(t *testing.T) {
 // the new leader of the group's partition coordinates it with every
 // committed offset.
 func TestGroupOffsetsSurviveCoordinatorFailover(t *testing.T) {
-	c := startClusterWith(t, 3, func(cfg *Config) { cfg.OffsetsTopicPartitions = 3 })
+	c := slowCluster(t, 3, func(cfg *Config) { cfg.OffsetsTopicPartitions = 3 })
 	c.create("g", 2, 3, nil)
 	adm := kadm.NewClient(c.client())
-	commits := kadm.Offsets{}
-	commits.Add(kadm.Offset{Topic: "g", Partition: 0, At: 17, LeaderEpoch: -1})
-	commits.Add(kadm.Offset{Topic: "g", Partition: 1, At: 42, LeaderEpoch: -1})
-	resp, err := adm.CommitOffsets(ctxT(t), "grp", commits)
-	if err == nil {
-		err = resp.Error()
+	commit := func(p0, p1 int64) {
+		commits := kadm.Offsets{}
+		commits.Add(kadm.Offset{Topic: "g", Partition: 0, At: p0, LeaderEpoch: -1})
+		commits.Add(kadm.Offset{Topic: "g", Partition: 1, At: p1, LeaderEpoch: -1})
+		resp, err := adm.CommitOffsets(ctxT(t), "grp", commits)
+		if err == nil {
+			err = resp.Error()
+		}
+		if err != nil {
+			t.Fatalf("commit: %v", err)
+		}
 	}
-	if err != nil {
-		t.Fatalf("commit: %v", err)
-	}
+	commit(13, 38)
 	coord := adm.FindGroupCoordinators(ctxT(t), "grp")
 	if coord["grp"].Err != nil {
 		t.Fatalf("find coordinator: %v", coord["grp"].Err)
 	}
 	ci := slices.IndexFunc(c.agents, func(a *running) bool { return a.id == coord["grp"].NodeID })
-	// The commit was answered: its records are on the ISR of the
-	// coordinator's partition of __consumer_offsets (the only one written).
-	for idx := range int32(3) {
-		if p := localPartition(c.agents[ci], offsetsTopic, idx); p != nil && p.Leader() == c.agents[ci].id && p.LogEndOffset() > 0 {
-			c.checkAckedOnISR(offsetsTopic, idx, p.LogEndOffset()-1)
+	// Each commit is answered once its records are on the ISR of the
+	// coordinator's partition of __consumer_offsets (the only one
+	// written); the last one commits 17 and 42.
+	for round := range int64(5) {
+		if round > 0 {
+			commit(13+round, 38+round)
+		}
+		for idx := range int32(3) {
+			if p := localPartition(c.agents[ci], offsetsTopic, idx); p != nil && p.Leader() == c.agents[ci].id && p.LogEndOffset() > 0 {
+				c.checkAckedOnISR(offsetsTopic, idx, p.LogEndOffset()-1)
+			}
 		}
 	}
 	c.agents[ci].stop(t)
 	fresh := kadm.NewClient(c.client())
 	var got kadm.OffsetResponses
+	var err error
 	waitFor(t, 30*time.Second, "the group's offsets from the new coordinator", func() bool {
 		got, err = fresh.FetchOffsets(ctxT(t), "grp")
 		return err == nil && got.Error() == nil
@@ -643,7 +670,7 @@ func TestGroupOffsetsSurviveCoordinatorFailover(t *testing.T) {
 // from the same state resolve to one leader; the loser re-reads the state
 // and follows in the winner's epoch.
 func TestRacingTakeOvers(t *testing.T) {
-	c := startCluster(t, 3)
+	c := slowCluster(t, 3, nil)
 	c.create("race", 1, 3, nil)
 	li := c.leaderOf("race", 0)
 	x, y := c.agents[(li+1)%3], c.agents[(li+2)%3]
@@ -704,7 +731,7 @@ func TestRacingTakeOvers(t *testing.T) {
 // Kafka; with tiering, the manifest carries it), so a new leader does not
 // serve the deleted records.
 func TestDeleteRecordsReachesFollowers(t *testing.T) {
-	c := startCluster(t, 3)
+	c := slowCluster(t, 3, nil)
 	c.create("del", 1, 3, map[string]string{"remote.storage.enable": "false", "segment.bytes": "1024"})
 	produce := c.sequenceProducer("del")
 	produce(0, 40)
@@ -734,7 +761,7 @@ func TestDeleteRecordsReachesFollowers(t *testing.T) {
 // that has every acknowledged record, and once that one is back every
 // record is read back and the wiped agent rejoins the ISR.
 func TestLostDiskLeavesTheISR(t *testing.T) {
-	c := startCluster(t, 3)
+	c := slowCluster(t, 3, nil)
 	c.create("lost", 1, 3, map[string]string{"min.insync.replicas": "2", "remote.storage.enable": "false"})
 	li := c.leaderOf("lost", 0)
 	produce := c.sequenceProducer("lost")

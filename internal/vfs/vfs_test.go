@@ -10,6 +10,7 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // exercise runs the same script against any FS, so MemFS is held to the
@@ -170,6 +171,39 @@ func TestFaultyFailOnce(t *testing.T) {
 	fs.FailOnce(OpTruncate, 0, syscall.EIO)
 	if err := f.Truncate(0); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("truncate = %v", err)
+	}
+}
+
+// TestFaultyDelay: with a delay set, a write takes at least that long and
+// still lands; the delay applies to its kind of operation only as long as
+// it is set.
+func TestFaultyDelay(t *testing.T) {
+	const d = 30 * time.Millisecond
+	fs := NewFaulty(NewMem())
+	f, _ := fs.Create("/f")
+	fs.SetDelay(OpWrite, d)
+	for _, write := range []func() error{
+		func() error { _, err := f.Write([]byte("ab")); return err },
+		func() error { _, err := f.WriteAt([]byte("cd"), 2); return err },
+	} {
+		start := time.Now()
+		if err := write(); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took < d {
+			t.Fatalf("a write with a %v delay took %v", d, took)
+		}
+	}
+	fs.SetDelay(OpWrite, 0)
+	if _, err := f.WriteAt([]byte("e"), 4); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 5)
+	if _, err := f.ReadAt(got, 0); err != nil || string(got) != "abcde" {
+		t.Fatalf("read %q, %v; want the delayed writes stored", got, err)
+	}
+	if n := fs.Count(OpWrite); n != 3 {
+		t.Fatalf("%d writes counted, want 3", n)
 	}
 }
 
