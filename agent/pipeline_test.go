@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/internal/testwait"
 	"github.com/strata-streaming/strata/internal/vfs"
 )
 
@@ -72,9 +73,9 @@ func TestPipelinedProducesShareAnFsync(t *testing.T) {
 	if _, err := conn.Write(frames); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "every pipelined batch written behind the held fsync", func() bool {
+	testwait.Until(t, 10*time.Second, func() bool {
 		return counter("strata_partition_appends_total") == 1+produces
-	})
+	}, "every pipelined batch written behind the held fsync")
 	conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
 	if _, err := conn.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("read while the fsync is held: %v, want no answer before the fsync", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/internal/testwait"
 	"github.com/strata-streaming/strata/internal/vfs"
 )
 
@@ -93,14 +94,14 @@ func startClusterOn(t *testing.T, fs vfs.FS, n int, tweak func(*Config)) *cluste
 // waitMembers waits until every running agent lists n live agents.
 func (c *cluster) waitMembers(n int) {
 	c.t.Helper()
-	waitFor(c.t, 20*time.Second, fmt.Sprintf("%d agents to see each other", n), func() bool {
+	testwait.Until(c.t, 20*time.Second, func() bool {
 		for _, a := range c.agents {
 			if a.cancel != nil && len(a.placementAgents()) != n {
 				return false
 			}
 		}
 		return true
-	})
+	}, "%d agents to see each other", n)
 }
 
 // restart starts agent i again on its data directory.
@@ -114,17 +115,6 @@ func (c *cluster) restart(i int) {
 		}
 	}
 	c.agents[i] = start(c.t, cfg, c.fs)
-}
-
-func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", limit, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // localPartition is agent a's replica of topic-index, nil if none.
@@ -173,14 +163,14 @@ func (c *cluster) create(topic string, partitions int32, rf int16, configs map[s
 // waitTopicEverywhere waits until every running agent serves topic.
 func (c *cluster) waitTopicEverywhere(topic string) {
 	c.t.Helper()
-	waitFor(c.t, 10*time.Second, "every agent to know "+topic, func() bool {
+	testwait.Until(c.t, 10*time.Second, func() bool {
 		for _, a := range c.agents {
 			if _, ok := a.entry(topic); a.cancel != nil && !ok {
 				return false
 			}
 		}
 		return true
-	})
+	}, "every agent to know %s", topic)
 }
 
 // clusterClient is a producer/consumer that knows every running agent.
@@ -256,7 +246,7 @@ func TestReplicationCopiesTheLeader(t *testing.T) {
 		want := logBatches(t, leader)
 		for _, a := range c.agents {
 			p := localPartition(a, "rep", idx)
-			waitFor(t, 10*time.Second, "follower to catch up", func() bool { return p.LocalLog().LogEndOffset() == 100 })
+			testwait.Until(t, 10*time.Second, func() bool { return p.LocalLog().LogEndOffset() == 100 }, "follower to catch up")
 			got := logBatches(t, p)
 			if !slices.EqualFunc(got, want, bytes.Equal) {
 				t.Errorf("partition %d: agent %d's log differs from the leader's", idx, a.id)
@@ -270,7 +260,7 @@ func TestReplicationCopiesTheLeader(t *testing.T) {
 func (c *cluster) leaderOf(topic string, index int32) int {
 	c.t.Helper()
 	found := -1
-	waitFor(c.t, 20*time.Second, fmt.Sprintf("a running leader of %s-%d", topic, index), func() bool {
+	testwait.Until(c.t, 20*time.Second, func() bool {
 		for i, a := range c.agents {
 			if a.cancel == nil {
 				continue
@@ -281,7 +271,7 @@ func (c *cluster) leaderOf(topic string, index int32) int {
 			}
 		}
 		return false
-	})
+	}, "a running leader of %s-%d", topic, index)
 	return found
 }
 
@@ -376,11 +366,11 @@ func TestLeaderFailover(t *testing.T) {
 	}
 	c.checkSequence("fo", 100)
 	c.restart(old)
-	waitFor(t, 20*time.Second, "the old leader to rejoin the ISR", func() bool {
+	testwait.Until(t, 20*time.Second, func() bool {
 		return len(localPartition(c.agents[now], "fo", 0).ISR()) == 3
-	})
+	}, "the old leader to rejoin the ISR")
 	back := localPartition(c.agents[old], "fo", 0)
-	waitFor(t, 10*time.Second, "the old leader's log to match", func() bool { return back.LocalLog().LogEndOffset() == 100 })
+	testwait.Until(t, 10*time.Second, func() bool { return back.LocalLog().LogEndOffset() == 100 }, "the old leader's log to match")
 	if back.Leader() == c.agents[old].id {
 		t.Fatalf("the restarted agent leads again at epoch %d", back.LeaderEpoch())
 	}
@@ -434,9 +424,9 @@ func TestISRShrinkAndExpand(t *testing.T) {
 			c.agents[i].stop(t)
 		}
 	}
-	waitFor(t, 20*time.Second, "the ISR to shrink to the leader", func() bool {
+	testwait.Until(t, 20*time.Second, func() bool {
 		return slices.Equal(metadataISR(t, leader, "isr", 0), []int32{leader.id})
-	})
+	}, "the ISR to shrink to the leader")
 	if n := counterValue(t, leader, "strata_isr_changes_total", "op", "shrink"); n < 1 {
 		t.Errorf("strata_isr_changes_total{op=shrink} = %v after a shrink", n)
 	}
@@ -452,9 +442,9 @@ func TestISRShrinkAndExpand(t *testing.T) {
 		t.Fatalf("acks=1 with a shrunk ISR: %v", kerr.ErrorForCode(code))
 	}
 	c.restart(followers[0])
-	waitFor(t, 20*time.Second, "the follower to rejoin the ISR", func() bool {
+	testwait.Until(t, 20*time.Second, func() bool {
 		return len(metadataISR(t, leader, "isr", 0)) == 2
-	})
+	}, "the follower to rejoin the ISR")
 	if n := counterValue(t, leader, "strata_isr_changes_total", "op", "expand"); n < 1 {
 		t.Errorf("strata_isr_changes_total{op=expand} = %v after an expand", n)
 	}
@@ -466,7 +456,7 @@ func TestISRShrinkAndExpand(t *testing.T) {
 		c.checkAckedOnISR("isr", 0, off)
 	}
 	back := localPartition(c.agents[followers[0]], "isr", 0)
-	waitFor(t, 10*time.Second, "the follower to hold every record", func() bool { return back.LocalLog().LogEndOffset() == 2*checked+1 })
+	testwait.Until(t, 10*time.Second, func() bool { return back.LocalLog().LogEndOffset() == 2*checked+1 }, "the follower to hold every record")
 }
 
 // counterValue reads a counter of agent a by name, from the series whose
@@ -543,16 +533,16 @@ func TestStaleLeaderLosesCAS(t *testing.T) {
 	// The third agent stops: the stale leader drops it from the ISR, a
 	// write that must fail.
 	c.agents[xi].stop(t)
-	waitFor(t, 20*time.Second, "the stale leader to follow", func() bool {
+	testwait.Until(t, 20*time.Second, func() bool {
 		return stale.Leader() == c.agents[ni].id && stale.LeaderEpoch() == next.LeaderEpoch
-	})
+	}, "the stale leader to follow")
 	if n := counterValue(t, c.agents[li], "strata_isr_change_conflicts_total"); n < 1 {
 		t.Errorf("strata_isr_change_conflicts_total = %v on the stale leader, want its lost CAS counted", n)
 	}
 	newLeader := localPartition(c.agents[ni], "stale", 0)
-	waitFor(t, 20*time.Second, "the new leader to lead", func() bool {
+	testwait.Until(t, 20*time.Second, func() bool {
 		return newLeader.Leader() == c.agents[ni].id && newLeader.CommittedEpochStart()
-	})
+	}, "the new leader to lead")
 	produce(20, 40)
 	c.checkSequence("stale", 40)
 }
@@ -584,17 +574,17 @@ func TestTieringAcrossFailover(t *testing.T) {
 	send(0, 1000)
 	li := c.leaderOf("tf", 0)
 	old := localPartition(c.agents[li], "tf", 0)
-	waitFor(t, 20*time.Second, "the leader to upload", func() bool { return old.HighestTieredOffset() > 500 })
+	testwait.Until(t, 20*time.Second, func() bool { return old.HighestTieredOffset() > 500 }, "the leader to upload")
 	for i, a := range c.agents {
 		p := localPartition(a, "tf", 0)
-		waitFor(t, 20*time.Second, fmt.Sprintf("agent %d to trim its local log", i), func() bool { return p.LocalLogStartOffset() > 0 })
+		testwait.Until(t, 20*time.Second, func() bool { return p.LocalLogStartOffset() > 0 }, "agent %d to trim its local log", i)
 	}
 	tieredBefore := old.HighestTieredOffset()
 	c.agents[li].stop(t)
 	send(1000, 2000)
 	ni := c.leaderOf("tf", 0)
 	next := localPartition(c.agents[ni], "tf", 0)
-	waitFor(t, 20*time.Second, "the new leader to upload", func() bool { return next.HighestTieredOffset() > 1500 })
+	testwait.Until(t, 20*time.Second, func() bool { return next.HighestTieredOffset() > 1500 }, "the new leader to upload")
 	if next.HighestTieredOffset() <= tieredBefore {
 		t.Fatalf("tiered up to %d after failover, %d before", next.HighestTieredOffset(), tieredBefore)
 	}
@@ -652,10 +642,10 @@ func TestGroupOffsetsSurviveCoordinatorFailover(t *testing.T) {
 	fresh := kadm.NewClient(c.client())
 	var got kadm.OffsetResponses
 	var err error
-	waitFor(t, 30*time.Second, "the group's offsets from the new coordinator", func() bool {
+	testwait.Until(t, 30*time.Second, func() bool {
 		got, err = fresh.FetchOffsets(ctxT(t), "grp")
 		return err == nil && got.Error() == nil
-	})
+	}, "the group's offsets from the new coordinator")
 	for _, want := range []struct {
 		p  int32
 		at int64
@@ -699,7 +689,7 @@ func TestRacingTakeOvers(t *testing.T) {
 	if stored.LeaderEpoch != st.LeaderEpoch+1 || stored.Leader != x.id && stored.Leader != y.id {
 		t.Fatalf("stored state %+v after the race from %+v", stored, st)
 	}
-	waitFor(t, 10*time.Second, "all three agents to agree on the winner", func() bool {
+	testwait.Until(t, 10*time.Second, func() bool {
 		for _, a := range c.agents {
 			p := localPartition(a, "race", 0)
 			if p.Leader() != stored.Leader || p.LeaderEpoch() != stored.LeaderEpoch {
@@ -707,7 +697,7 @@ func TestRacingTakeOvers(t *testing.T) {
 			}
 		}
 		return true
-	})
+	}, "all three agents to agree on the winner")
 	winner := c.agents[slices.IndexFunc(c.agents, func(a *running) bool { return a.id == stored.Leader })]
 	for i := range 10 {
 		if code := produceAcks(t, winner.client(t), "race", 0, fmt.Sprint("after-", i), -1); code != 0 {
@@ -745,7 +735,7 @@ func TestDeleteRecordsReachesFollowers(t *testing.T) {
 	produce(40, 41) // a fetch after the delete carries the new start
 	for _, a := range c.agents {
 		p := localPartition(a, "del", 0)
-		waitFor(t, 10*time.Second, fmt.Sprintf("agent %d's log start to move", a.id), func() bool { return p.LogStartOffset() == 25 })
+		testwait.Until(t, 10*time.Second, func() bool { return p.LogStartOffset() == 25 }, "agent %d's log start to move", a.id)
 	}
 	c.agents[c.leaderOf("del", 0)].stop(t)
 	recs := c.consumeAll("del", 0, 16)
@@ -776,14 +766,14 @@ func TestLostDiskLeavesTheISR(t *testing.T) {
 	c.cfgs[li].AgentID = c.agents[li].id
 	c.restart(li)
 	wiped := c.agents[li]
-	waitFor(t, 20*time.Second, "the wiped agent to leave the ISR", func() bool {
+	testwait.Until(t, 20*time.Second, func() bool {
 		p := localPartition(wiped, "lost", 0)
 		if p == nil {
 			return false
 		}
 		st, _ := p.StateAndETag()
 		return st.Leader != wiped.id && !slices.Contains(st.ISR, wiped.id)
-	})
+	}, "the wiped agent to leave the ISR")
 	// The store names another agent leader, one that holds every record.
 	e, _ := wiped.entry("lost")
 	st, _, err := wiped.store.PartitionState(ctxT(t), e.meta.ID, 0)
@@ -796,8 +786,8 @@ func TestLostDiskLeavesTheISR(t *testing.T) {
 		}
 	}
 	c.checkSequence("lost", 50)
-	waitFor(t, 30*time.Second, "the wiped agent back in the ISR", func() bool {
+	testwait.Until(t, 30*time.Second, func() bool {
 		p := localPartition(wiped, "lost", 0)
 		return p != nil && slices.Contains(p.ISR(), wiped.id) && p.LogEndOffset() == 50
-	})
+	}, "the wiped agent back in the ISR")
 }
