@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/internal/metricstext"
 	"github.com/strata-streaming/strata/internal/testwait"
 	"github.com/strata-streaming/strata/internal/vfs"
 )
@@ -459,32 +460,19 @@ func TestISRShrinkAndExpand(t *testing.T) {
 	testwait.Until(t, 10*time.Second, func() bool { return back.LocalLog().LogEndOffset() == 2*checked+1 }, "the follower to hold every record")
 }
 
-// counterValue reads a counter of agent a by name, from the series whose
-// labels include every name/value pair given (an unlabelled counter: no
-// pairs); 0 when there is none.
+// counterValue scrapes agent a's /metrics and sums the samples named name
+// whose labels include every name/value pair given (for one series, give
+// all its labels); 0 when there is none.
 func counterValue(t *testing.T, a *running, name string, labelPairs ...string) float64 {
 	t.Helper()
-	mfs, err := a.registry.Gather()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := metricstext.Scrape(ctx, "http://"+a.HTTPAddr().String()+"/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range mf.GetMetric() {
-			for k := 0; k+1 < len(labelPairs); k += 2 {
-				if !slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool {
-					return l.GetName() == labelPairs[k] && l.GetValue() == labelPairs[k+1]
-				}) {
-					continue series
-				}
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
+	v, _ := m.Value(name, labelPairs...)
+	return v
 }
 
 // produceAcks produces one record with the given acks and returns the
