@@ -20,11 +20,13 @@ const (
 	OpCreate
 	// OpRename is FS.Rename.
 	OpRename
+	// OpRead is File.Read and File.ReadAt.
+	OpRead
 	numOps
 )
 
 func (o Op) String() string {
-	return [...]string{"write", "sync", "truncate", "create", "rename"}[o]
+	return [...]string{"write", "sync", "truncate", "create", "rename", "read"}[o]
 }
 
 // Faulty wraps an FS and fails chosen operations, for tests of how storage
@@ -222,6 +224,20 @@ func (f *faultyFile) Write(p []byte) (int, error) {
 		return n, pathErr("write", f.Name(), err)
 	}
 	return f.File.Write(p)
+}
+
+func (f *faultyFile) ReadAt(p []byte, off int64) (int, error) {
+	if err, _ := f.fs.hit(OpRead); err != nil {
+		return 0, pathErr("read", f.Name(), err)
+	}
+	return f.File.ReadAt(p, off)
+}
+
+func (f *faultyFile) Read(p []byte) (int, error) {
+	if err, _ := f.fs.hit(OpRead); err != nil {
+		return 0, pathErr("read", f.Name(), err)
+	}
+	return f.File.Read(p)
 }
 
 func (f *faultyFile) Sync() error {
