@@ -7,6 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/internal/testwait"
 )
 
 // TestAcksAllWaitsForAStoppedFollower: a follower in the ISR stops while
@@ -21,7 +23,7 @@ func TestAcksAllWaitsForAStoppedFollower(t *testing.T) {
 	li := c.leaderOf("acks", 0)
 	leader := c.agents[li]
 	fi := 1 - li
-	waitFor(t, 10*time.Second, "a full ISR", func() bool { return len(localPartition(leader, "acks", 0).ISR()) == 2 })
+	testwait.Until(t, 10*time.Second, func() bool { return len(localPartition(leader, "acks", 0).ISR()) == 2 }, "a full ISR")
 	lcl := leader.client(t)
 	if code, _ := produceRaw(t, lcl, "acks", 0, "before"); code != 0 {
 		t.Fatalf("acks=all with both replicas up: %v", kerr.ErrorForCode(code))

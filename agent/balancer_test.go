@@ -16,6 +16,7 @@ import (
 	"github.com/strata-streaming/strata/agent/partition"
 
 	"github.com/strata-streaming/strata/agent/control"
+	"github.com/strata-streaming/strata/internal/testwait"
 )
 
 // TestJoinRebalances (issue 6): three agents hold a topic of 12 partitions
@@ -39,7 +40,7 @@ func TestJoinRebalances(t *testing.T) {
 	prod := startLoad(t, c, topic, partitions, 200, kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(8192))
 
 	// Some history, most of it in the bucket.
-	waitFor(t, 60*time.Second, "history in the bucket", func() bool {
+	testwait.Until(t, 60*time.Second, func() bool {
 		for idx := range int32(partitions) {
 			li := c.leaderOf(topic, idx)
 			if localPartition(c.agents[li], topic, idx).HighestTieredOffset() < 60 {
@@ -47,7 +48,7 @@ func TestJoinRebalances(t *testing.T) {
 			}
 		}
 		return true
-	})
+	}, "history in the bucket")
 	tieredAtJoin := map[int32]int64{}
 	for idx := range int32(partitions) {
 		li := c.leaderOf(topic, idx)
@@ -63,7 +64,7 @@ func TestJoinRebalances(t *testing.T) {
 
 	var replicas, leaders int
 	held := map[int32]bool{} // every partition the new agent was seen to hold
-	waitFor(t, 60*time.Second, "the new agent's fair share", func() bool {
+	testwait.Until(t, 60*time.Second, func() bool {
 		e, ok := newcomer.entry(topic)
 		if !ok {
 			return false
@@ -89,7 +90,7 @@ func TestJoinRebalances(t *testing.T) {
 			}
 		}
 		return replicas >= 5 && replicas <= 7 && leaders >= 2 && leaders <= 4
-	})
+	}, "the new agent's fair share")
 	took := time.Since(joined)
 	prod.halt()
 
@@ -153,7 +154,7 @@ func TestDrainUnderLoad(t *testing.T) {
 	const topic, partitions = "drain", 8
 	c.create(topic, partitions, 2, nil)
 	prod := startLoad(t, c, topic, partitions, 16)
-	waitFor(t, 30*time.Second, "some load", func() bool { return prod.count() > 500 })
+	testwait.Until(t, 30*time.Second, func() bool { return prod.count() > 500 }, "some load")
 
 	victim := c.agents[3]
 	resp, err := http.Post("http://"+victim.HTTPAddr().String()+"/v1/drain", "", nil)
@@ -170,7 +171,7 @@ func TestDrainUnderLoad(t *testing.T) {
 	case <-time.After(90 * time.Second):
 		t.Fatal("the drained agent did not exit by itself")
 	}
-	waitFor(t, 10*time.Second, "full ISRs without the drained agent", func() bool {
+	testwait.Until(t, 10*time.Second, func() bool {
 		e, _ := c.agents[0].entry(topic)
 		for _, p := range e.snap.Partitions {
 			st := partition.StateOf(p)
@@ -179,7 +180,7 @@ func TestDrainUnderLoad(t *testing.T) {
 			}
 		}
 		return true
-	})
+	}, "full ISRs without the drained agent")
 	prod.stopAndCheck(t, c)
 }
 
@@ -291,10 +292,10 @@ func TestJoiningAgentKeepsItsReplicas(t *testing.T) {
 	slow := c.agents[2]
 	slow.setMemberState(membership.StateJoining)
 	for _, a := range c.agents[:2] {
-		waitFor(t, 10*time.Second, "agent 2 seen joining", func() bool {
+		testwait.Until(t, 10*time.Second, func() bool {
 			i := slices.IndexFunc(a.members.Members(), func(m membership.Member) bool { return m.ID == slow.id })
 			return i >= 0 && a.members.Members()[i].State == membership.StateJoining
-		})
+		}, "agent 2 seen joining")
 	}
 	// A round on every agent, as if membership had long settled: only the
 	// lease holder plans.
@@ -353,7 +354,7 @@ func TestNextBalancerContinuesThePlan(t *testing.T) {
 	newcomer := start(t, cfg, nil)
 	c.agents = append(c.agents, newcomer)
 	for _, a := range c.agents {
-		waitFor(t, 10*time.Second, "four active agents", func() bool { return len(a.ctl.ActiveAgents()) == 4 })
+		testwait.Until(t, 10*time.Second, func() bool { return len(a.ctl.ActiveAgents()) == 4 }, "four active agents")
 	}
 
 	// The first holder's round starts two moves; it renews no more.
@@ -380,7 +381,7 @@ func TestNextBalancerContinuesThePlan(t *testing.T) {
 	for round := range 20 {
 		now = now.Add(control.LeaseTerm + time.Second)
 		second.ctl.BalanceOnce(ctxT(t), now)
-		waitFor(t, 30*time.Second, "the moves in flight to finish", func() bool {
+		testwait.Until(t, 30*time.Second, func() bool {
 			second.ctl.RefreshStates(ctxT(t), true)
 			e, _ := second.entry(topic)
 			moving := false
@@ -392,7 +393,7 @@ func TestNextBalancerContinuesThePlan(t *testing.T) {
 				moving = moving || st.Moving()
 			}
 			return !moving
-		})
+		}, "the moves in flight to finish")
 		if n := replicasOn(second, topic, newcomer.id); n == 6 {
 			t.Logf("balanced after %d rounds of the second holder", round+1)
 			break

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-streaming/strata/agent/console"
+	"github.com/strata-streaming/strata/internal/metricstext"
 )
 
 // TestConsoleViewAndCostMetrics: on one agent with a tiered topic, the
@@ -67,11 +68,14 @@ func TestConsoleViewAndCostMetrics(t *testing.T) {
 	case v.Store.MonthlyCost.Total <= 0 || v.Prices != console.DefaultPrices():
 		t.Errorf("store %+v, prices %+v", v.Store, v.Prices)
 	}
-	metrics := get("/metrics")
-	for _, want := range []string{`strata_store_topic_requests_total{op="PUT",topic="tiered"}`,
-		`strata_store_topic_bytes_total{direction="write",topic="tiered"}`, `strata_store_topic_puts_per_gib{topic="tiered"}`} {
-		if !strings.Contains(metrics, want) {
-			t.Errorf("/metrics lacks %s", want)
+	metrics, err := metricstext.Scrape(ctxT(t), base+"/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range [][]string{{"strata_store_topic_requests_total", "op", "PUT", "topic", "tiered"},
+		{"strata_store_topic_bytes_total", "direction", "write", "topic", "tiered"}, {"strata_store_topic_puts_per_gib", "topic", "tiered"}} {
+		if _, ok := metrics.Series(want[0], want[1:]...); !ok {
+			t.Errorf("/metrics lacks %s%v", want[0], want[1:])
 		}
 	}
 	if page := get("/console/"); !strings.Contains(page, `<script src="app.js">`) {

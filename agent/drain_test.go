@@ -16,6 +16,7 @@ import (
 	"github.com/strata-streaming/strata/membership"
 
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/internal/testwait"
 )
 
 // drainRequest sends method to agent a's /v1/drain with query and decodes
@@ -97,11 +98,11 @@ func TestUnfinishedDrainLeavesTheAgentUp(t *testing.T) {
 		t.Fatalf("drain of agent 1 through agent 0: %d %v", status, out)
 	}
 	var out map[string]any
-	waitFor(t, 10*time.Second, "the drain to end", func() bool {
+	testwait.Until(t, 10*time.Second, func() bool {
 		_, out = drainRequest(t, c.agents[0], http.MethodGet, "agent=1")
 		e, _ := out["error"].(string)
 		return out["draining"] == false && strings.Contains(e, "stays up")
-	})
+	}, "the drain to end")
 	if out["agent_id"] != float64(1) {
 		t.Errorf("answer from agent %v, want 1", out["agent_id"])
 	}
@@ -153,9 +154,9 @@ func TestReplicationFactorComesBack(t *testing.T) {
 		}
 		return n
 	}
-	waitFor(t, 30*time.Second, "two replicas each after the drain", func() bool { return slices.Equal(replicaCounts(), []int{2, 2}) })
+	testwait.Until(t, 30*time.Second, func() bool { return slices.Equal(replicaCounts(), []int{2, 2}) }, "two replicas each after the drain")
 	c.restart(2)
-	waitFor(t, 60*time.Second, "three replicas each again", func() bool { return slices.Equal(replicaCounts(), []int{3, 3}) })
+	testwait.Until(t, 60*time.Second, func() bool { return slices.Equal(replicaCounts(), []int{3, 3}) }, "three replicas each again")
 	e, _ := c.agents[0].entry("rf")
 	for _, p := range e.snap.Partitions {
 		if st := partition.StateOf(p); st.ReplicationFactor != 3 {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/strata-streaming/strata/internal/testwait"
 )
 
 // gaugeValue reads a gauge of agent a by name from the series whose labels
@@ -90,7 +92,7 @@ func TestLeaderlessPartitions(t *testing.T) {
 		t.Fatalf("strata_leaderless_partitions = %v with both agents up, want 0", v)
 	}
 	c.agents[1].stop(t)
-	waitFor(t, 20*time.Second, "agent 0 to see agent 1 gone", func() bool { return len(survivor.placementAgents()) == 1 })
+	testwait.Until(t, 20*time.Second, func() bool { return len(survivor.placementAgents()) == 1 }, "agent 0 to see agent 1 gone")
 	if v, _ := gaugeValue(t, survivor, "strata_leaderless_partitions"); v != float64(orphaned) {
 		t.Fatalf("strata_leaderless_partitions = %v, want the %d partitions led by the stopped agent", v, orphaned)
 	}

@@ -1,19 +1,17 @@
 package agent
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/internal/kafkawire"
+	"github.com/strata-streaming/strata/internal/testwait"
 	"github.com/strata-streaming/strata/internal/vfs"
 )
 
@@ -39,13 +37,14 @@ func TestPipelinedProducesShareAnFsync(t *testing.T) {
 	}
 	fsyncsBefore := counter("strata_partition_fsyncs_total")
 
-	conn, err := net.Dial("tcp", a.KafkaAddr().String())
+	conn, err := kafkawire.Dial(ctxT(t), a.KafkaAddr().String(), kafkawire.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	release := fs.HoldSyncs()
+	defer release()
 	const produces = 5
-	var frames []byte
 	for i := range produces {
 		req := kmsg.NewPtrProduceRequest()
 		req.Version, req.Acks, req.TimeoutMillis = 8, -1, 10_000
@@ -55,7 +54,9 @@ func TestPipelinedProducesShareAnFsync(t *testing.T) {
 		rp.Records = recordBatch(t, fmt.Sprintf("v%d", i))
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
-		frames = appendFrame(frames, req, int32(i))
+		if err := conn.Send(ctxT(t), req); err != nil {
+			t.Fatal(err)
+		}
 	}
 	fetch := kmsg.NewPtrFetchRequest()
 	fetch.Version, fetch.MaxWaitMillis, fetch.MinBytes, fetch.MaxBytes = 11, 0, 1, 1<<20
@@ -65,35 +66,38 @@ func TestPipelinedProducesShareAnFsync(t *testing.T) {
 	fp.PartitionMaxBytes, fp.CurrentLeaderEpoch = 1<<20, -1
 	ft.Partitions = append(ft.Partitions, fp)
 	fetch.Topics = append(fetch.Topics, ft)
-	frames = appendFrame(frames, fetch, produces)
-
-	release := fs.HoldSyncs()
-	defer release()
-	if _, err := conn.Write(frames); err != nil {
+	if err := conn.Send(ctxT(t), fetch); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "every pipelined batch written behind the held fsync", func() bool {
+	testwait.Until(t, 10*time.Second, func() bool {
 		return counter("strata_partition_appends_total") == 1+produces
-	})
-	conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-	if _, err := conn.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+	}, "every pipelined batch written behind the held fsync")
+	// Straight on the socket: a Receive that times out would close the
+	// Conn, and a read that gets nothing leaves its stream intact.
+	nc := conn.NetConn()
+	nc.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if _, err := nc.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("read while the fsync is held: %v, want no answer before the fsync", err)
 	}
 	release()
 
-	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	// Receive checks that each answer carries its request's correlation
+	// id: answers out of request order fail here.
 	for i := range produces {
-		resp := kmsg.NewPtrProduceResponse()
-		resp.Version = 8
-		readAnswer(t, conn, int32(i), resp)
-		p := resp.Topics[0].Partitions[0]
+		resp, err := conn.Receive(ctxT(t))
+		if err != nil {
+			t.Fatalf("answer %d: %v", i, err)
+		}
+		p := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0]
 		if p.ErrorCode != 0 || p.BaseOffset != int64(1+i) {
 			t.Fatalf("answer %d: code %d offset %d, want 0 at offset %d", i, p.ErrorCode, p.BaseOffset, 1+i)
 		}
 	}
-	fresp := kmsg.NewPtrFetchResponse()
-	fresp.Version = 11
-	readAnswer(t, conn, produces, fresp)
+	raw, err := conn.Receive(ctxT(t))
+	if err != nil {
+		t.Fatalf("fetch answer: %v", err)
+	}
+	fresp := raw.(*kmsg.FetchResponse)
 	part := fresp.Topics[0].Partitions[0]
 	fetched, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: "pipe"}, &part, kgo.DefaultDecompressor(), nil)
 	if part.HighWatermark != 1+produces || len(fetched.Records) != 1+produces {
@@ -101,36 +105,5 @@ func TestPipelinedProducesShareAnFsync(t *testing.T) {
 	}
 	if n := counter("strata_partition_fsyncs_total") - fsyncsBefore; n > 2 {
 		t.Fatalf("%v fsyncs for %d pipelined produces, want at most 2 (the held one and one for the rest)", n, produces)
-	}
-}
-
-// appendFrame appends req as a request frame (non-flexible header v1).
-func appendFrame(dst []byte, req kmsg.Request, correlationID int32) []byte {
-	body := kbin.AppendInt16(nil, req.Key())
-	body = kbin.AppendInt16(body, req.GetVersion())
-	body = kbin.AppendInt32(body, correlationID)
-	body = kbin.AppendNullableString(body, nil)
-	body = req.AppendTo(body)
-	dst = kbin.AppendInt32(dst, int32(len(body)))
-	return append(dst, body...)
-}
-
-// readAnswer reads one answer frame (header v0) into resp, checking that
-// it answers the request with the given correlation id.
-func readAnswer(t *testing.T, conn net.Conn, correlationID int32, resp kmsg.Response) {
-	t.Helper()
-	var size [4]byte
-	if _, err := io.ReadFull(conn, size[:]); err != nil {
-		t.Fatalf("answer %d: %v", correlationID, err)
-	}
-	frame := make([]byte, binary.BigEndian.Uint32(size[:]))
-	if _, err := io.ReadFull(conn, frame); err != nil {
-		t.Fatalf("answer %d: %v", correlationID, err)
-	}
-	if got := int32(binary.BigEndian.Uint32(frame)); got != correlationID {
-		t.Fatalf("answer out of order: correlation id %d, want %d", got, correlationID)
-	}
-	if err := resp.ReadFrom(frame[4:]); err != nil {
-		t.Fatalf("answer %d: %v", correlationID, err)
 	}
 }

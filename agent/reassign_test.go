@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/strata-streaming/strata/internal/testwait"
 )
 
 // TestAlterPartitionReassignments: kadm moves a partition of two replicas
@@ -51,11 +53,11 @@ func TestAlterPartitionReassignments(t *testing.T) {
 	if !ok || !slices.Contains(inFlight.Replicas, newcomer.id) || !slices.Equal(inFlight.RemovingReplicas, []int32{c.agents[li].id}) {
 		t.Fatalf("in flight: %+v (listed %v), want agent %d added and %d removing", inFlight, ok, newcomer.id, c.agents[li].id)
 	}
-	waitFor(t, 30*time.Second, "the move to complete", func() bool {
+	testwait.Until(t, 30*time.Second, func() bool {
 		listed, err := adm.ListPartitionReassignments(ctxT(t), kadm.TopicsSet{"mv": {0: {}}})
 		return err == nil && len(listed["mv"]) == 0
-	})
-	waitFor(t, 10*time.Second, "every agent to see the new replicas", func() bool {
+	}, "the move to complete")
+	testwait.Until(t, 10*time.Second, func() bool {
 		for _, a := range c.agents {
 			e, _ := a.entry("mv")
 			p := e.snap.Partitions[0]
@@ -64,7 +66,7 @@ func TestAlterPartitionReassignments(t *testing.T) {
 			}
 		}
 		return true
-	})
+	}, "every agent to see the new replicas")
 	if p := localPartition(c.agents[li], "mv", 0); p != nil {
 		t.Fatalf("the removed replica is still open on agent %d", c.agents[li].id)
 	}
@@ -97,8 +99,8 @@ func TestMoveToDeadAgentRollsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.agents[li].ctl.RefreshState(p)
-	waitFor(t, 30*time.Second, "the stalled move to be rolled back", func() bool {
+	testwait.Until(t, 30*time.Second, func() bool {
 		got, _, err := c.agents[li].store.PartitionState(ctxT(t), p.TopicID(), 0)
 		return err == nil && !got.Moving() && slices.Equal(got.Replicas, st.Replicas) && got.Leader == st.Leader
-	})
+	}, "the stalled move to be rolled back")
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,13 +10,15 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/internal/metricstext"
+	"github.com/strata-streaming/strata/internal/testwait"
+	"github.com/strata-streaming/strata/internal/vfs"
 )
 
 // cluster is n in-process agents sharing one store and joined by gossip.
@@ -23,9 +26,20 @@ type cluster struct {
 	t      *testing.T
 	dir    string
 	store  string
+	fs     vfs.FS // under every agent's logs; nil for the OS
 	agents []*running
 	cfgs   []Config
 }
+
+// copyDelay is how long every file read takes in a slowCluster. A
+// follower copies a record by fetching it, and the leader serves the fetch
+// by reading its log, so the copy ends at least copyDelay after the
+// record was written; an acks=all answer reads nothing. A leader that
+// answers without waiting for the followers (-tags strata_unsafe_ack)
+// answers copyDelay before they have the record: far longer than the
+// client takes to receive the answer and run checkAckedOnISR, even on a
+// loaded machine. A leader that waits answers a little after the copies.
+const copyDelay = 30 * time.Millisecond
 
 // clusterConfig is the settings the replication tests share: short lag
 // and reconcile periods so that ISR changes and repairs happen in seconds.
@@ -45,16 +59,43 @@ func startCluster(t *testing.T, n int) *cluster {
 // startClusterWith starts n agents whose configs tweak changes.
 func startClusterWith(t *testing.T, n int, tweak func(*Config)) *cluster {
 	t.Helper()
-	c := &cluster{t: t, dir: t.TempDir()}
+	return startClusterOn(t, nil, n, tweak)
+}
+
+// slowCluster starts n agents, as startClusterWith, whose file reads each
+// take copyDelay: for the tests that check every acks=all answer with
+// checkAckedOnISR, so that an answer given before the followers copied
+// the record is caught every time, not only when it wins a race. Their
+// logs do not fsync appends (log.flush=never): under log.flush=always
+// even an answer that does not wait for the followers waits for the
+// leader's fsync, which on a busy disk can outlast their copies.
+func slowCluster(t *testing.T, n int, tweak func(*Config)) *cluster {
+	t.Helper()
+	fs := vfs.NewFaulty(vfs.Default)
+	fs.SetDelay(vfs.OpRead, copyDelay)
+	return startClusterOn(t, fs, n, func(cfg *Config) {
+		cfg.LogFlush = "never"
+		if tweak != nil {
+			tweak(cfg)
+		}
+	})
+}
+
+// startClusterOn starts n agents on fs (nil: the OS).
+func startClusterOn(t *testing.T, fs vfs.FS, n int, tweak func(*Config)) *cluster {
+	t.Helper()
+	c := &cluster{t: t, dir: t.TempDir(), fs: fs}
 	c.store = "file://" + filepath.Join(c.dir, "store")
 	for i := range n {
 		cfg := clusterConfig(filepath.Join(c.dir, fmt.Sprint("agent", i)), c.store)
-		tweak(&cfg)
+		if tweak != nil {
+			tweak(&cfg)
+		}
 		if i > 0 {
 			cfg.Gossip.Join = []string{c.agents[0].members.Self().GossipAddr}
 		}
 		c.cfgs = append(c.cfgs, cfg)
-		c.agents = append(c.agents, start(t, cfg, nil))
+		c.agents = append(c.agents, start(t, cfg, c.fs))
 	}
 	c.waitMembers(n)
 	return c
@@ -63,14 +104,14 @@ func startClusterWith(t *testing.T, n int, tweak func(*Config)) *cluster {
 // waitMembers waits until every running agent lists n live agents.
 func (c *cluster) waitMembers(n int) {
 	c.t.Helper()
-	waitFor(c.t, 20*time.Second, fmt.Sprintf("%d agents to see each other", n), func() bool {
+	testwait.Until(c.t, 20*time.Second, func() bool {
 		for _, a := range c.agents {
 			if a.cancel != nil && len(a.placementAgents()) != n {
 				return false
 			}
 		}
 		return true
-	})
+	}, "%d agents to see each other", n)
 }
 
 // restart starts agent i again on its data directory.
@@ -83,18 +124,7 @@ func (c *cluster) restart(i int) {
 			cfg.Gossip.Join = append(cfg.Gossip.Join, a.members.Self().GossipAddr)
 		}
 	}
-	c.agents[i] = start(c.t, cfg, nil)
-}
-
-func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", limit, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	c.agents[i] = start(c.t, cfg, c.fs)
 }
 
 // localPartition is agent a's replica of topic-index, nil if none.
@@ -143,14 +173,14 @@ func (c *cluster) create(topic string, partitions int32, rf int16, configs map[s
 // waitTopicEverywhere waits until every running agent serves topic.
 func (c *cluster) waitTopicEverywhere(topic string) {
 	c.t.Helper()
-	waitFor(c.t, 10*time.Second, "every agent to know "+topic, func() bool {
+	testwait.Until(c.t, 10*time.Second, func() bool {
 		for _, a := range c.agents {
 			if _, ok := a.entry(topic); a.cancel != nil && !ok {
 				return false
 			}
 		}
 		return true
-	})
+	}, "every agent to know %s", topic)
 }
 
 // clusterClient is a producer/consumer that knows every running agent.
@@ -197,10 +227,13 @@ func nextOffset(t *testing.T, b []byte) int64 {
 // three logs byte for byte (offsets and leader epochs
 // included), the HW reaches the end, and Metadata lists the full ISR.
 func TestReplicationCopiesTheLeader(t *testing.T) {
-	c := startCluster(t, 3)
+	c := slowCluster(t, 3, nil)
 	c.create("rep", 2, 3, nil)
 	cl := c.client(kgo.DefaultProduceTopic("rep"), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	for i := range 200 {
+	// Every acknowledgement is checked, and with the copies slowed the
+	// first early one fails the test: a few dozen records are plenty.
+	const perPartition = 30
+	for i := range 2 * perPartition {
 		r := &kgo.Record{Partition: int32(i % 2), Value: []byte(fmt.Sprint("v", i))}
 		if err := cl.ProduceSync(ctxT(t), r).FirstErr(); err != nil {
 			t.Fatalf("produce %d: %v", i, err)
@@ -217,8 +250,8 @@ func TestReplicationCopiesTheLeader(t *testing.T) {
 		if leader == nil {
 			t.Fatalf("partition %d has no leader", idx)
 		}
-		if leader.HighWatermark() != 100 {
-			t.Errorf("partition %d: leader HW %d after 100 acks=all records", idx, leader.HighWatermark())
+		if leader.HighWatermark() != perPartition {
+			t.Errorf("partition %d: leader HW %d after %d acks=all records", idx, leader.HighWatermark(), perPartition)
 		}
 		if isr := leader.ISR(); len(isr) != 3 {
 			t.Errorf("partition %d: ISR %v, want three replicas", idx, isr)
@@ -226,7 +259,7 @@ func TestReplicationCopiesTheLeader(t *testing.T) {
 		want := logBatches(t, leader)
 		for _, a := range c.agents {
 			p := localPartition(a, "rep", idx)
-			waitFor(t, 10*time.Second, "follower to catch up", func() bool { return p.LocalLog().LogEndOffset() == 100 })
+			testwait.Until(t, 10*time.Second, func() bool { return p.LocalLog().LogEndOffset() == perPartition }, "follower to catch up")
 			got := logBatches(t, p)
 			if !slices.EqualFunc(got, want, bytes.Equal) {
 				t.Errorf("partition %d: agent %d's log differs from the leader's", idx, a.id)
@@ -240,7 +273,7 @@ func TestReplicationCopiesTheLeader(t *testing.T) {
 func (c *cluster) leaderOf(topic string, index int32) int {
 	c.t.Helper()
 	found := -1
-	waitFor(c.t, 20*time.Second, fmt.Sprintf("a running leader of %s-%d", topic, index), func() bool {
+	testwait.Until(c.t, 20*time.Second, func() bool {
 		for i, a := range c.agents {
 			if a.cancel == nil {
 				continue
@@ -251,7 +284,7 @@ func (c *cluster) leaderOf(topic string, index int32) int {
 			}
 		}
 		return false
-	})
+	}, "a running leader of %s-%d", topic, index)
 	return found
 }
 
@@ -276,7 +309,8 @@ func (c *cluster) sequenceProducer(topic string) func(from, to int) {
 // leader holds it: acks=all answers only once the ISR has the record, and
 // a replica joins the ISR only holding everything committed. A broken
 // acknowledgement (-tags strata_unsafe_ack) answers before the followers
-// copied the record, and this fails.
+// copied the record, and this fails: in a slowCluster at the first
+// acknowledgement, elsewhere only when the answer wins its race.
 func (c *cluster) checkAckedOnISR(topic string, index int32, offset int64) {
 	c.t.Helper()
 	var isr []int32
@@ -331,7 +365,7 @@ func (c *cluster) consumeAll(topic string, index int32, n int) []*kgo.Record {
 // once and in order, and the old leader, started again, follows and
 // rejoins the ISR.
 func TestLeaderFailover(t *testing.T) {
-	c := startCluster(t, 3)
+	c := slowCluster(t, 3, nil)
 	c.create("fo", 1, 3, nil)
 	produce := c.sequenceProducer("fo")
 	produce(0, 50)
@@ -346,11 +380,11 @@ func TestLeaderFailover(t *testing.T) {
 	}
 	c.checkSequence("fo", 100)
 	c.restart(old)
-	waitFor(t, 20*time.Second, "the old leader to rejoin the ISR", func() bool {
+	testwait.Until(t, 20*time.Second, func() bool {
 		return len(localPartition(c.agents[now], "fo", 0).ISR()) == 3
-	})
+	}, "the old leader to rejoin the ISR")
 	back := localPartition(c.agents[old], "fo", 0)
-	waitFor(t, 10*time.Second, "the old leader's log to match", func() bool { return back.LocalLog().LogEndOffset() == 100 })
+	testwait.Until(t, 10*time.Second, func() bool { return back.LocalLog().LogEndOffset() == 100 }, "the old leader's log to match")
 	if back.Leader() == c.agents[old].id {
 		t.Fatalf("the restarted agent leads again at epoch %d", back.LeaderEpoch())
 	}
@@ -383,14 +417,12 @@ func metadataISR(t *testing.T, a *running, topic string, index int32) []int32 {
 // follower that comes back catches up and rejoins, and acks=all works
 // again. Each acks=all record is on the ISR when it is acknowledged.
 func TestISRShrinkAndExpand(t *testing.T) {
-	c := startCluster(t, 3)
+	c := slowCluster(t, 3, nil)
 	c.create("isr", 1, 3, nil) // min.insync.replicas defaults to 2
 	li := c.leaderOf("isr", 0)
 	leader := c.agents[li]
 	lcl := leader.client(t)
-	// Several records, each checked on the ISR as it is acknowledged: an
-	// early acknowledgement loses the race to the followers now and then,
-	// not every time.
+	// Several records, each checked on the ISR as it is acknowledged.
 	const checked = 10
 	for i := range checked {
 		code, off := produceRaw(t, lcl, "isr", 0, fmt.Sprint("first-", i))
@@ -406,9 +438,9 @@ func TestISRShrinkAndExpand(t *testing.T) {
 			c.agents[i].stop(t)
 		}
 	}
-	waitFor(t, 20*time.Second, "the ISR to shrink to the leader", func() bool {
+	testwait.Until(t, 20*time.Second, func() bool {
 		return slices.Equal(metadataISR(t, leader, "isr", 0), []int32{leader.id})
-	})
+	}, "the ISR to shrink to the leader")
 	if n := counterValue(t, leader, "strata_isr_changes_total", "op", "shrink"); n < 1 {
 		t.Errorf("strata_isr_changes_total{op=shrink} = %v after a shrink", n)
 	}
@@ -424,9 +456,9 @@ func TestISRShrinkAndExpand(t *testing.T) {
 		t.Fatalf("acks=1 with a shrunk ISR: %v", kerr.ErrorForCode(code))
 	}
 	c.restart(followers[0])
-	waitFor(t, 20*time.Second, "the follower to rejoin the ISR", func() bool {
+	testwait.Until(t, 20*time.Second, func() bool {
 		return len(metadataISR(t, leader, "isr", 0)) == 2
-	})
+	}, "the follower to rejoin the ISR")
 	if n := counterValue(t, leader, "strata_isr_changes_total", "op", "expand"); n < 1 {
 		t.Errorf("strata_isr_changes_total{op=expand} = %v after an expand", n)
 	}
@@ -438,35 +470,22 @@ func TestISRShrinkAndExpand(t *testing.T) {
 		c.checkAckedOnISR("isr", 0, off)
 	}
 	back := localPartition(c.agents[followers[0]], "isr", 0)
-	waitFor(t, 10*time.Second, "the follower to hold every record", func() bool { return back.LocalLog().LogEndOffset() == 2*checked+1 })
+	testwait.Until(t, 10*time.Second, func() bool { return back.LocalLog().LogEndOffset() == 2*checked+1 }, "the follower to hold every record")
 }
 
-// counterValue reads a counter of agent a by name, from the series whose
-// labels include every name/value pair given (an unlabelled counter: no
-// pairs); 0 when there is none.
+// counterValue scrapes agent a's /metrics and sums the samples named name
+// whose labels include every name/value pair given (for one series, give
+// all its labels); 0 when there is none.
 func counterValue(t *testing.T, a *running, name string, labelPairs ...string) float64 {
 	t.Helper()
-	mfs, err := a.registry.Gather()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := metricstext.Scrape(ctx, "http://"+a.HTTPAddr().String()+"/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range mf.GetMetric() {
-			for k := 0; k+1 < len(labelPairs); k += 2 {
-				if !slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool {
-					return l.GetName() == labelPairs[k] && l.GetValue() == labelPairs[k+1]
-				}) {
-					continue series
-				}
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
+	v, _ := m.Value(name, labelPairs...)
+	return v
 }
 
 // produceAcks produces one record with the given acks and returns the
@@ -495,18 +514,7 @@ func produceAcks(t *testing.T, cl *kgo.Client, topic string, partition int32, va
 // learns of its leadership from the follower's newer epoch, and every
 // acks=all record acknowledged before or after is kept.
 func TestStaleLeaderLosesCAS(t *testing.T) {
-	c := &cluster{t: t, dir: t.TempDir()}
-	c.store = "file://" + filepath.Join(c.dir, "store")
-	for i := range 3 {
-		cfg := clusterConfig(filepath.Join(c.dir, fmt.Sprint("agent", i)), c.store)
-		cfg.ReconcileInterval = time.Minute
-		if i > 0 {
-			cfg.Gossip.Join = []string{c.agents[0].members.Self().GossipAddr}
-		}
-		c.cfgs = append(c.cfgs, cfg)
-		c.agents = append(c.agents, start(t, cfg, nil))
-	}
-	c.waitMembers(3)
+	c := slowCluster(t, 3, func(cfg *Config) { cfg.ReconcileInterval = time.Minute })
 	c.create("stale", 1, 3, nil)
 	li := c.leaderOf("stale", 0)
 	stale := localPartition(c.agents[li], "stale", 0)
@@ -526,16 +534,16 @@ func TestStaleLeaderLosesCAS(t *testing.T) {
 	// The third agent stops: the stale leader drops it from the ISR, a
 	// write that must fail.
 	c.agents[xi].stop(t)
-	waitFor(t, 20*time.Second, "the stale leader to follow", func() bool {
+	testwait.Until(t, 20*time.Second, func() bool {
 		return stale.Leader() == c.agents[ni].id && stale.LeaderEpoch() == next.LeaderEpoch
-	})
+	}, "the stale leader to follow")
 	if n := counterValue(t, c.agents[li], "strata_isr_change_conflicts_total"); n < 1 {
 		t.Errorf("strata_isr_change_conflicts_total = %v on the stale leader, want its lost CAS counted", n)
 	}
 	newLeader := localPartition(c.agents[ni], "stale", 0)
-	waitFor(t, 20*time.Second, "the new leader to lead", func() bool {
+	testwait.Until(t, 20*time.Second, func() bool {
 		return newLeader.Leader() == c.agents[ni].id && newLeader.CommittedEpochStart()
-	})
+	}, "the new leader to lead")
 	produce(20, 40)
 	c.checkSequence("stale", 40)
 }
@@ -567,17 +575,17 @@ func TestTieringAcrossFailover(t *testing.T) {
 	send(0, 1000)
 	li := c.leaderOf("tf", 0)
 	old := localPartition(c.agents[li], "tf", 0)
-	waitFor(t, 20*time.Second, "the leader to upload", func() bool { return old.HighestTieredOffset() > 500 })
+	testwait.Until(t, 20*time.Second, func() bool { return old.HighestTieredOffset() > 500 }, "the leader to upload")
 	for i, a := range c.agents {
 		p := localPartition(a, "tf", 0)
-		waitFor(t, 20*time.Second, fmt.Sprintf("agent %d to trim its local log", i), func() bool { return p.LocalLogStartOffset() > 0 })
+		testwait.Until(t, 20*time.Second, func() bool { return p.LocalLogStartOffset() > 0 }, "agent %d to trim its local log", i)
 	}
 	tieredBefore := old.HighestTieredOffset()
 	c.agents[li].stop(t)
 	send(1000, 2000)
 	ni := c.leaderOf("tf", 0)
 	next := localPartition(c.agents[ni], "tf", 0)
-	waitFor(t, 20*time.Second, "the new leader to upload", func() bool { return next.HighestTieredOffset() > 1500 })
+	testwait.Until(t, 20*time.Second, func() bool { return next.HighestTieredOffset() > 1500 }, "the new leader to upload")
 	if next.HighestTieredOffset() <= tieredBefore {
 		t.Fatalf("tiered up to %d after failover, %d before", next.HighestTieredOffset(), tieredBefore)
 	}
@@ -597,38 +605,48 @@ func TestTieringAcrossFailover(t *testing.T) {
 // the new leader of the group's partition coordinates it with every
 // committed offset.
 func TestGroupOffsetsSurviveCoordinatorFailover(t *testing.T) {
-	c := startClusterWith(t, 3, func(cfg *Config) { cfg.OffsetsTopicPartitions = 3 })
+	c := slowCluster(t, 3, func(cfg *Config) { cfg.OffsetsTopicPartitions = 3 })
 	c.create("g", 2, 3, nil)
 	adm := kadm.NewClient(c.client())
-	commits := kadm.Offsets{}
-	commits.Add(kadm.Offset{Topic: "g", Partition: 0, At: 17, LeaderEpoch: -1})
-	commits.Add(kadm.Offset{Topic: "g", Partition: 1, At: 42, LeaderEpoch: -1})
-	resp, err := adm.CommitOffsets(ctxT(t), "grp", commits)
-	if err == nil {
-		err = resp.Error()
+	commit := func(p0, p1 int64) {
+		commits := kadm.Offsets{}
+		commits.Add(kadm.Offset{Topic: "g", Partition: 0, At: p0, LeaderEpoch: -1})
+		commits.Add(kadm.Offset{Topic: "g", Partition: 1, At: p1, LeaderEpoch: -1})
+		resp, err := adm.CommitOffsets(ctxT(t), "grp", commits)
+		if err == nil {
+			err = resp.Error()
+		}
+		if err != nil {
+			t.Fatalf("commit: %v", err)
+		}
 	}
-	if err != nil {
-		t.Fatalf("commit: %v", err)
-	}
+	commit(13, 38)
 	coord := adm.FindGroupCoordinators(ctxT(t), "grp")
 	if coord["grp"].Err != nil {
 		t.Fatalf("find coordinator: %v", coord["grp"].Err)
 	}
 	ci := slices.IndexFunc(c.agents, func(a *running) bool { return a.id == coord["grp"].NodeID })
-	// The commit was answered: its records are on the ISR of the
-	// coordinator's partition of __consumer_offsets (the only one written).
-	for idx := range int32(3) {
-		if p := localPartition(c.agents[ci], offsetsTopic, idx); p != nil && p.Leader() == c.agents[ci].id && p.LogEndOffset() > 0 {
-			c.checkAckedOnISR(offsetsTopic, idx, p.LogEndOffset()-1)
+	// Each commit is answered once its records are on the ISR of the
+	// coordinator's partition of __consumer_offsets (the only one
+	// written); the last one commits 17 and 42.
+	for round := range int64(5) {
+		if round > 0 {
+			commit(13+round, 38+round)
+		}
+		for idx := range int32(3) {
+			if p := localPartition(c.agents[ci], offsetsTopic, idx); p != nil && p.Leader() == c.agents[ci].id && p.LogEndOffset() > 0 {
+				c.checkAckedOnISR(offsetsTopic, idx, p.LogEndOffset()-1)
+			}
 		}
 	}
 	c.agents[ci].stop(t)
 	fresh := kadm.NewClient(c.client())
 	var got kadm.OffsetResponses
-	waitFor(t, 30*time.Second, "the group's offsets from the new coordinator", func() bool {
+	var err error
+	testwait.Until(t, 30*time.Second, func() bool {
 		got, err = fresh.FetchOffsets(ctxT(t), "grp")
 		return err == nil && got.Error() == nil
-	})
+	}, "the group's offsets from the new coordinator")
 	for _, want := range []struct {
 		p  int32
 		at int64
@@ -643,7 +661,7 @@ func TestGroupOffsetsSurviveCoordinatorFailover(t *testing.T) {
 // from the same state resolve to one leader; the loser re-reads the state
 // and follows in the winner's epoch.
 func TestRacingTakeOvers(t *testing.T) {
-	c := startCluster(t, 3)
+	c := slowCluster(t, 3, nil)
 	c.create("race", 1, 3, nil)
 	li := c.leaderOf("race", 0)
 	x, y := c.agents[(li+1)%3], c.agents[(li+2)%3]
@@ -672,7 +690,7 @@ func TestRacingTakeOvers(t *testing.T) {
 	if stored.LeaderEpoch != st.LeaderEpoch+1 || stored.Leader != x.id && stored.Leader != y.id {
 		t.Fatalf("stored state %+v after the race from %+v", stored, st)
 	}
-	waitFor(t, 10*time.Second, "all three agents to agree on the winner", func() bool {
+	testwait.Until(t, 10*time.Second, func() bool {
 		for _, a := range c.agents {
 			p := localPartition(a, "race", 0)
 			if p.Leader() != stored.Leader || p.LeaderEpoch() != stored.LeaderEpoch {
@@ -680,7 +698,7 @@ func TestRacingTakeOvers(t *testing.T) {
 			}
 		}
 		return true
-	})
+	}, "all three agents to agree on the winner")
 	winner := c.agents[slices.IndexFunc(c.agents, func(a *running) bool { return a.id == stored.Leader })]
 	for i := range 10 {
 		if code := produceAcks(t, winner.client(t), "race", 0, fmt.Sprint("after-", i), -1); code != 0 {
@@ -704,7 +722,7 @@ func TestRacingTakeOvers(t *testing.T) {
 // Kafka; with tiering, the manifest carries it), so a new leader does not
 // serve the deleted records.
 func TestDeleteRecordsReachesFollowers(t *testing.T) {
-	c := startCluster(t, 3)
+	c := slowCluster(t, 3, nil)
 	c.create("del", 1, 3, map[string]string{"remote.storage.enable": "false", "segment.bytes": "1024"})
 	produce := c.sequenceProducer("del")
 	produce(0, 40)
@@ -718,7 +736,7 @@ func TestDeleteRecordsReachesFollowers(t *testing.T) {
 	produce(40, 41) // a fetch after the delete carries the new start
 	for _, a := range c.agents {
 		p := localPartition(a, "del", 0)
-		waitFor(t, 10*time.Second, fmt.Sprintf("agent %d's log start to move", a.id), func() bool { return p.LogStartOffset() == 25 })
+		testwait.Until(t, 10*time.Second, func() bool { return p.LogStartOffset() == 25 }, "agent %d's log start to move", a.id)
 	}
 	c.agents[c.leaderOf("del", 0)].stop(t)
 	recs := c.consumeAll("del", 0, 16)
@@ -734,7 +752,7 @@ func TestDeleteRecordsReachesFollowers(t *testing.T) {
 // that has every acknowledged record, and once that one is back every
 // record is read back and the wiped agent rejoins the ISR.
 func TestLostDiskLeavesTheISR(t *testing.T) {
-	c := startCluster(t, 3)
+	c := slowCluster(t, 3, nil)
 	c.create("lost", 1, 3, map[string]string{"min.insync.replicas": "2", "remote.storage.enable": "false"})
 	li := c.leaderOf("lost", 0)
 	produce := c.sequenceProducer("lost")
@@ -749,14 +767,14 @@ func TestLostDiskLeavesTheISR(t *testing.T) {
 	c.cfgs[li].AgentID = c.agents[li].id
 	c.restart(li)
 	wiped := c.agents[li]
-	waitFor(t, 20*time.Second, "the wiped agent to leave the ISR", func() bool {
+	testwait.Until(t, 20*time.Second, func() bool {
 		p := localPartition(wiped, "lost", 0)
 		if p == nil {
 			return false
 		}
 		st, _ := p.StateAndETag()
 		return st.Leader != wiped.id && !slices.Contains(st.ISR, wiped.id)
-	})
+	}, "the wiped agent to leave the ISR")
 	// The store names another agent leader, one that holds every record.
 	e, _ := wiped.entry("lost")
 	st, _, err := wiped.store.PartitionState(ctxT(t), e.meta.ID, 0)
@@ -769,8 +787,8 @@ func TestLostDiskLeavesTheISR(t *testing.T) {
 		}
 	}
 	c.checkSequence("lost", 50)
-	waitFor(t, 30*time.Second, "the wiped agent back in the ISR", func() bool {
+	testwait.Until(t, 30*time.Second, func() bool {
 		p := localPartition(wiped, "lost", 0)
 		return p != nil && slices.Contains(p.ISR(), wiped.id) && p.LogEndOffset() == 50
-	})
+	}, "the wiped agent back in the ISR")
 }

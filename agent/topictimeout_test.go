@@ -14,6 +14,7 @@ import (
 	"github.com/strata-streaming/strata/internal/vfs"
 
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/internal/testwait"
 )
 
 // TestTopicChangesAnswerWithinTheirTimeout: a CreateTopics or DeleteTopics
@@ -65,10 +66,10 @@ func TestTopicChangesAnswerWithinTheirTimeout(t *testing.T) {
 	if !errors.Is(err, kerr.RequestTimedOut) || took >= heldFor {
 		t.Fatalf("delete with fsyncs held: %v after %v; want REQUEST_TIMED_OUT before the fsyncs are released (%v)", err, took.Round(time.Millisecond), heldFor)
 	}
-	waitFor(t, 10*time.Second, "the deleted topic's logs removed", func() bool {
+	testwait.Until(t, 10*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join(dir, "log", partition.DirName("slow", 3)))
 		return errors.Is(err, os.ErrNotExist)
-	})
+	}, "the deleted topic's logs removed")
 	if n := partitions(); n != 0 {
 		t.Fatalf("deleted topic in Metadata with %d partitions", n)
 	}
@@ -84,5 +85,5 @@ func TestTopicChangesAnswerWithinTheirTimeout(t *testing.T) {
 	if !errors.Is(err, kerr.RequestTimedOut) || took >= heldFor {
 		t.Fatalf("create with fsyncs held: %v after %v; want REQUEST_TIMED_OUT before the fsyncs are released (%v)", err, took.Round(time.Millisecond), heldFor)
 	}
-	waitFor(t, 10*time.Second, "the created topic in Metadata", func() bool { return partitions() == 4 })
+	testwait.Until(t, 10*time.Second, func() bool { return partitions() == 4 }, "the created topic in Metadata")
 }

@@ -3,6 +3,7 @@ package vfs
 import (
 	"os"
 	"sync"
+	"time"
 )
 
 // Op is a kind of operation that Faulty can fail.
@@ -19,11 +20,13 @@ const (
 	OpCreate
 	// OpRename is FS.Rename.
 	OpRename
+	// OpRead is File.Read and File.ReadAt.
+	OpRead
 	numOps
 )
 
 func (o Op) String() string {
-	return [...]string{"write", "sync", "truncate", "create", "rename"}[o]
+	return [...]string{"write", "sync", "truncate", "create", "rename", "read"}[o]
 }
 
 // Faulty wraps an FS and fails chosen operations, for tests of how storage
@@ -33,12 +36,17 @@ func (o Op) String() string {
 //
 // With short writes on, a failing write first stores the first half of its
 // bytes, as a filling disk does, so callers must cope with partial writes.
+//
+// SetDelay makes every operation of a kind take longer, as on a slow
+// device: a test can then count on a copy of some bytes not being done
+// within that time.
 type Faulty struct {
 	fs FS
 
 	mu     sync.Mutex
 	counts [numOps]int
 	rules  [numOps]*rule
+	delays [numOps]time.Duration
 	short  bool
 	held   chan struct{} // File.Sync waits on it while set
 }
@@ -76,6 +84,14 @@ func (f *Faulty) SetShortWrites(on bool) {
 	f.short = on
 }
 
+// SetDelay makes every later operation of kind op wait d before it goes
+// ahead (or fails); 0 removes the delay. Clear leaves delays alone.
+func (f *Faulty) SetDelay(op Op, d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.delays[op] = d
+}
+
 // Clear removes every rule (the counts stay).
 func (f *Faulty) Clear() {
 	f.mu.Lock()
@@ -110,8 +126,15 @@ func (f *Faulty) Count(op Op) int {
 	return f.counts[op]
 }
 
-// hit counts one op and returns the injected error, or nil to go ahead.
+// hit waits out op's delay, counts one op and returns the injected error,
+// or nil to go ahead.
 func (f *Faulty) hit(op Op) (err error, short bool) {
+	f.mu.Lock()
+	d := f.delays[op]
+	f.mu.Unlock()
+	if d > 0 {
+		time.Sleep(d)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.counts[op]++
@@ -201,6 +224,20 @@ func (f *faultyFile) Write(p []byte) (int, error) {
 		return n, pathErr("write", f.Name(), err)
 	}
 	return f.File.Write(p)
+}
+
+func (f *faultyFile) ReadAt(p []byte, off int64) (int, error) {
+	if err, _ := f.fs.hit(OpRead); err != nil {
+		return 0, pathErr("read", f.Name(), err)
+	}
+	return f.File.ReadAt(p, off)
+}
+
+func (f *faultyFile) Read(p []byte) (int, error) {
+	if err, _ := f.fs.hit(OpRead); err != nil {
+		return 0, pathErr("read", f.Name(), err)
+	}
+	return f.File.Read(p)
 }
 
 func (f *faultyFile) Sync() error {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // exercise runs the same script against any FS, so MemFS is held to the
@@ -170,6 +171,47 @@ func TestFaultyFailOnce(t *testing.T) {
 	fs.FailOnce(OpTruncate, 0, syscall.EIO)
 	if err := f.Truncate(0); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("truncate = %v", err)
+	}
+}
+
+// TestFaultyDelay: with a delay set, a write or read takes at least that
+// long and still does its work; each kind of operation has its own delay,
+// in force while it is set.
+func TestFaultyDelay(t *testing.T) {
+	const d = 30 * time.Millisecond
+	fs := NewFaulty(NewMem())
+	f, _ := fs.Create("/f")
+	took := func(op func() error) time.Duration {
+		t.Helper()
+		start := time.Now()
+		if err := op(); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	fs.SetDelay(OpWrite, d)
+	for _, write := range []func() error{
+		func() error { _, err := f.Write([]byte("ab")); return err },
+		func() error { _, err := f.WriteAt([]byte("cd"), 2); return err },
+	} {
+		if took := took(write); took < d {
+			t.Fatalf("a write with a %v delay took %v", d, took)
+		}
+	}
+	fs.SetDelay(OpWrite, 0)
+	fs.SetDelay(OpRead, d)
+	if _, err := f.WriteAt([]byte("e"), 4); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 5)
+	if took := took(func() error { _, err := f.ReadAt(got, 0); return err }); took < d {
+		t.Fatalf("a read with a %v delay took %v", d, took)
+	}
+	if string(got) != "abcde" {
+		t.Fatalf("read %q; want the delayed writes stored", got)
+	}
+	if w, r := fs.Count(OpWrite), fs.Count(OpRead); w != 3 || r != 1 {
+		t.Fatalf("%d writes and %d reads counted, want 3 and 1", w, r)
 	}
 }
 
