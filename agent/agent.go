@@ -182,7 +182,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	a.ctl.SetMembers(a.members)
 	logger.Info("agent started", "agent_id", a.id, "cluster_id", a.clusterID,
 		"kafka_addr", a.kafkaLn.Addr().String(), "advertised", a.advertisedAddr(),
-		"http_addr", a.httpLn.Addr().String(), "store", cfg.storeURL(), "data_dir", cfg.DataDir, "log_flush", cfg.LogFlush,
+		"http_addr", a.httpLn.Addr().String(), "store", objstore.RedactStoreURL(cfg.storeURL()), "data_dir", cfg.DataDir, "log_flush", cfg.LogFlush,
 		"topics", len(a.topics))
 	return a, nil
 }
