@@ -34,6 +34,24 @@ func TestDefaultStoreIsAccepted(t *testing.T) {
 	}
 }
 
+// TestAmbiguousStoreRefused: an agent given --store file://relative/path
+// does not start, and says which setting is wrong and how to write it.
+func TestAmbiguousStoreRefused(t *testing.T) {
+	t.Chdir(t.TempDir())
+	cfg := testConfig("data")
+	cfg.Store = "file://data/store"
+	a, err := New(t.Context(), cfg, Options{Logger: quiet})
+	if err == nil {
+		a.Close()
+		t.Fatal("an agent started on file://data/store")
+	}
+	for _, want := range []string{"--store", "file:///absolute/path", "file://./relative/path"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %q does not say %q", err, want)
+		}
+	}
+}
+
 // TestStatusPageHidesClusterAndStore: the unauthenticated status page
 // lists partitions but not the cluster id or the store URL.
 func TestStatusPageHidesClusterAndStore(t *testing.T) {

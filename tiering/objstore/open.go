@@ -95,5 +95,5 @@ func fileStoreDir(url, rest string) (string, error) {
 		strings.HasPrefix(rest, "./"), strings.HasPrefix(rest, "../"):
 		return rest, nil
 	}
-	return "", fmt.Errorf("objstore: --store %q is ambiguous: write file:///absolute/path for an absolute directory or file://./relative/path for one under the working directory", url)
+	return "", fmt.Errorf("objstore: store %q is ambiguous: write file:///absolute/path for an absolute directory or file://./relative/path for one under the working directory", url)
 }
