@@ -182,7 +182,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	a.ctl.SetMembers(a.members)
 	logger.Info("agent started", "agent_id", a.id, "cluster_id", a.clusterID,
 		"kafka_addr", a.kafkaLn.Addr().String(), "advertised", a.advertisedAddr(),
-		"http_addr", a.httpLn.Addr().String(), "store", cfg.storeURL(), "data_dir", cfg.DataDir, "log_flush", cfg.LogFlush,
+		"http_addr", a.httpLn.Addr().String(), "store", objstore.RedactStoreURL(cfg.storeURL()), "data_dir", cfg.DataDir, "log_flush", cfg.LogFlush,
 		"topics", len(a.topics))
 	return a, nil
 }
@@ -243,6 +243,7 @@ func (a *Agent) bind() error {
 // data directory belongs to it and settles the agent id.
 func (a *Agent) openStore(ctx context.Context) error {
 	url := a.cfg.storeURL()
+	shown := objstore.RedactStoreURL(url) // errors end up in logs
 	b, err := objstore.Open(ctx, url)
 	if err != nil {
 		return fmt.Errorf("--store: %w", err)
@@ -255,11 +256,11 @@ func (a *Agent) openStore(ctx context.Context) error {
 	// Cluster metadata is decided by compare-and-swap: refuse a store that
 	// would let two writers both win.
 	if err := objstore.CheckConditionalWrites(ctx, a.bucket, "probes/"); err != nil {
-		return fmt.Errorf("--store %s: %w", url, err)
+		return fmt.Errorf("--store %s: %w", shown, err)
 	}
 	a.store = metadata.New(a.bucket, a.logger.With("component", "metadata"))
 	if a.clusterID, err = a.store.InitCluster(ctx); err != nil {
-		return fmt.Errorf("--store %s: %w", url, err)
+		return fmt.Errorf("--store %s: %w", shown, err)
 	}
 	m, ok, err := readMeta(a.fs, a.cfg.DataDir)
 	if err != nil {
@@ -267,7 +268,7 @@ func (a *Agent) openStore(ctx context.Context) error {
 	}
 	if ok && m.ClusterID != a.clusterID {
 		return fmt.Errorf("--data-dir %s belongs to cluster %s but --store %s holds cluster %s; point both at the same cluster",
-			a.cfg.DataDir, m.ClusterID, url, a.clusterID)
+			a.cfg.DataDir, m.ClusterID, shown, a.clusterID)
 	}
 	if ok && a.cfg.AgentID >= 0 && m.AgentID != a.cfg.AgentID {
 		return fmt.Errorf("--agent-id %d: --data-dir %s holds the data of agent %d", a.cfg.AgentID, a.cfg.DataDir, m.AgentID)
@@ -281,7 +282,7 @@ func (a *Agent) openStore(ctx context.Context) error {
 			err = a.store.ClaimAgent(ctx, a.id, info)
 		}
 		if err != nil {
-			return fmt.Errorf("--store %s: %w", url, err)
+			return fmt.Errorf("--store %s: %w", shown, err)
 		}
 		return nil
 	case a.cfg.AgentID >= 0:
@@ -291,7 +292,7 @@ func (a *Agent) openStore(ctx context.Context) error {
 		a.id, err = a.store.RegisterAgent(ctx, info)
 	}
 	if err != nil {
-		return fmt.Errorf("--store %s: %w", url, err)
+		return fmt.Errorf("--store %s: %w", shown, err)
 	}
 	return writeMeta(a.fs, a.cfg.DataDir, meta{AgentID: a.id, ClusterID: a.clusterID})
 }

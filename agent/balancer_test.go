@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -157,7 +158,7 @@ func TestDrainUnderLoad(t *testing.T) {
 	testwait.Until(t, 30*time.Second, func() bool { return prod.count() > 500 }, "some load")
 
 	victim := c.agents[3]
-	resp, err := http.Post("http://"+victim.HTTPAddr().String()+"/v1/drain", "", nil)
+	resp, err := http.Post("http://"+victim.HTTPAddr().String()+"/v1/drain", "application/json", strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}

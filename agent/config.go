@@ -34,6 +34,9 @@ type Config struct {
 	AdvertisedKafkaAddr string
 	// HTTPAddr (--http-addr) serves /metrics, /healthz, /readyz, /debug/pprof.
 	HTTPAddr string
+	// HTTPIdleTimeout (--http-idle-timeout) closes a keep-alive HTTP
+	// connection idle this long, so idle clients cannot hold descriptors.
+	HTTPIdleTimeout time.Duration
 	// AgentID (--agent-id) is the agent's int32 id; -1 takes the one in
 	// meta.json, or registers the lowest free id in the store.
 	AgentID int32
@@ -139,6 +142,7 @@ func DefaultConfig() Config {
 		DataDir:                        "data",
 		KafkaAddr:                      ":9092",
 		HTTPAddr:                       ":9644",
+		HTTPIdleTimeout:                2 * time.Minute,
 		AgentID:                        -1,
 		AutoCreateTopics:               true,
 		NumPartitions:                  1,
@@ -188,10 +192,11 @@ var topicDefaultFlags = []struct{ flag, config, kafkaName string }{
 // defaults. Call ApplyFlags after parsing to copy the topic defaults.
 func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "Directory for meta.json and the partition logs.")
-	fs.StringVar(&c.Store, "store", c.Store, "Object store URL: file:///path, s3://bucket/prefix?endpoint=...&region=...&path-style=true (credentials from the AWS environment) or mem://; empty means file://<data-dir>/store.")
+	fs.StringVar(&c.Store, "store", c.Store, "Object store URL: file:///abs/path, file://./relative/path, s3://bucket/prefix?endpoint=...&region=...&path-style=true (credentials from the AWS environment) or mem://; empty means file://<data-dir>/store.")
 	fs.StringVar(&c.KafkaAddr, "kafka-addr", c.KafkaAddr, "Address the Kafka listener binds to.")
 	fs.StringVar(&c.AdvertisedKafkaAddr, "advertised-kafka-addr", c.AdvertisedKafkaAddr, "host:port clients are told to connect to; empty means localhost with the listener's port.")
 	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "Address of the HTTP server for /metrics, /healthz, /readyz and /debug/pprof.")
+	fs.DurationVar(&c.HTTPIdleTimeout, "http-idle-timeout", c.HTTPIdleTimeout, "Close a keep-alive HTTP connection that has been idle this long.")
 	fs.Int32Var(&c.AgentID, "agent-id", c.AgentID, "Agent id; -1 reuses the id in meta.json or registers the lowest free one.")
 	fs.StringVar(&c.Rack, "rack", c.Rack, "Rack (availability zone) of this agent, reported to clients.")
 	fs.BoolVar(&c.AutoCreateTopics, "auto-create-topics", c.AutoCreateTopics, "Create a topic when a client asks for metadata of one that does not exist (auto.create.topics.enable).")
@@ -219,6 +224,9 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&c.Kafka.MaxRequestBytes, "socket-request-max-bytes", c.Kafka.MaxRequestBytes, "Largest Kafka request frame accepted, in bytes (socket.request.max.bytes).")
 	fs.DurationVar(&c.Kafka.IdleTimeout, "connections-max-idle", c.Kafka.IdleTimeout, "Close Kafka connections idle for this long (connections.max.idle.ms).")
 	fs.IntVar(&c.Kafka.MaxConnections, "max-connections", c.Kafka.MaxConnections, "Most Kafka connections open at once; past it new ones are closed as soon as accepted (max.connections).")
+	fs.IntVar(&c.Kafka.MaxConnectionsPerIP, "max-connections-per-ip", c.Kafka.MaxConnectionsPerIP, "Most Kafka connections open at once from one client IP address; past it new ones from that address are closed as soon as accepted (max.connections.per.ip).")
+	fs.Var(&c.Kafka.MaxConnectionsPerIPOverrides, "max-connections-per-ip-overrides", "Per-address exceptions to --max-connections-per-ip, as ip:count,ip:count (IPv6 in brackets); a count of 0 refuses the address (max.connections.per.ip.overrides).")
+	fs.IntVar(&c.Kafka.MaxConnectionCreationRate, "max-connection-creation-rate", c.Kafka.MaxConnectionCreationRate, "New Kafka connections accepted per second, in bursts of up to a second's worth; past it new ones are closed as soon as accepted; 0 is unlimited (max.connection.creation.rate).")
 	fs.IntVar(&c.Kafka.FetchSessionCacheSlots, "max-incremental-fetch-session-cache-slots", c.Kafka.FetchSessionCacheSlots, "Most incremental fetch sessions (KIP-227) kept at once, each about 250 bytes per partition it holds; 0 turns fetch sessions off (max.incremental.fetch.session.cache.slots).")
 	fs.DurationVar(&c.Kafka.FetchSessionEvictionAge, "min-incremental-fetch-session-eviction", c.Kafka.FetchSessionEvictionAge, "A fetch session unused this long may be evicted for a new one, and a consumer's session younger than this is evicted only for a follower's (min.incremental.fetch.session.eviction.ms).")
 	fs.DurationVar(&c.Kafka.MaxFetchWait, "fetch-max-wait", c.Kafka.MaxFetchWait, "Longest time a Fetch long-polls, whatever the client asks.")
@@ -273,6 +281,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--num-partitions %d: must be at least 1", c.NumPartitions)
 	case c.DefaultReplicationFactor < 0:
 		return fmt.Errorf("--default-replication-factor %d: must be 0 (automatic) or at least 1", c.DefaultReplicationFactor)
+	case c.HTTPIdleTimeout <= 0:
+		return fmt.Errorf("--http-idle-timeout %v: must be positive", c.HTTPIdleTimeout)
 	case c.DrainTimeout < 0:
 		return fmt.Errorf("--drain-timeout %v: must not be negative", c.DrainTimeout)
 	case c.RebalanceSettle < 0:

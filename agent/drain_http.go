@@ -4,43 +4,79 @@ package agent
 // (agent/control, drain.go).
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/membership"
 )
 
 // drainHandler serves /v1/drain:
 //
-//	POST  drain this agent, then stop it. Without force=true the drain is
+//	POST  drain this agent, then stop it. Without force the drain is
 //	      refused (409) when the other active agents are too few to hold
 //	      each partition's replicas, and a drain that does not finish in
-//	      time leaves the agent running and active again; with force=true
-//	      the agent stops at the time limit whatever is left, after sealing
-//	      and uploading what only it holds. timeout= (a Go duration) is
-//	      the limit, default --drain-timeout, or 5 minutes when that is 0.
+//	      time leaves the agent running and active again; with force the
+//	      agent stops at the time limit whatever is left, after sealing
+//	      and uploading what only it holds. timeout (a Go duration) is the
+//	      limit, default --drain-timeout, or 5 minutes when that is 0.
+//	      The body is a JSON object {"force": bool, "timeout": "90s"}, both
+//	      optional, sent as Content-Type: application/json (see
+//	      stateChangeRequest); force=true and timeout= in the query still
+//	      work, the body's fields win.
 //	GET   progress: {"agent_id", "draining", "replicas", "error"}.
 //
-// agent=ID sends either on to that agent (found by gossip), so one
-// agent's address serves for the whole cluster.
+// agent=ID sends either on to that agent, so one agent's address serves for
+// the whole cluster; only to the address the store registered for ID (see
+// drainTarget).
 func (a *Agent) drainHandler(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	if id := q.Get("agent"); id != "" {
-		a.forwardDrain(w, r, id)
-		return
-	}
+	req := drainBody{}
 	switch r.Method {
 	case http.MethodGet:
 	case http.MethodPost:
-		if status, err := a.ctl.StartDrain(q.Get("force") == "true", q.Get("timeout")); err != nil {
-			writeDrainJSON(w, status, map[string]any{"agent_id": a.id, "error": err.Error()})
+		var ok bool
+		if req, ok = stateChangeRequest(w, r); !ok {
 			return
+		}
+		if req.Force == nil {
+			force := q.Get("force") == "true"
+			req.Force = &force
+		}
+		if req.Timeout == nil {
+			timeout := q.Get("timeout")
+			req.Timeout = &timeout
 		}
 	default:
 		writeDrainJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": "use GET or POST"})
 		return
+	}
+	if id := q.Get("agent"); id != "" {
+		n, err := strconv.ParseInt(id, 10, 32)
+		if err != nil || n < 0 {
+			writeDrainJSON(w, http.StatusBadRequest, map[string]any{"error": fmt.Sprintf("drain: agent %q: want an agent id", id)})
+			return
+		}
+		if int32(n) != a.id {
+			a.forwardDrain(w, r, int32(n), req)
+			return
+		}
+	}
+	if r.Method == http.MethodPost {
+		if status, err := a.ctl.StartDrain(*req.Force, *req.Timeout); err != nil {
+			writeDrainJSON(w, status, map[string]any{"agent_id": a.id, "error": err.Error()})
+			return
+		}
 	}
 	out := map[string]any{"agent_id": a.id, "draining": a.ctl.Draining(), "replicas": len(a.localPartitions())}
 	if e := a.ctl.DrainErr(); e != "" {
@@ -49,47 +85,128 @@ func (a *Agent) drainHandler(w http.ResponseWriter, r *http.Request) {
 	writeDrainJSON(w, http.StatusOK, out)
 }
 
-// forwardDrain passes a drain request on to agent id's HTTP address.
-func (a *Agent) forwardDrain(w http.ResponseWriter, r *http.Request, id string) {
-	n, err := strconv.ParseInt(id, 10, 32)
-	if err != nil {
-		writeDrainJSON(w, http.StatusBadRequest, map[string]any{"error": fmt.Sprintf("drain: agent %q: want an agent id", id)})
-		return
-	}
-	if int32(n) == a.id {
-		q := r.URL.Query()
-		q.Del("agent")
-		r.URL.RawQuery = q.Encode()
-		a.drainHandler(w, r)
-		return
-	}
-	addr := ""
-	for _, m := range a.members.Members() {
-		if m.ID == int32(n) {
-			addr = m.HTTPAddr
+// drainBody is the JSON body of POST /v1/drain.
+type drainBody struct {
+	Force   *bool   `json:"force,omitempty"`
+	Timeout *string `json:"timeout,omitempty"`
+}
+
+// maxStateChangeBody bounds the body of a state-changing request.
+const maxStateChangeBody = 4 << 10
+
+// stateChangeRequest admits a request that changes the agent's state only
+// when no web page elsewhere could have made a browser send it: it must
+// carry a JSON object with Content-Type: application/json (a cross-origin
+// page cannot send that type without a CORS preflight, which this server
+// never grants), and an Origin header, if any, must name the host the
+// request was sent to. It answers the refusal itself (415, 403 or 400) and
+// then reports false. Until the HTTP API has authentication this is what
+// keeps a browser on the operator's network from draining agents; it does
+// not stop DNS rebinding, which makes the attacker's page same-origin
+// (docs/operations.md).
+func stateChangeRequest(w http.ResponseWriter, r *http.Request) (drainBody, bool) {
+	var body drainBody
+	if origin := r.Header.Get("Origin"); origin != "" {
+		u, err := url.Parse(origin)
+		if err != nil || u.Host == "" || u.Host != r.Host {
+			writeDrainJSON(w, http.StatusForbidden, map[string]any{"error": fmt.Sprintf("Origin %q is not this agent (%s): cross-origin requests are refused", origin, r.Host)})
+			return body, false
 		}
 	}
-	if addr == "" {
-		writeDrainJSON(w, http.StatusNotFound, map[string]any{"agent_id": n, "error": fmt.Sprintf("drain: agent %d is not a live member of the cluster", n)})
-		return
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeDrainJSON(w, http.StatusUnsupportedMediaType, map[string]any{"error": "send a JSON object body with Content-Type: application/json"})
+		return body, false
 	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxStateChangeBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil {
+		writeDrainJSON(w, http.StatusBadRequest, map[string]any{"error": fmt.Sprintf("body: want a JSON object such as {\"force\": false}: %v", err)})
+		return body, false
+	}
+	return body, true
+}
+
+// forwardDrain passes a drain request on to agent n's HTTP address, body
+// (POST only) as JSON.
+func (a *Agent) forwardDrain(w http.ResponseWriter, r *http.Request, n int32, body drainBody) {
 	q := r.URL.Query()
 	q.Del("agent")
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, "http://"+addr+"/v1/drain?"+q.Encode(), nil)
+	var members []membership.Member
+	if a.members != nil {
+		members = a.members.Members()
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	reg, regErr := a.store.Agent(ctx, n)
+	addr, status, err := drainTarget(n, members, reg, regErr)
+	if err != nil {
+		writeDrainJSON(w, status, map[string]any{"agent_id": n, "error": err.Error()})
+		return
+	}
+	var payload io.Reader
+	if r.Method == http.MethodPost {
+		b, _ := json.Marshal(body)
+		payload = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, "http://"+addr+"/v1/drain?"+q.Encode(), payload)
 	if err == nil {
+		if payload != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
 		var resp *http.Response
 		if resp, err = drainClient.Do(req); err == nil {
 			defer resp.Body.Close()
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(resp.StatusCode)
-			io.Copy(w, resp.Body)
+			io.Copy(w, io.LimitReader(resp.Body, 64<<10))
 			return
 		}
 	}
 	writeDrainJSON(w, http.StatusBadGateway, map[string]any{"agent_id": n, "error": fmt.Sprintf("drain: agent %d at %s: %v", n, addr, err)})
 }
 
-var drainClient = &http.Client{Timeout: 10 * time.Second}
+// drainTarget decides where a drain for agent id goes: the HTTP address
+// gossip advertises for it (dialable: an unspecified host is replaced by
+// the Kafka host), but only when the store vouches for it. Gossip is
+// unauthenticated, so anyone who can reach the gossip port could otherwise
+// advertise an agent whose HTTP address is any URL on the operator's
+// network and have this agent POST to it. The rule: id must be registered
+// in the store (reg, regErr from metadata.Store.Agent), and the address
+// must be the one registered, or have the registered Kafka host and the
+// registered HTTP port. Anything else is refused with the status to answer,
+// and nothing is fetched.
+func drainTarget(id int32, members []membership.Member, reg metadata.AgentInfo, regErr error) (addr string, status int, err error) {
+	switch {
+	case errors.Is(regErr, metadata.ErrUnknownAgent):
+		return "", http.StatusNotFound, fmt.Errorf("drain: agent %d is not registered in the store", id)
+	case regErr != nil:
+		return "", http.StatusBadGateway, fmt.Errorf("drain: agent %d: %w", id, regErr)
+	}
+	for _, m := range members {
+		if m.ID == id && m.HTTPAddr != "" {
+			addr = dialableHTTP(m.HTTPAddr, m.KafkaAddr)
+		}
+	}
+	if addr == "" {
+		return "", http.StatusNotFound, fmt.Errorf("drain: agent %d is not a live member of the cluster", id)
+	}
+	if addr == dialableHTTP(reg.HTTPAddr, reg.KafkaAddr) {
+		return addr, 0, nil
+	}
+	host, port, err1 := net.SplitHostPort(addr)
+	regKafkaHost, _, err2 := net.SplitHostPort(reg.KafkaAddr)
+	_, regPort, err3 := net.SplitHostPort(reg.HTTPAddr)
+	if err1 == nil && err2 == nil && err3 == nil && host == regKafkaHost && port == regPort {
+		return addr, 0, nil
+	}
+	return "", http.StatusForbidden, fmt.Errorf("drain: agent %d advertises HTTP address %s, which is not the one registered in the store (HTTP %s, Kafka %s); drain it through its own address", id, addr, reg.HTTPAddr, reg.KafkaAddr)
+}
+
+var drainClient = &http.Client{
+	Timeout: 10 * time.Second,
+	// A redirect would take the request somewhere drainTarget did not check.
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
 
 func writeDrainJSON(w http.ResponseWriter, status int, v map[string]any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -23,9 +24,16 @@ import (
 // the JSON answer.
 func drainRequest(t *testing.T, a *running, method, query string) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(method, "http://"+a.HTTPAddr().String()+"/v1/drain?"+query, nil)
+	var body io.Reader
+	if method == http.MethodPost {
+		body = strings.NewReader("{}")
+	}
+	req, err := http.NewRequest(method, "http://"+a.HTTPAddr().String()+"/v1/drain?"+query, body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -43,14 +43,27 @@ func (a *Agent) newHTTPServer() *http.Server {
 	mux.HandleFunc("/v1/drain", a.drainHandler)
 	mux.HandleFunc("/{$}", a.statusPage)
 	a.registerConsole(mux)
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Every request body here is a few bytes of JSON.
+		ReadTimeout:    time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		IdleTimeout:    a.cfg.HTTPIdleTimeout,
+		// No WriteTimeout: /debug/pprof/profile and /trace write after
+		// sampling for ?seconds=, 30 by default and often more, and a
+		// forwarded drain or the console's fan-out waits on other agents.
+	}
 }
 
-// statusPage prints the agent and its partitions, one line each.
+// statusPage prints the agent and its partitions, one line each. The page
+// is served to anyone who reaches the HTTP port, so it shows neither the
+// cluster id nor the store URL (which names the bucket and its endpoint);
+// both are in the "agent started" log line (docs/operations.md).
 func (a *Agent) statusPage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fmt.Fprintf(w, "strata agent %d  cluster %s  kafka %s  store %s  log.flush=%s  ready=%v\n\n",
-		a.id, a.clusterID, a.advertisedAddr(), a.cfg.storeURL(), a.cfg.LogFlush, a.ready.Load())
+	fmt.Fprintf(w, "strata agent %d  kafka %s  log.flush=%s  ready=%v\n\n",
+		a.id, a.advertisedAddr(), a.cfg.LogFlush, a.ready.Load())
 	fmt.Fprintf(w, "%-40s %9s %6s %14s %14s %14s %14s\n", "partition", "leader", "epoch", "log-start", "high-water", "log-end", "bytes")
 	for _, p := range a.localPartitions() {
 		fmt.Fprintf(w, "%-40s %9d %6d %14d %14d %14d %14d\n", partition.DirName(p.Topic(), p.Index()),

@@ -83,7 +83,7 @@ func TestMaxConnections(t *testing.T) {
 	if apiVersions(dial()) {
 		t.Fatal("a third connection was served with max connections 2")
 	}
-	if got := testutil.ToFloat64(srv.metrics.refusals); got != 1 {
+	if got := testutil.ToFloat64(srv.metrics.refusals.WithLabelValues(refusedTotal)); got != 1 {
 		t.Fatalf("refused connections counted %v, want 1", got)
 	}
 	first.Close()

@@ -17,7 +17,7 @@ type metrics struct {
 	bytesIn  *prometheus.CounterVec
 	bytesOut *prometheus.CounterVec
 	conns    prometheus.Gauge
-	refusals prometheus.Counter
+	refusals *prometheus.CounterVec
 
 	fetchSessionCount      prometheus.Gauge
 	fetchSessionPartitions prometheus.Gauge
@@ -44,9 +44,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		conns: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "strata_kafka_connections", Help: "Kafka connections open.",
 		}),
-		refusals: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "strata_kafka_connections_refused_total", Help: "Kafka connections closed as soon as accepted because --max-connections were open.",
-		}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_kafka_connections_refused_total", Help: "Kafka connections closed as soon as accepted, by the limit they were over: total (--max-connections), per_ip (--max-connections-per-ip) or rate (--max-connection-creation-rate).",
+		}, []string{"reason"}),
 		fetchSessionCount: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "strata_kafka_fetch_sessions", Help: "Incremental fetch sessions (KIP-227) in the cache (Kafka's NumIncrementalFetchSessions).",
 		}),
@@ -59,6 +59,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		fetchesBySession: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_kafka_fetch_requests_total", Help: "Fetch requests, by how their session served them: sessionless, full (opening a session), incremental, or error (unknown session or wrong epoch).",
 		}, []string{"session"}),
+	}
+	for _, reason := range []string{refusedTotal, refusedPerIP, refusedRate} {
+		m.refusals.WithLabelValues(reason) // exported at 0 from the start
 	}
 	if reg != nil {
 		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut, m.conns, m.refusals,
@@ -94,9 +97,9 @@ func (m *metrics) opened(n int) {
 	}
 }
 
-func (m *metrics) refused() {
+func (m *metrics) refused(reason string) {
 	if m != nil {
-		m.refusals.Inc()
+		m.refusals.WithLabelValues(reason).Inc()
 	}
 }
 

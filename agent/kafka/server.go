@@ -13,7 +13,9 @@
 // see serveConn), and a writer goroutine sends the answers in the order of
 // the requests, as Kafka does. A frame larger than MaxRequestBytes, or a
 // request that does not decode, closes that connection and nothing else.
-// Past MaxConnections open connections, a new one is closed at once.
+// A new connection past MaxConnections open, past MaxConnectionsPerIP (or
+// its override) open from its address, or over MaxConnectionCreationRate,
+// is closed at once (admit.go).
 package kafka
 
 import (
@@ -45,6 +47,22 @@ type Config struct {
 	// it a new connection is closed as soon as it is accepted, so the
 	// agent keeps descriptors for its logs and its store.
 	MaxConnections int
+	// MaxConnectionsPerIP is max.connections.per.ip: connections open at
+	// once from one client address, unless MaxConnectionsPerIPOverrides
+	// names it. Kafka's default is unlimited; ours (1000) keeps one
+	// client that leaks connections, or one host of a misconfigured
+	// application, from taking every MaxConnections slot, while leaving
+	// room for a few hundred clients behind one NAT.
+	MaxConnectionsPerIP int
+	// MaxConnectionsPerIPOverrides is max.connections.per.ip.overrides.
+	MaxConnectionsPerIPOverrides ConnectionOverrides
+	// MaxConnectionCreationRate is max.connection.creation.rate: new
+	// connections admitted per second, in bursts of up to one second's
+	// worth; 0 is unlimited, Kafka's default. Kafka holds back the accept
+	// of connections over its rate; here they are closed at once, like
+	// those over the other limits, so a client's reconnect backoff paces
+	// it rather than a queue that fills the listen backlog.
+	MaxConnectionCreationRate int
 	// FetchSessionCacheSlots is max.incremental.fetch.session.cache.slots:
 	// the most incremental fetch sessions (KIP-227) kept at once; 0 turns
 	// them off. A session costs about 250 bytes per partition
@@ -59,7 +77,7 @@ type Config struct {
 // DefaultConfig returns Kafka's defaults.
 func DefaultConfig() Config {
 	return Config{MaxRequestBytes: 100 << 20, IdleTimeout: 10 * time.Minute, MaxFetchWait: 30 * time.Second, RemoteFetchMaxWait: 500 * time.Millisecond,
-		MaxConnections: 10000, FetchSessionCacheSlots: 1000, FetchSessionEvictionAge: 2 * time.Minute}
+		MaxConnections: 10000, MaxConnectionsPerIP: 1000, FetchSessionCacheSlots: 1000, FetchSessionEvictionAge: 2 * time.Minute}
 }
 
 // Validate names the first bad field.
@@ -72,6 +90,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxConnections < 1 {
 		return fmt.Errorf("max-connections %d: must be at least 1", c.MaxConnections)
+	}
+	if c.MaxConnectionsPerIP < 1 {
+		return fmt.Errorf("max-connections-per-ip %d: must be at least 1", c.MaxConnectionsPerIP)
+	}
+	if c.MaxConnectionCreationRate < 0 {
+		return fmt.Errorf("max-connection-creation-rate %d: must be 0 (unlimited) or more", c.MaxConnectionCreationRate)
 	}
 	if c.FetchSessionCacheSlots < 0 {
 		return fmt.Errorf("max-incremental-fetch-session-cache-slots %d: must not be negative", c.FetchSessionCacheSlots)
@@ -100,6 +124,7 @@ type Server struct {
 	mu     sync.Mutex
 	ln     net.Listener
 	conns  map[net.Conn]struct{}
+	admit  *admission
 	closed bool
 	wg     sync.WaitGroup
 	stop   chan struct{}
@@ -120,7 +145,7 @@ func New(cfg Config, b Backends, logger *slog.Logger, m *Metrics) *Server {
 		producerIDs:   orUnset(b.ProducerIDs, ProducerIDs(unset{"producer ids"})),
 		groups:        orUnset(b.Groups, Groups(unset{"groups"})),
 		reassignments: orUnset(b.Reassignments, Reassignments(unset{"reassignments"})),
-		logger:        logger, metrics: m.get(), conns: map[net.Conn]struct{}{}, stop: make(chan struct{}),
+		logger:        logger, metrics: m.get(), conns: map[net.Conn]struct{}{}, admit: newAdmission(cfg), stop: make(chan struct{}),
 		sessions: newFetchSessionCache(cfg.FetchSessionCacheSlots, cfg.FetchSessionEvictionAge, m.get())}
 }
 
@@ -134,7 +159,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.ln = ln
 	s.mu.Unlock()
 	var backoff time.Duration
-	var lastRefusal time.Time
+	lastRefusal := map[string]time.Time{}
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -165,13 +190,17 @@ func (s *Server) Serve(ln net.Listener) error {
 			c.Close()
 			return nil
 		}
-		if len(s.conns) >= s.cfg.MaxConnections {
+		addr, now := clientAddr(c), time.Now()
+		if reason := s.admit.admit(addr, now); reason != "" {
 			s.mu.Unlock()
+			s.metrics.refused(reason) // before the close a client may see
 			c.Close()
-			s.metrics.refused()
-			if time.Since(lastRefusal) > 10*time.Second {
-				lastRefusal = time.Now()
-				s.logger.Warn("refusing connections: max-connections reached", "max_connections", s.cfg.MaxConnections, "client", c.RemoteAddr().String())
+			// One warning per reason per 10s: a flood must not flood the log.
+			if now.Sub(lastRefusal[reason]) > 10*time.Second {
+				lastRefusal[reason] = now
+				s.logger.Warn("refusing connections", "reason", reason, "client", c.RemoteAddr().String(),
+					"max_connections", s.cfg.MaxConnections, "max_connections_per_ip", s.cfg.MaxConnectionsPerIP,
+					"max_connection_creation_rate", s.cfg.MaxConnectionCreationRate)
 			}
 			continue
 		}
@@ -184,6 +213,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			s.serveConn(c)
 			s.mu.Lock()
 			delete(s.conns, c)
+			s.admit.release(addr)
 			s.mu.Unlock()
 			s.metrics.opened(-1)
 		}()

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -168,6 +169,10 @@ func startAgent(ctx context.Context, bin string, args, env []string, timeout tim
 		"--http-addr", "127.0.0.1:0",
 		"--gossip-addr", "127.0.0.1:0",
 		"--log-format", "json",
+		// Every client of a benchmark, idle connections included, comes
+		// from one loopback address: the per-address limit must not be
+		// what a connections scenario measures.
+		"--max-connections-per-ip", strconv.Itoa(maxConnections),
 	}, args...)
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Env = append(agentEnv(os.Environ()), env...)

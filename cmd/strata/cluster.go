@@ -8,10 +8,12 @@ package main
 // drain (POST /v1/drain) and, with --wait, waits until it has stopped.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -295,14 +297,12 @@ func newAgentDrainCmd() *cobra.Command {
 				q.Set("agent", args[0])
 				who = "agent " + args[0]
 			}
-			if force {
-				q.Set("force", "true")
-			}
+			body := map[string]any{"force": force}
 			if limit > 0 {
-				q.Set("timeout", limit.String())
+				body["timeout"] = limit.String()
 			}
 			target := "http://" + addr + "/v1/drain?" + q.Encode()
-			st, err := drainCall(http.MethodPost, target)
+			st, err := drainCall(http.MethodPost, target, body)
 			if err != nil {
 				return err
 			}
@@ -316,7 +316,7 @@ func newAgentDrainCmd() *cobra.Command {
 			deadline := time.Now().Add(timeout)
 			for time.Now().Before(deadline) {
 				time.Sleep(500 * time.Millisecond)
-				st, err := drainCall(http.MethodGet, target)
+				st, err := drainCall(http.MethodGet, target, nil)
 				switch {
 				case errors.Is(err, errAgentGone):
 					fmt.Fprintln(cmd.OutOrStdout(), "drained; the agent has stopped")
@@ -350,13 +350,26 @@ type drainStatus struct {
 // member (asked through another agent): it has stopped.
 var errAgentGone = errors.New("the agent has stopped")
 
-// drainCall sends one /v1/drain request. A refused or failed drain comes
-// back in Error; only transport failures and unexpected answers are errors.
-func drainCall(method, target string) (drainStatus, error) {
+// drainCall sends one /v1/drain request, body (if any) as the JSON the
+// agent requires of a state-changing request. A refused or failed drain
+// comes back in Error; only transport failures and unexpected answers are
+// errors.
+func drainCall(method, target string, body map[string]any) (drainStatus, error) {
 	var st drainStatus
-	req, err := http.NewRequest(method, target, nil)
+	var payload io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return st, err
+		}
+		payload = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, target, payload)
 	if err != nil {
 		return st, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -8,7 +8,10 @@
 //     every agent flag, in the args or in the ConfigMap's --config file, is
 //     one `strata agent --help` lists and its value parses and validates as
 //     the agent would (agent.Config); container ports, Service ports and
-//     probes agree with --kafka-addr, --http-addr and --gossip-addr; each
+//     probes agree with --kafka-addr, --http-addr and --gossip-addr; no
+//     client Service exposes the HTTP port; the NetworkPolicy admits Kafka
+//     from clients, gossip and HTTP between agents and HTTP from a
+//     monitoring namespace, on the ports the flags name, and no more; each
 //     pod advertises its own name under the headless Service; the preStop
 //     hook runs a forced `strata agent drain --wait` against the agent's
 //     own HTTP port and the grace period outlasts the drain, the upload of

@@ -226,6 +226,17 @@ func TestKubernetesManifests(t *testing.T) {
 		if !slices.ContainsFunc(clients, func(s service) bool { return servesPort(s, kafkaPort, "TCP") }) {
 			t.Errorf("no client Service forwards to the Kafka port %d", kafkaPort)
 		}
+		for _, s := range clients {
+			if servesPort(s, httpPort, "TCP") {
+				t.Errorf("client Service %s forwards to the HTTP port %d, which has no authentication", s.Metadata.Name, httpPort)
+			}
+		}
+	})
+
+	t.Run("networkpolicy", func(t *testing.T) {
+		var np networkPolicy
+		only(t, docs, "networking.k8s.io/v1", "NetworkPolicy").decode(t, &np)
+		checkNetworkPolicy(t, np, c, pod.Metadata.Labels, kafkaPort, httpPort, gossipPort)
 	})
 
 	t.Run("probes", func(t *testing.T) {

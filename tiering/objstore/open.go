@@ -9,7 +9,8 @@ import (
 // Open returns the bucket a --store setting names:
 //
 //	file:///abs/path      an fs bucket rooted at /abs/path
-//	file://relative/path  an fs bucket rooted at relative/path (from the working directory)
+//	file://./rel/path     an fs bucket rooted at rel/path under the working directory
+//	                      (file://../rel/path likewise)
 //	mem://                a new, empty in-memory bucket (tests)
 //	s3://bucket[/prefix][?param=value&...]
 //	                      an S3 bucket (AWS S3, MinIO, Ceph), its keys under prefix
@@ -41,13 +42,11 @@ func Open(ctx context.Context, url string) (Bucket, error) {
 	}
 	switch scheme {
 	case "file":
-		if rest == "" {
-			return nil, fmt.Errorf("objstore: store %q names no directory", url)
+		dir, err := fileStoreDir(url, rest)
+		if err != nil {
+			return nil, err
 		}
-		if strings.ContainsAny(rest, "?#") {
-			return nil, fmt.Errorf("objstore: store %q: file URLs take no query or fragment", url)
-		}
-		b, err := NewFS(rest)
+		b, err := NewFS(dir)
 		if err != nil {
 			return nil, fmt.Errorf("objstore: store %q: %w", url, err)
 		}
@@ -77,4 +76,24 @@ func Open(ctx context.Context, url string) (Bucket, error) {
 	default:
 		return nil, fmt.Errorf("objstore: store %q: scheme %q: %w; this build supports file://, s3:// and mem://", redactStoreURL(url), scheme, ErrUnsupportedScheme)
 	}
+}
+
+// fileStoreDir returns the directory a file:// store URL names; rest is the
+// URL after "file://". The form file://relative/path is refused: in a file
+// URL the part after "//" up to the next "/" is a host (RFC 8089), so readers
+// and tools disagree on whether it means /path on host "relative", the
+// absolute /relative/path or relative/path; a store must not land in a
+// directory its operator did not mean. A relative directory is written with
+// a leading "./" or "../", which no host name has.
+func fileStoreDir(url, rest string) (string, error) {
+	switch {
+	case rest == "":
+		return "", fmt.Errorf("objstore: store %q names no directory", url)
+	case strings.ContainsAny(rest, "?#"):
+		return "", fmt.Errorf("objstore: store %q: file URLs take no query or fragment", url)
+	case strings.HasPrefix(rest, "/"), rest == ".", rest == "..",
+		strings.HasPrefix(rest, "./"), strings.HasPrefix(rest, "../"):
+		return rest, nil
+	}
+	return "", fmt.Errorf("objstore: store %q is ambiguous: write file:///absolute/path for an absolute directory or file://./relative/path for one under the working directory", url)
 }

@@ -22,9 +22,9 @@ func TestOpen(t *testing.T) {
 		t.Fatalf("file:// of an absolute path gave %T rooted elsewhere", b)
 	}
 
-	// file://relative/path is relative to the working directory.
+	// file://./relative/path is relative to the working directory.
 	t.Chdir(t.TempDir())
-	rel, err := objstore.Open(ctx, "file://data/store")
+	rel, err := objstore.Open(ctx, "file://./data/store")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestOpen(t *testing.T) {
 
 	// None of these reaches a network: s3:// URLs that fail to parse are
 	// refused before any request.
-	for _, url := range []string{"s3://", "s3://bucket?path-style=maybe", "/plain/path", "gs://x", "file://", "mem://x", "file:///a?b=c"} {
+	for _, url := range []string{"s3://", "s3://bucket?path-style=maybe", "/plain/path", "gs://x", "file://", "mem://x", "file:///a?b=c", "file://data/store"} {
 		_, err := objstore.Open(ctx, url)
 		if err == nil {
 			t.Fatalf("Open(%q) succeeded", url)

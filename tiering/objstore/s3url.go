@@ -113,6 +113,10 @@ func looksSecret(name string) bool {
 	return false
 }
 
+// RedactStoreURL returns a store URL fit for a log line: any password, and
+// the value of every query parameter that could hold a secret, replaced.
+func RedactStoreURL(raw string) string { return redactStoreURL(raw) }
+
 // redactStoreURL returns raw with any password, and the value of every
 // query parameter that is unknown or holds user info, replaced by "xxxxx".
 func redactStoreURL(raw string) string {
