@@ -66,6 +66,10 @@ func (c *Controller) BalanceOnce(ctx context.Context, now time.Time) {
 		c.logger.Warn("balancer lease", "err", err)
 	}
 	if !held {
+		// Absences this agent saw while it held the lease are stale by
+		// the time it holds it again: the agent may have come back and
+		// left since. The next term counts afresh.
+		c.forgetAbsences()
 		return
 	}
 	// Moves to agents that left have their own grace, counted from when

@@ -120,3 +120,10 @@ func (c *Controller) cancelMovesToGone(ctx context.Context, now time.Time) {
 			"agent", g.Agent, "absent_for", g.Absent.Round(time.Millisecond), "replicas", states[g.Index].Replicas, "target", states[g.Index].Target)
 	}
 }
+
+// forgetAbsences drops what the balancer remembered of absent agents.
+func (c *Controller) forgetAbsences() {
+	c.absentMu.Lock()
+	c.absentSince = nil
+	c.absentMu.Unlock()
+}

@@ -88,42 +88,7 @@ func TestBalanceOnceCancelsMovesToGoneAgents(t *testing.T) {
 		{"alone", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			store := metadata.New(objstore.NewMem(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-			if _, err := store.InitCluster(ctx); err != nil {
-				t.Fatal(err)
-			}
-			top, err := store.CreateTopic(ctx, "t", 2, [][]int32{{0}, {0}}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			host := &fakeHost{live: []int32{0}}
-			host.topic = &kafka.Topic{Name: "t", ID: top.ID, PartitionCount: 2, ReplicationFactor: 1}
-			for i := range int32(2) {
-				st, etag, err := store.PartitionState(ctx, top.ID, i)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if i == 0 { // partition 0 moves onto agent 5, which then left
-					if st, err = st.Reassign([]int32{5}, 5); err != nil {
-						t.Fatal(err)
-					}
-					if _, err := store.CASPartitionState(ctx, top.ID, i, st, etag); err != nil {
-						t.Fatal(err)
-					}
-				}
-				p := partition.NewPeer(i, st)
-				host.peers = append(host.peers, p)
-				host.topic.Partitions = append(host.topic.Partitions, p)
-			}
-			members := &fakeMembers{self: membership.Member{ID: 0, State: membership.StateActive}, others: tc.others}
-			t0 := time.Unix(1_000_000, 0)
-			cfg := Config{AutoRebalance: true, RebalanceSettle: 30 * time.Second, RebalanceMaxMoves: 4, RebalanceMaxMovesPerAgent: 2,
-				ReplicaLagTimeMax: time.Second, ReconcileInterval: time.Second}
-			reg := prometheus.NewRegistry()
-			c := New(0, cfg, store, host, nil, reg, slog.New(slog.NewTextHandler(io.Discard, nil)), t0)
-			c.SetMembers(members)
-
+			c, store, topID, t0 := moveToGoneAgent(t, tc.others)
 			for _, step := range []struct {
 				at         time.Duration
 				wantMoving int
@@ -133,12 +98,12 @@ func TestBalanceOnceCancelsMovesToGoneAgents(t *testing.T) {
 				{35 * time.Second, 0}, // for 30 s: cancelled
 				{60 * time.Second, 0},
 			} {
-				c.BalanceOnce(ctx, t0.Add(step.at))
-				if got := moving(t, store, top.ID, 2); got != step.wantMoving {
+				c.BalanceOnce(context.Background(), t0.Add(step.at))
+				if got := moving(t, store, topID, 2); got != step.wantMoving {
 					t.Fatalf("after a round at t0+%v: %d partitions moving, want %d", step.at, got, step.wantMoving)
 				}
 			}
-			st, _, err := store.PartitionState(ctx, top.ID, 0)
+			st, _, err := store.PartitionState(context.Background(), topID, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,5 +114,76 @@ func TestBalanceOnceCancelsMovesToGoneAgents(t *testing.T) {
 				t.Fatalf("strata_reassignments_cancelled_total = %v, want 1", got)
 			}
 		})
+	}
+}
+
+// moveToGoneAgent is a controller of agent 0 whose gossip lists others,
+// over topic "t" of two partitions on agent 0; partition 0 is moving onto
+// agent 5, which gossip does not list.
+func moveToGoneAgent(t *testing.T, others []membership.Member) (*Controller, *metadata.Store, [16]byte, time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	store := metadata.New(objstore.NewMem(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if _, err := store.InitCluster(ctx); err != nil {
+		t.Fatal(err)
+	}
+	top, err := store.CreateTopic(ctx, "t", 2, [][]int32{{0}, {0}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := &fakeHost{live: []int32{0}}
+	host.topic = &kafka.Topic{Name: "t", ID: top.ID, PartitionCount: 2, ReplicationFactor: 1}
+	for i := range int32(2) {
+		st, etag, err := store.PartitionState(ctx, top.ID, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 { // partition 0 moves onto agent 5, which then left
+			if st, err = st.Reassign([]int32{5}, 5); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := store.CASPartitionState(ctx, top.ID, i, st, etag); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := partition.NewPeer(i, st)
+		host.peers = append(host.peers, p)
+		host.topic.Partitions = append(host.topic.Partitions, p)
+	}
+	members := &fakeMembers{self: membership.Member{ID: 0, State: membership.StateActive}, others: others}
+	t0 := time.Unix(1_000_000, 0)
+	cfg := Config{AutoRebalance: true, RebalanceSettle: 30 * time.Second, RebalanceMaxMoves: 4, RebalanceMaxMovesPerAgent: 2,
+		ReplicaLagTimeMax: time.Second, ReconcileInterval: time.Second}
+	c := New(0, cfg, store, host, nil, prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)), t0)
+	c.SetMembers(members)
+	return c, store, top.ID, t0
+}
+
+// TestAbsenceCountsAfreshInANewLeaseTerm: an agent that loses the
+// balancer lease forgets the absences it saw; when it holds the lease
+// again, the grace counts from its first round in the new term (the gone
+// agent may have come back and left in between).
+func TestAbsenceCountsAfreshInANewLeaseTerm(t *testing.T) {
+	c, store, topID, t0 := moveToGoneAgent(t, []membership.Member{{ID: 1, State: membership.StateActive}})
+	ctx := context.Background()
+	c.BalanceOnce(ctx, t0.Add(5*time.Second)) // takes the lease; 5 first seen absent
+	// Agent 1 holds the lease from t0+16 s (agent 0's lapses at t0+15 s)
+	// to t0+26 s.
+	if _, held, err := store.AcquireLease(ctx, balancerLease, 1, t0.Add(16*time.Second), LeaseTerm); err != nil || !held {
+		t.Fatalf("agent 1 takes the lease: held %v, %v", held, err)
+	}
+	c.BalanceOnce(ctx, t0.Add(20*time.Second)) // not held: forgets
+	for _, step := range []struct {
+		at         time.Duration
+		wantMoving int
+	}{
+		{27 * time.Second, 1}, // held again; 5 first seen absent in this term
+		{40 * time.Second, 1}, // 35 s since t0+5 s, but 13 s in this term
+		{57 * time.Second, 0}, // 30 s in this term
+	} {
+		c.BalanceOnce(ctx, t0.Add(step.at))
+		if got := moving(t, store, topID, 2); got != step.wantMoving {
+			t.Fatalf("after a round at t0+%v: %d partitions moving, want %d", step.at, got, step.wantMoving)
+		}
 	}
 }
