@@ -117,7 +117,7 @@ func New(id int32, cfg Config, store *metadata.Store, host Host, partMetrics *pa
 		movesStarted: prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_reassignments_started_total",
 			Help: "Partition moves the balancer started while this agent held its lease."}),
 		movesCancelled: prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_reassignments_cancelled_total",
-			Help: "Partition moves this agent cancelled as balancer because an agent they were adding a replica on had left."}),
+			Help: "Partition moves this agent cancelled as balancer because an agent they were adding a replica on had left or was draining."}),
 		moveSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "strata_reassignment_seconds",
 			Help: "Time from when the leader first saw a move until it completed it.", Buckets: prometheus.ExponentialBuckets(0.1, 2, 14)}),
 	}

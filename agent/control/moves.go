@@ -9,6 +9,9 @@ package control
 // original replicas, their ISR untouched), and the next plan may move the
 // partition again, to live agents. The grace keeps a gossip blip (an
 // agent suspected, then refuted) from undoing a copy that is nearly done.
+// A move onto an agent that drains is cancelled at once: the agent is
+// leaving, its drain would wait for the copy, and the balancer would then
+// move the replica off it again.
 //
 // Kafka keeps a reassignment to a dead broker pending until an operator
 // cancels it. Strata cancels operator reassignments too: state.json does
@@ -24,23 +27,28 @@ import (
 
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/membership"
 )
 
 // goneMove is a move to cancel: states[Index] waits for a replica on
-// Agent, absent from gossip for Absent.
+// Agent, absent from gossip for Absent, or draining.
 type goneMove struct {
-	Index  int
-	Agent  int32
-	Absent time.Duration
+	Index    int
+	Agent    int32
+	Absent   time.Duration
+	Draining bool
 }
 
 // movesToCancel decides which moves wait for a replica on an agent that
-// has been absent for at least grace. present is the agents gossip lists
-// now (this one included); absentSince is when the previous rounds first
+// has been absent for at least grace, or that drains: a draining agent is
+// leaving, and the balancer would only move the new replica off it again,
+// while the drain waits for it (so those are cancelled at once). present
+// is the agents gossip lists now (this one included), draining those of
+// them that drain; absentSince is when the previous rounds first
 // saw each agent absent. It returns the moves to cancel and the absences
 // to remember for the next round: those of the adding agents still absent,
 // so the map holds no more than the moves in flight name.
-func movesToCancel(states []metadata.PartitionState, present map[int32]bool, absentSince map[int32]time.Time,
+func movesToCancel(states []metadata.PartitionState, present, draining map[int32]bool, absentSince map[int32]time.Time,
 	now time.Time, grace time.Duration) ([]goneMove, map[int32]time.Time) {
 	next := map[int32]time.Time{}
 	var cancel []goneMove
@@ -50,6 +58,10 @@ func movesToCancel(states []metadata.PartitionState, present map[int32]bool, abs
 		}
 		gone := false
 		for _, r := range st.Adding {
+			if draining[r] && !gone {
+				cancel = append(cancel, goneMove{Index: i, Agent: r, Draining: true})
+				gone = true
+			}
 			if present[r] {
 				continue
 			}
@@ -76,8 +88,10 @@ func movesToCancel(states []metadata.PartitionState, present map[int32]bool, abs
 // cancelled or re-targeted meanwhile).
 func (c *Controller) cancelMovesToGone(ctx context.Context, now time.Time) {
 	present := map[int32]bool{c.id: true}
+	draining := map[int32]bool{c.id: c.draining.Load()}
 	for _, m := range c.members.Members() {
 		present[m.ID] = true
+		draining[m.ID] = draining[m.ID] || m.State == membership.StateDraining
 	}
 	type ref struct {
 		topic   string
@@ -93,7 +107,7 @@ func (c *Controller) cancelMovesToGone(ctx context.Context, now time.Time) {
 		}
 	}
 	c.absentMu.Lock()
-	cancel, next := movesToCancel(states, present, c.absentSince, now, c.cfg.RebalanceSettle)
+	cancel, next := movesToCancel(states, present, draining, c.absentSince, now, c.cfg.RebalanceSettle)
 	c.absentSince = next
 	c.absentMu.Unlock()
 
@@ -109,13 +123,18 @@ func (c *Controller) cancelMovesToGone(ctx context.Context, now time.Time) {
 			return next, err
 		})
 		if err != nil {
-			c.logger.Warn("balancer: cancel a move to an agent that left", "topic", r.topic, "partition", r.index, "agent", g.Agent, "err", err)
+			c.logger.Warn("balancer: cancel a move to an agent that left or drains", "topic", r.topic, "partition", r.index, "agent", g.Agent, "err", err)
 			continue
 		}
 		if !cancelled {
 			continue
 		}
 		c.metrics.movesCancelled.Inc()
+		if g.Draining {
+			c.logger.Info("balancer: cancelled a move to an agent that drains", "topic", r.topic, "partition", r.index,
+				"agent", g.Agent, "replicas", states[g.Index].Replicas, "target", states[g.Index].Target)
+			continue
+		}
 		c.logger.Info("balancer: cancelled a move to an agent that left", "topic", r.topic, "partition", r.index,
 			"agent", g.Agent, "absent_for", g.Absent.Round(time.Millisecond), "replicas", states[g.Index].Replicas, "target", states[g.Index].Target)
 	}

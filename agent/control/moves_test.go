@@ -23,7 +23,8 @@ import (
 // moving, 3 adds replicas on agents 3 and 4. A move is cancelled once an
 // agent it adds a replica on has been absent for the grace, counted from
 // the first round that saw it absent; an agent that comes back within the
-// grace is forgotten, and its absence counts afresh if it leaves again.
+// grace is forgotten, and its absence counts afresh if it leaves again. A
+// move onto an agent that drains is cancelled at once.
 func TestMovesToCancel(t *testing.T) {
 	states := []metadata.PartitionState{
 		{Leader: 0, Replicas: []int32{0, 1, 3}, ISR: []int32{0, 1}, Target: []int32{0, 3}, Adding: []int32{3}},
@@ -38,25 +39,28 @@ func TestMovesToCancel(t *testing.T) {
 		name       string
 		at         time.Duration
 		present    map[int32]bool
+		draining   map[int32]bool
 		wantCancel []goneMove
 		wantAbsent map[int32]time.Duration // since t0
 	}{
-		{"3 and 4 first seen absent", 0, live(0, 1, 2), nil, map[int32]time.Duration{3: 0, 4: 0}},
-		{"within the grace", 29 * time.Second, live(0, 1, 2), nil, map[int32]time.Duration{3: 0, 4: 0}},
-		{"4 comes back", 29500 * time.Millisecond, live(0, 1, 2, 4), nil, map[int32]time.Duration{3: 0}},
-		{"3 absent for the grace: both its moves", 30 * time.Second, live(0, 1, 2, 4),
-			[]goneMove{{0, 3, grace}, {3, 3, grace}}, map[int32]time.Duration{3: 0}},
-		{"4 leaves again: counted afresh", 40 * time.Second, live(0, 1, 2, 3),
+		{"3 and 4 first seen absent", 0, live(0, 1, 2), nil, nil, map[int32]time.Duration{3: 0, 4: 0}},
+		{"within the grace", 29 * time.Second, live(0, 1, 2), nil, nil, map[int32]time.Duration{3: 0, 4: 0}},
+		{"4 comes back", 29500 * time.Millisecond, live(0, 1, 2, 4), nil, nil, map[int32]time.Duration{3: 0}},
+		{"3 absent for the grace: both its moves", 30 * time.Second, live(0, 1, 2, 4), nil,
+			[]goneMove{{0, 3, grace, false}, {3, 3, grace, false}}, map[int32]time.Duration{3: 0}},
+		{"4 leaves again: counted afresh", 40 * time.Second, live(0, 1, 2, 3), nil,
 			nil, map[int32]time.Duration{4: 40 * time.Second}},
-		{"4 absent for the grace", 70 * time.Second, live(0, 1, 2, 3),
-			[]goneMove{{3, 4, grace}}, map[int32]time.Duration{4: 40 * time.Second}},
-		{"a move waiting on two agents: the one absent long enough cancels it", 80 * time.Second, live(0, 1, 2),
-			[]goneMove{{3, 4, 40 * time.Second}}, map[int32]time.Duration{3: 80 * time.Second, 4: 40 * time.Second}},
-		{"a live agent that is not active (joining, draining) is present", 200 * time.Second, live(0, 1, 2, 3, 4),
+		{"4 absent for the grace", 70 * time.Second, live(0, 1, 2, 3), nil,
+			[]goneMove{{3, 4, grace, false}}, map[int32]time.Duration{4: 40 * time.Second}},
+		{"a move waiting on two agents: the one absent long enough cancels it", 80 * time.Second, live(0, 1, 2), nil,
+			[]goneMove{{3, 4, 40 * time.Second, false}}, map[int32]time.Duration{3: 80 * time.Second, 4: 40 * time.Second}},
+		{"every agent back, none draining", 200 * time.Second, live(0, 1, 2, 3, 4), nil,
 			nil, map[int32]time.Duration{}},
+		{"a move onto a draining agent is cancelled at once", 210 * time.Second, live(0, 1, 2, 3, 4), live(4),
+			[]goneMove{{Index: 3, Agent: 4, Draining: true}}, map[int32]time.Duration{}},
 	} {
 		now := t0.Add(step.at)
-		cancel, next := movesToCancel(states, step.present, absent, now, grace)
+		cancel, next := movesToCancel(states, step.present, step.draining, absent, now, grace)
 		if !slices.Equal(cancel, step.wantCancel) {
 			t.Fatalf("%s (t0+%v): cancel %+v, want %+v", step.name, step.at, cancel, step.wantCancel)
 		}
