@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-streaming/strata/agent/control"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/internal/testwait"
 	"github.com/strata-streaming/strata/internal/vfs"
 )
 
@@ -71,14 +72,14 @@ func joinerLeavesMidMove(t *testing.T, n int) {
 	c.cfgs = append(c.cfgs, cfg)
 	joiner := start(t, cfg, fs)
 	c.agents = append(c.agents, joiner)
-	waitFor(t, 20*time.Second, "the joiner to be active", func() bool { return len(first.ctl.ActiveAgents()) == n+1 })
+	testwait.Until(t, 20*time.Second, func() bool { return len(first.ctl.ActiveAgents()) == n+1 }, "the joiner to be active")
 	// From here the joiner cannot create files: the replicas it is given
 	// fail to open (it retries at each re-read), so none fetches or joins
 	// the ISR, and no move can complete before it leaves.
 	fs.FailAfter(vfs.OpCreate, 0, syscall.EIO)
-	waitFor(t, 30*time.Second, "moves onto the joiner", func() bool {
+	testwait.Until(t, 30*time.Second, func() bool {
 		return slices.ContainsFunc(states(), func(st metadata.PartitionState) bool { return slices.Contains(st.Adding, joiner.id) })
-	})
+	}, "moves onto the joiner")
 	left := time.Now()
 	joiner.cancel()
 	joiner.cancel = nil
@@ -92,7 +93,7 @@ func joinerLeavesMidMove(t *testing.T, n int) {
 	}
 
 	var last []metadata.PartitionState
-	waitFor(t, settle+control.LeaseTerm+10*time.Second, "nothing moving and nothing under-replicated", func() bool {
+	testwait.Until(t, settle+control.LeaseTerm+10*time.Second, func() bool {
 		last = states()
 		for _, st := range last {
 			if st.Moving() || len(st.ISR) < len(st.Replicas) || st.Leader < 0 {
@@ -100,7 +101,7 @@ func joinerLeavesMidMove(t *testing.T, n int) {
 			}
 		}
 		return true
-	})
+	}, "nothing moving and nothing under-replicated (last: %+v)", &last)
 	took := time.Since(left)
 	for idx, st := range last {
 		if !slices.Equal(st.Replicas, before[idx].Replicas) || st.Leader != before[idx].Leader {
