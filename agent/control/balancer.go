@@ -54,23 +54,37 @@ func (c *Controller) BalanceOnce(ctx context.Context, now time.Time) {
 	}
 	// Alone, an agent has nothing to balance; renewing the lease every
 	// round would cost a PUT each (about 800,000 a month) for nothing.
+	// It still cancels moves to agents that left (moves.go): when the
+	// agent a move was adding a replica on was its only peer, nobody else
+	// would, and it writes only when there is one to cancel.
 	if !c.hasPeers() {
+		c.cancelMovesToGone(ctx, now)
 		return
 	}
 	_, held, err := c.store.AcquireLease(ctx, balancerLease, c.id, now, LeaseTerm)
 	if err != nil {
 		c.logger.Warn("balancer lease", "err", err)
 	}
+	if !held {
+		// Absences this agent saw while it held the lease are stale by
+		// the time it holds it again: the agent may have come back and
+		// left since. The next term counts afresh.
+		c.forgetAbsences()
+		return
+	}
+	// Moves to agents that left have their own grace, counted from when
+	// each agent left: waiting for membership to settle as well would
+	// hold them for as long as other agents keep coming and going.
+	c.cancelMovesToGone(ctx, now)
 	// A draining agent is waiting to leave: its moves start at once.
 	settled := now.Sub(time.Unix(0, c.membersChangedAt.Load())) >= c.cfg.RebalanceSettle || c.someoneDraining()
-	if !held || !settled {
+	if !settled {
 		return
 	}
 	live := c.ActiveAgents()
 	if len(live) == 0 {
 		return
 	}
-	c.rollBackStalledMoves(ctx)
 	if c.cfg.AutoRebalance {
 		c.startMoves(ctx, live)
 	}
@@ -161,29 +175,6 @@ func (c *Controller) placementInput() ([]placement.Partition, []metadata.Partiti
 		}
 	}
 	return parts, states, topics
-}
-
-// rollBackStalledMoves cancels moves that wait for a replica on an agent
-// that is no longer live: it would never join the ISR. The partition keeps
-// its leader and original replicas, and the next round plans it again.
-func (c *Controller) rollBackStalledMoves(ctx context.Context) {
-	alive := map[int32]bool{c.id: true}
-	for _, m := range c.members.Members() {
-		alive[m.ID] = true
-	}
-	for _, t := range c.host.Topics() {
-		for _, p := range t.Partitions {
-			st := partition.StateOf(p)
-			if !slices.ContainsFunc(st.Adding, func(r int32) bool { return !alive[r] && !slices.Contains(st.ISR, r) }) {
-				continue
-			}
-			if err := c.Reassign(ctx, t.Name, p.Index(), nil, false); err != nil {
-				c.logger.Warn("balancer: roll back a move to a dead agent", "topic", t.Name, "partition", p.Index(), "err", err)
-				continue
-			}
-			c.logger.Info("balancer: rolled back a move to an agent that died", "topic", t.Name, "partition", p.Index(), "adding", st.Adding)
-		}
-	}
 }
 
 // startMoves writes reassignments towards the placement, keeping at most

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -89,13 +90,19 @@ type Controller struct {
 	// not (the agent then stays up).
 	drainErr  atomic.Pointer[string]
 	movesSeen map[Key]time.Time // owned by the replication loop
+	// absentSince is when the balancer first saw each agent that moves
+	// in flight wait for absent from gossip (moves.go).
+	absentMu    sync.Mutex
+	absentSince map[int32]time.Time
 }
 
 type metrics struct {
 	elections    prometheus.Counter
 	movesDone    prometheus.Counter
 	movesStarted prometheus.Counter
-	moveSeconds  prometheus.Histogram
+	// movesCancelled counts the moves to agents that left (moves.go).
+	movesCancelled prometheus.Counter
+	moveSeconds    prometheus.Histogram
 }
 
 // New builds the controller of agent id; Run runs its loops.
@@ -109,10 +116,12 @@ func New(id int32, cfg Config, store *metadata.Store, host Host, partMetrics *pa
 			Help: "Partition reassignments this agent completed as leader."}),
 		movesStarted: prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_reassignments_started_total",
 			Help: "Partition moves the balancer started while this agent held its lease."}),
+		movesCancelled: prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_reassignments_cancelled_total",
+			Help: "Partition moves this agent cancelled as balancer because an agent they were adding a replica on had left or was draining."}),
 		moveSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "strata_reassignment_seconds",
 			Help: "Time from when the leader first saw a move until it completed it.", Buckets: prometheus.ExponentialBuckets(0.1, 2, 14)}),
 	}
-	reg.MustRegister(c.metrics.elections, c.metrics.movesDone, c.metrics.movesStarted, c.metrics.moveSeconds)
+	reg.MustRegister(c.metrics.elections, c.metrics.movesDone, c.metrics.movesStarted, c.metrics.movesCancelled, c.metrics.moveSeconds)
 	c.MemberChanged(now)
 	return c
 }

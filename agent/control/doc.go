@@ -7,8 +7,9 @@
 //     for each local partition whose leader is gone, completes the
 //     reassignments this agent leads, and runs the leaders' ISR checks;
 //   - the balancer: the holder of the "balancer" lease plans moves with
-//     agent/placement and writes them as reassignments, and hands
-//     leadership back to preferred replicas;
+//     agent/placement and writes them as reassignments, cancels moves
+//     to agents that left (moves.go), and hands leadership back to
+//     preferred replicas;
 //   - drains: hand leaderships over and wait while the balancer moves the
 //     replicas away.
 //

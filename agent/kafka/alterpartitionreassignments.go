@@ -8,8 +8,12 @@ package kafka
 // sync (docs/design.md §8). A null replica list cancels a move in progress
 // (NO_REASSIGNMENT_IN_PROGRESS when there is none); cancelling drops the
 // replicas the move added. Target agents must be live
-// (INVALID_REPLICA_ASSIGNMENT names the others). Version 1 (KIP-860's
-// AllowReplicationFactorChange) is not served.
+// (INVALID_REPLICA_ASSIGNMENT names the others). Unlike Kafka, which keeps
+// a reassignment to a dead broker pending until an operator cancels it,
+// the balancer cancels a move whose new replica's agent has been gone
+// from gossip for --rebalance-settle, whoever started it (agent/control
+// moves.go). Version 1 (KIP-860's AllowReplicationFactorChange) is not
+// served.
 
 import (
 	"context"
