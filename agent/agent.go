@@ -352,7 +352,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		a.ctl.Run(ctx)
 	}()
 	a.ready.Store(true)
-	a.setMemberState(membership.StateActive)
+	a.ctl.SetMemberState(membership.StateActive)
 	var runErr error
 	select {
 	case <-ctx.Done():

@@ -291,7 +291,7 @@ func TestJoiningAgentKeepsItsReplicas(t *testing.T) {
 		before[idx] = c.replicasOf(topic, idx)
 	}
 	slow := c.agents[2]
-	slow.setMemberState(membership.StateJoining)
+	slow.ctl.SetMemberState(membership.StateJoining)
 	for _, a := range c.agents[:2] {
 		testwait.Until(t, 10*time.Second, func() bool {
 			i := slices.IndexFunc(a.members.Members(), func(m membership.Member) bool { return m.ID == slow.id })

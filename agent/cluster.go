@@ -47,16 +47,6 @@ func (a *Agent) watchMembers() {
 	}
 }
 
-// setMemberState announces a state change, logging a failure: gossip is a
-// hint, and the others see the state at the next exchange.
-func (a *Agent) setMemberState(s membership.State) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := a.members.SetState(ctx, s); err != nil {
-		a.logger.Warn("announce agent state", "state", s, "err", err)
-	}
-}
-
 // leaveMembership leaves gracefully, so the others see a leave at once
 // rather than a failure after the detection timeout.
 func (a *Agent) leaveMembership() {

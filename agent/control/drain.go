@@ -41,9 +41,10 @@ func (c *Controller) Drain(ctx context.Context) error {
 	return c.waitDrained(ctx)
 }
 
-// setMemberState announces a state change, logging a failure: gossip is a
-// hint, and the others see the state at the next exchange.
-func (c *Controller) setMemberState(s membership.State) {
+// SetMemberState announces this agent's state (joining, active,
+// draining), logging a failure: gossip is a hint, and the others see the
+// state at the next exchange.
+func (c *Controller) SetMemberState(s membership.State) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := c.members.SetState(ctx, s); err != nil {
@@ -53,7 +54,7 @@ func (c *Controller) setMemberState(s membership.State) {
 
 func (c *Controller) announceDraining() {
 	c.logger.Info("draining: moving leaderships and replicas to other agents", "partitions", len(c.host.Partitions()))
-	c.setMemberState(membership.StateDraining)
+	c.SetMemberState(membership.StateDraining)
 }
 
 func (c *Controller) waitDrained(ctx context.Context) error {
@@ -149,7 +150,7 @@ func (c *Controller) StartDrain(force bool, timeoutArg string) (int, error) {
 			c.logger.Warn(msg)
 			c.drainErr.Store(&msg)
 			c.draining.Store(false)
-			c.setMemberState(membership.StateActive)
+			c.SetMemberState(membership.StateActive)
 			return
 		}
 		if err != nil {
