@@ -7,13 +7,15 @@ package kafka
 //
 //   - per batch, the decompressed records section may not exceed
 //     decompressedLimit(max.message.bytes): 16 times the topic's
-//     max.message.bytes, at least 16 MiB, at most the agent's budget. The
+//     max.message.bytes, at least 16 MiB, at most half the agent's budget. The
 //     codecs stop as soon as their output passes it (agent/log/batch), and
 //     the batch is refused with MESSAGE_TOO_LARGE; nothing is appended.
 //   - per agent, a DecompressionBudget (--produce-decompression-max-bytes)
 //     bounds the bytes all connections may be decompressing at once. A
 //     compressed batch takes its per-batch limit from the budget before it
-//     is opened and gives it back once it is written or refused; one that
+//     is opened, twice over (a buffer growing by doubling holds its old
+//     and new halves at once, and the old one is garbage the collector has
+//     yet to take), and gives it back once it is written or refused; one that
 //     cannot get it waits, at most until the request's timeout (30 s when
 //     the request names none), then gets REQUEST_TIMED_OUT, which clients
 //     retry.
@@ -21,8 +23,8 @@ package kafka
 // Taking the whole per-batch limit up front, rather than growing a
 // reservation as output arrives, means a batch never holds part of the
 // budget while it waits for more, so concurrent bombs cannot deadlock
-// each other; the price is that at most budget/limit compressed batches
-// are checked at once (16 with the defaults), which two cores never
+// each other; the price is that at most budget/(2 × limit) compressed batches
+// are checked at once (8 with the defaults), which two cores never
 // outrun.
 
 import (
@@ -54,9 +56,9 @@ type DecompressionBudget struct {
 }
 
 // NewDecompressionBudget returns a budget of size bytes (at least
-// decompressedFloor, so that one batch always fits).
+// 2 × decompressedFloor, so that one batch always fits).
 func NewDecompressionBudget(size int64) *DecompressionBudget {
-	size = max(size, decompressedFloor)
+	size = max(size, 2*decompressedFloor)
 	return &DecompressionBudget{sem: semaphore.NewWeighted(size), size: size}
 }
 
@@ -76,16 +78,16 @@ func (s *Server) decompressionBudget() *DecompressionBudget {
 
 // decompressedLimit is the most bytes one batch's records may decompress
 // to on a topic with the given max.message.bytes, under budget b (nil for
-// none).
+// none): at most half the budget, since a batch takes twice its limit.
 func decompressedLimit(maxMessageBytes int32, b *DecompressionBudget) int {
 	n := max(int64(maxMessageBytes)*decompressedFactor, decompressedFloor)
 	if b != nil {
-		n = min(n, b.size)
+		n = min(n, b.size/2)
 	}
 	return int(n)
 }
 
-// acquire takes n bytes of the budget, waiting at most until ctx ends or
+// acquire takes 2n bytes of the budget for a batch of limit n, waiting at most until ctx ends or
 // budgetWaitMax passes; release gives them back. A nil budget always has
 // room.
 func (b *DecompressionBudget) acquire(ctx context.Context, n int) (release func(), err error) {
@@ -97,8 +99,9 @@ func (b *DecompressionBudget) acquire(ctx context.Context, n int) (release func(
 		ctx, cancel = context.WithTimeout(ctx, budgetWaitMax)
 		defer cancel()
 	}
-	if err := b.sem.Acquire(ctx, int64(n)); err != nil {
-		return nil, fmt.Errorf("waiting for %d bytes of the decompression budget: %w", n, context.DeadlineExceeded)
+	w := 2 * int64(n)
+	if err := b.sem.Acquire(ctx, w); err != nil {
+		return nil, fmt.Errorf("waiting for %d bytes of the decompression budget: %w", w, context.DeadlineExceeded)
 	}
-	return func() { b.sem.Release(int64(n)) }, nil
+	return func() { b.sem.Release(w) }, nil
 }
