@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -102,6 +103,9 @@ func TestProduceNearDecompressionLimit(t *testing.T) {
 		t.Fatalf("produce %d bytes: %v", len(value), err)
 	}
 	ctx := ctxT(t)
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
 	for {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
@@ -111,6 +115,15 @@ func TestProduceNearDecompressionLimit(t *testing.T) {
 		if recs := fs.Records(); len(recs) > 0 {
 			if got := recs[0].Value; len(got) != len(value) || got[len(got)-1] != value[len(value)-1] {
 				t.Fatalf("read back %d bytes, want %d", len(got), len(value))
+			}
+			// The consumer (and the agent serving it, in this process)
+			// allocate a few times the record, not without bound.
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			alloc := after.TotalAlloc - before.TotalAlloc
+			t.Logf("consuming the %d-byte record allocated %d bytes", len(value), alloc)
+			if alloc > 8*limit {
+				t.Fatalf("consuming the %d-byte record allocated %d bytes", len(value), alloc)
 			}
 			return
 		}
