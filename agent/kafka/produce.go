@@ -18,10 +18,15 @@ package kafka
 // below min.insync.replicas is NOT_ENOUGH_REPLICAS before anything is
 // written, as in Kafka. Internal topics
 // (__consumer_offsets) refuse client produces with INVALID_TOPIC_EXCEPTION,
-// as in Kafka.
+// as in Kafka. Unlike Kafka, a compressed batch whose records decompress to
+// more than 16 × max.message.bytes (at least 16 MiB) is refused with
+// MESSAGE_TOO_LARGE, and decompression across connections is bounded by
+// --produce-decompression-max-bytes (decompress.go); Kafka bounds only
+// the compressed size.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -35,7 +40,9 @@ import (
 	"github.com/strata-streaming/strata/agent/metadata"
 )
 
-// maxDecompressed bounds the decompressed size of one produced batch.
+// maxDecompressed bounds the decompressed size of one stored batch that
+// ListOffsets opens; Produce bounds what it accepts far lower
+// (decompress.go), so stored batches never come near it.
 const maxDecompressed = 256 << 20
 
 // handleProduce is a Produce answered in one go, for dispatch's callers
@@ -127,7 +134,8 @@ func (s *Server) writePartition(call *produceCall, t *Topic, p PartitionWriter, 
 		rp.ErrorMessage = strptr("topic " + t.Name + " is internal; clients cannot produce to it")
 		return
 	}
-	raw, err := prepareBatch(t.Resolved, records, time.Now())
+	raw, release, err := prepareBatch(call.ctx, t.Resolved, records, time.Now(), s.decompressionBudget())
+	defer release()
 	if err != nil {
 		rp.ErrorCode = errorCode(err)
 		rp.ErrorMessage = errorMessage(err)
@@ -174,26 +182,47 @@ func (c *produceCall) await(pa *pendingAppend) {
 }
 
 // prepareBatch checks one produced batch against the topic's settings and
-// returns the bytes to append (possibly re-encoded or re-stamped).
-func prepareBatch(cfg metadata.Resolved, records []byte, now time.Time) ([]byte, error) {
+// returns the bytes to append (possibly re-encoded or re-stamped). A
+// compressed batch first takes its decompressed-size limit from budget
+// (decompress.go); the caller calls release, always, once the bytes are
+// appended or refused.
+func prepareBatch(ctx context.Context, cfg metadata.Resolved, records []byte, now time.Time, budget *DecompressionBudget) (raw []byte, release func(), err error) {
+	release = func() {}
 	size, err := batch.PeekSize(records)
 	if err != nil {
 		if len(records) >= 17 && records[16] != 2 {
-			return nil, fmt.Errorf("%w: magic %d", batch.ErrMagic, int8(records[16]))
+			return nil, release, fmt.Errorf("%w: magic %d", batch.ErrMagic, int8(records[16]))
 		}
-		return nil, err
+		return nil, release, err
 	}
 	if size != len(records) {
 		if size < len(records) {
-			return nil, fmt.Errorf("%w: a produce request must carry exactly one batch per partition", batch.ErrInvalidRecord)
+			return nil, release, fmt.Errorf("%w: a produce request must carry exactly one batch per partition", batch.ErrInvalidRecord)
 		}
-		return nil, batch.ErrShort
+		return nil, release, batch.ErrShort
 	}
 	if len(records) > int(cfg.MaxMessageBytes) {
-		return nil, fmt.Errorf("%w: batch of %d bytes exceeds max.message.bytes %d", kerr.MessageTooLarge, len(records), cfg.MaxMessageBytes)
+		return nil, release, fmt.Errorf("%w: batch of %d bytes exceeds max.message.bytes %d", kerr.MessageTooLarge, len(records), cfg.MaxMessageBytes)
 	}
+	limit := decompressedLimit(cfg.MaxMessageBytes, budget)
+	if h, err := batch.ParseHeader(records); err == nil && h.Codec() != batch.CodecNone {
+		if release, err = budget.acquire(ctx, limit); err != nil {
+			return nil, func() {}, err
+		}
+	}
+	raw, err = checkBatch(cfg, records, now, limit)
+	if errors.Is(err, batch.ErrDecompressLimit) {
+		err = fmt.Errorf("%w: records decompress to more than %d bytes, the limit for this topic's max.message.bytes: %w",
+			kerr.MessageTooLarge, limit, err)
+	}
+	return raw, release, err
+}
+
+// checkBatch is prepareBatch past the framing and size checks, with
+// limit bounding the decompressed records.
+func checkBatch(cfg metadata.Resolved, records []byte, now time.Time, limit int) ([]byte, error) {
 	logAppend := cfg.TimestampType == "LogAppendTime"
-	opts := batch.ValidateOptions{MaxDecompressed: maxDecompressed, MinTimestamp: math.MinInt64, MaxTimestamp: math.MaxInt64}
+	opts := batch.ValidateOptions{MaxDecompressed: limit, MinTimestamp: math.MinInt64, MaxTimestamp: math.MaxInt64}
 	if !logAppend {
 		opts.CheckTimestamps = true
 		nowMs := now.UnixMilli()
@@ -213,7 +242,7 @@ func prepareBatch(cfg metadata.Resolved, records []byte, now time.Time) ([]byte,
 	}
 	raw := records
 	if want, ok := targetCodec(cfg.CompressionType); ok && want != info.Codec() {
-		raw, err = batch.Recompress(raw, want, maxDecompressed)
+		raw, err = batch.Recompress(raw, want, limit)
 		if err != nil {
 			return nil, err
 		}

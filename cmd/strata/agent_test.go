@@ -107,6 +107,7 @@ func TestAgentRefusesBadSettings(t *testing.T) {
 		{[]string{"--log-format", "xml"}, "--log-format"},
 		{[]string{"--gossip-addr", "nowhere"}, "--gossip-addr"},
 		{[]string{"--cost-put-per-1000=-1"}, "--cost-put-per-1000"},
+		{[]string{"--produce-decompression-max-bytes", "1048576"}, "--produce-decompression-max-bytes"},
 	} {
 		cmd := newAgentCmd()
 		// Loopback ports first; the case's own flags come later and win.

@@ -60,7 +60,10 @@ func limitOrDefault(maxSize int) int {
 // Decompress decodes src, the records section of a batch compressed with c,
 // into a new slice that the caller owns. maxSize bounds the output (<= 0
 // means DefaultMaxDecompressed); past it, the error wraps ErrInvalidRecord
-// and ErrDecompressLimit and at most about maxSize bytes were allocated.
+// and ErrDecompressLimit, and at most about twice maxSize bytes were
+// allocated (the output grows by doubling; lengths that snappy and zstd
+// declare up front are checked before any). The decoders stop as soon as
+// their output passes maxSize.
 // CodecNone returns a copy of src, under the same bound. Undecodable input
 // wraps ErrInvalidRecord; codecs 5-7 give ErrUnsupportedCodec.
 // Safe for concurrent use.
@@ -125,5 +128,5 @@ func overLimit(c Codec, maxSize int) error {
 }
 
 func undecodable(c Codec, err error) error {
-	return fmt.Errorf("%w: %s: %v", ErrInvalidRecord, c, err)
+	return fmt.Errorf("%w: %s: %w", ErrInvalidRecord, c, err)
 }

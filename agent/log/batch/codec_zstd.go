@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"bytes"
 	"errors"
 	"math/bits"
 	"sync"
@@ -8,16 +9,21 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// zstd encoders and decoders are costly to build (tables, history buffers)
-// but their EncodeAll and DecodeAll are safe for concurrent use, so we keep
-// a few for the life of the process and never close them; they start no
-// goroutines when used only through those two methods.
+// zstd encoders are costly to build (tables, history buffers) but
+// EncodeAll is safe for concurrent use, so we keep one for the life of the
+// process and never close it; it starts no goroutines when used only
+// through EncodeAll.
 //
-// A decoder's memory bound is fixed when it is built, while callers pass
-// their own bound per call. We keep one decoder per power-of-two bound
-// (at most 64, in practice one or two, since bounds come from config) and
-// check the exact bound on the result: a bomb can cost at most twice the
-// caller's bound, plus one zstd block.
+// Decoding streams, as gzip and lz4 do, through readBounded: DecodeAll
+// cannot be stopped at a bound it was not built with, and a frame that
+// declares no content size (the Java client writes none) made it allocate
+// several times the bound. A streaming decoder with concurrency 1 decodes
+// synchronously and starts no goroutines, so decoders are pooled and never
+// closed. A decoder's window bound is fixed when it is built, while callers
+// pass their own bound per call, so there is one pool per power-of-two
+// bound (at most 64, in practice one or two, since bounds come from
+// config): a frame may ask for a window of at most twice the caller's
+// bound (and zstdMaxWindow), and its output stops at the bound.
 
 // zstdMaxWindow caps the window a frame may ask for, whatever the bound:
 // Kafka producers use windows of a few MiB at most, and the window is
@@ -30,56 +36,64 @@ const zstdMaxWindow = 64 << 20
 const zstdWindow = 1 << 20
 
 var (
-	zstdDecoders sync.Map // uint (power-of-two bound) -> *zstd.Decoder
-	zstdDecMu    sync.Mutex
+	zstdReaders sync.Map // uint64 (power-of-two bound) -> *sync.Pool of *zstdReader
 
 	zstdEncOnce sync.Once
 	zstdEnc     *zstd.Encoder
 )
 
-func zstdDecoder(maxSize int) (*zstd.Decoder, error) {
+type zstdReader struct {
+	d   *zstd.Decoder
+	src bytes.Reader
+	err error // from building d
+}
+
+func zstdReaderPool(maxSize int) *sync.Pool {
 	bound := uint64(1) << bits.Len64(uint64(maxSize-1)) // next power of two >= maxSize
-	if d, ok := zstdDecoders.Load(bound); ok {
-		return d.(*zstd.Decoder), nil
+	if p, ok := zstdReaders.Load(bound); ok {
+		return p.(*sync.Pool)
 	}
-	// Serialise construction so that racing callers build one decoder.
-	zstdDecMu.Lock()
-	defer zstdDecMu.Unlock()
-	if d, ok := zstdDecoders.Load(bound); ok {
-		return d.(*zstd.Decoder), nil
-	}
-	d, err := zstd.NewReader(nil,
-		zstd.WithDecoderConcurrency(0), // GOMAXPROCS concurrent DecodeAll calls
-		zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxMemory(bound),
-		zstd.WithDecoderMaxWindow(min(bound, zstdMaxWindow)),
-	)
-	if err != nil {
-		return nil, err
-	}
-	zstdDecoders.Store(bound, d)
-	return d, nil
+	p, _ := zstdReaders.LoadOrStore(bound, &sync.Pool{New: func() any {
+		d, err := zstd.NewReader(nil,
+			zstd.WithDecoderConcurrency(1), // synchronous: no goroutines
+			zstd.WithDecoderLowmem(true),
+			zstd.WithDecoderMaxMemory(bound),
+			zstd.WithDecoderMaxWindow(min(bound, zstdMaxWindow)),
+		)
+		return &zstdReader{d: d, err: err}
+	}})
+	return p.(*sync.Pool)
 }
 
 func unzstd(dst, src []byte, maxSize int) ([]byte, error) {
+	// A frame that declares its size (franz-go's do) is refused on the
+	// claim, before any decoding.
+	var h zstd.Header
+	if h.Decode(src) == nil && h.HasFCS && h.FrameContentSize > uint64(maxSize) {
+		return dst, overLimit(CodecZstd, maxSize)
+	}
 	// The decoder cannot be built with a bound below MinWindowSize; the
-	// exact check below still applies the caller's.
-	d, err := zstdDecoder(max(maxSize, zstd.MinWindowSize))
-	if err != nil {
+	// exact check in readBounded still applies the caller's.
+	pool := zstdReaderPool(max(maxSize, zstd.MinWindowSize))
+	zr := pool.Get().(*zstdReader)
+	if zr.err != nil {
+		return dst, undecodable(CodecZstd, zr.err)
+	}
+	defer func() {
+		zr.src.Reset(nil)
+		zr.d.Reset(nil) // drops the source; the decoder stays usable
+		pool.Put(zr)
+	}()
+	zr.src.Reset(src)
+	if err := zr.d.Reset(&zr.src); err != nil {
 		return dst, undecodable(CodecZstd, err)
 	}
 	start := len(dst)
-	out, err := d.DecodeAll(src, dst)
+	dst, err := readBounded(dst, zr.d, CodecZstd, maxSize)
 	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
-		return dst, overLimit(CodecZstd, maxSize)
+		return dst[:start], overLimit(CodecZstd, maxSize)
 	}
-	if err != nil {
-		return dst, undecodable(CodecZstd, err)
-	}
-	if len(out)-start > maxSize {
-		return out[:start], overLimit(CodecZstd, maxSize)
-	}
-	return out, nil
+	return dst, err
 }
 
 func zstdEncoder() *zstd.Encoder {
