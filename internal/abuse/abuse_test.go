@@ -98,7 +98,11 @@ func TestProtocolAbuse(t *testing.T) {
 	t.Logf("seed %d (%s=%d repeats it)", seed, seedEnv, seed)
 
 	ownLimit := raiseOpenFileLimit(t)
-	a := testagent.Start(t, testagent.Options{})
+	// Every phase connects from 127.0.0.1, and the idle phase holds up to
+	// idleConns at once: the per-address limit (1000 by default, tested in
+	// agent/kafka) would refuse them before the agent's bounds are tried.
+	a := testagent.Start(t, testagent.Options{ExtraArgs: []string{
+		"--max-connections-per-ip", strconv.Itoa(idleConns + 1000)}})
 	pid := a.PID()
 	agentLimit, err := openFileLimit(pid)
 	if err != nil {
