@@ -68,7 +68,6 @@ type Agent struct {
 	tier         *tiering.Tierer
 	members      *membership.Membership
 	reconcileNow chan struct{} // wakes reconcileLoop
-	decompress   *kafka.DecompressionBudget
 	startedAt    time.Time
 	// ctl is the cluster controller: elections, ISR writes' store side,
 	// reassignments, the balancer and drains.
@@ -174,7 +173,6 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	a.pids.block = cfg.ProducerIDBlock
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.registry.MustRegister(newPartitionCollector(a), newOpsCollector(a))
-	a.decompress = kafka.NewDecompressionBudget(cfg.ProduceDecompressionMaxBytes)
 	a.kafkaSrv = kafka.New(cfg.Kafka, kafka.BackendsOf(a), logger.With("component", "kafka"), kafka.NewMetrics(a.registry))
 	a.httpSrv = a.newHTTPServer()
 	// Last, so that nothing after it can fail and leave a member behind.

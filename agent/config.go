@@ -125,10 +125,6 @@ type Config struct {
 	Tiering tiering.Config
 	// Kafka holds the wire server's limits.
 	Kafka kafka.Config
-	// ProduceDecompressionMaxBytes (--produce-decompression-max-bytes)
-	// bounds the bytes Produce requests of all connections hold
-	// decompressed at once (agent/kafka/decompress.go).
-	ProduceDecompressionMaxBytes int64
 	// Console holds the store prices of the console's cost estimate
 	// (--cost-put-per-1000, --cost-get-per-1000, --cost-storage-gb-month).
 	Console console.Prices
@@ -171,7 +167,6 @@ func DefaultConfig() Config {
 		GroupConsumerSessionTimeout:    45 * time.Second,
 		GroupConsumerHeartbeatInterval: 5 * time.Second,
 		Kafka:                          kafka.DefaultConfig(),
-		ProduceDecompressionMaxBytes:   kafka.DefaultDecompressionBudget,
 		Tiering:                        tiering.DefaultConfig(),
 		Console:                        console.DefaultPrices(),
 		Gossip:                         membership.DefaultConfig(),
@@ -234,7 +229,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.Kafka.MaxConnectionCreationRate, "max-connection-creation-rate", c.Kafka.MaxConnectionCreationRate, "New Kafka connections accepted per second, in bursts of up to a second's worth; past it new ones are closed as soon as accepted; 0 is unlimited (max.connection.creation.rate).")
 	fs.IntVar(&c.Kafka.FetchSessionCacheSlots, "max-incremental-fetch-session-cache-slots", c.Kafka.FetchSessionCacheSlots, "Most incremental fetch sessions (KIP-227) kept at once, each about 250 bytes per partition it holds; 0 turns fetch sessions off (max.incremental.fetch.session.cache.slots).")
 	fs.DurationVar(&c.Kafka.FetchSessionEvictionAge, "min-incremental-fetch-session-eviction", c.Kafka.FetchSessionEvictionAge, "A fetch session unused this long may be evicted for a new one, and a consumer's session younger than this is evicted only for a follower's (min.incremental.fetch.session.eviction.ms).")
-	fs.Int64Var(&c.ProduceDecompressionMaxBytes, "produce-decompression-max-bytes", c.ProduceDecompressionMaxBytes, "Most bytes that produced compressed batches of all connections may hold decompressed at once, while their records are checked; a batch waits for room until its request times out. Each compressed batch takes its own limit, 16 times its topic's max.message.bytes and at least 16 MiB, and takes twice that from this budget while it is checked, so this must be at least 32 MiB.")
+	fs.Int64Var(&c.Kafka.DecompressionMaxBytes, "produce-decompression-max-bytes", c.Kafka.DecompressionMaxBytes, "Most bytes that produced compressed batches of all connections may hold decompressed at once, while their records are checked; a batch waits for room until its request times out. Each compressed batch takes its own limit, 16 times its topic's max.message.bytes and at least 16 MiB, and takes twice that from this budget while it is checked, so this must be at least 32 MiB.")
 	fs.DurationVar(&c.Kafka.MaxFetchWait, "fetch-max-wait", c.Kafka.MaxFetchWait, "Longest time a Fetch long-polls, whatever the client asks.")
 	c.Gossip.RegisterFlags(fs)
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", c.ReconcileInterval, "How often the agent re-reads topics from the store, to pick up changes other agents made whose gossip announcement it missed.")
@@ -339,8 +334,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--remote-fetch-max-wait %v: must be positive", c.Kafka.RemoteFetchMaxWait)
 	case c.Kafka.MaxFetchWait <= 0:
 		return fmt.Errorf("--fetch-max-wait %v: must be positive", c.Kafka.MaxFetchWait)
-	case c.ProduceDecompressionMaxBytes < 32<<20:
-		return fmt.Errorf("--produce-decompression-max-bytes %d: must be at least 33554432 (32 MiB), what one batch at its least limit takes", c.ProduceDecompressionMaxBytes)
+	case c.Kafka.DecompressionMaxBytes < 32<<20:
+		return fmt.Errorf("--produce-decompression-max-bytes %d: must be at least 33554432 (32 MiB), what one batch at its least limit takes", c.Kafka.DecompressionMaxBytes)
 	}
 	if _, err := log.ParseFlushPolicy(c.LogFlush); err != nil {
 		return fmt.Errorf("--log-flush %q: want always, interval or never", c.LogFlush)

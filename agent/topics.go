@@ -550,9 +550,3 @@ func (a *Agent) applyTopicLocked(ctx context.Context, e *topicEntry, t metadata.
 	}
 	return errors.Join(errs...)
 }
-
-// DecompressionBudget bounds the bytes this agent's Produce requests hold
-// decompressed at once (--produce-decompression-max-bytes).
-func (a *Agent) DecompressionBudget() *kafka.DecompressionBudget { return a.decompress }
-
-var _ kafka.DecompressionBudgeter = (*Agent)(nil)

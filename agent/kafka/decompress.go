@@ -10,7 +10,8 @@ package kafka
 //     max.message.bytes, at least 16 MiB, at most half the agent's budget. The
 //     codecs stop as soon as their output passes it (agent/log/batch), and
 //     the batch is refused with MESSAGE_TOO_LARGE; nothing is appended.
-//   - per agent, a DecompressionBudget (--produce-decompression-max-bytes)
+//   - per agent, the Server's decompression budget
+//     (Config.DecompressionMaxBytes, --produce-decompression-max-bytes)
 //     bounds the bytes all connections may be decompressing at once. A
 //     compressed batch takes its per-batch limit from the budget before it
 //     is opened, twice over (a buffer growing by doubling holds its old
@@ -48,38 +49,24 @@ const (
 	budgetWaitMax = 30 * time.Second
 )
 
-// DecompressionBudget bounds the bytes that Produce requests of all
+// decompressionBudget bounds the bytes that Produce requests of all
 // connections hold decompressed at once. Safe for concurrent use.
-type DecompressionBudget struct {
+type decompressionBudget struct {
 	sem  *semaphore.Weighted
 	size int64
 }
 
-// NewDecompressionBudget returns a budget of size bytes (at least
+// newDecompressionBudget returns a budget of size bytes (at least
 // 2 × decompressedFloor, so that one batch always fits).
-func NewDecompressionBudget(size int64) *DecompressionBudget {
+func newDecompressionBudget(size int64) *decompressionBudget {
 	size = max(size, 2*decompressedFloor)
-	return &DecompressionBudget{sem: semaphore.NewWeighted(size), size: size}
-}
-
-// DecompressionBudgeter is implemented by a TopicReader whose agent bounds
-// decompression across connections. Without it (the package's tests) only
-// the per-batch limit applies.
-type DecompressionBudgeter interface {
-	DecompressionBudget() *DecompressionBudget
-}
-
-func (s *Server) decompressionBudget() *DecompressionBudget {
-	if b, ok := s.topics.(DecompressionBudgeter); ok {
-		return b.DecompressionBudget()
-	}
-	return nil
+	return &decompressionBudget{sem: semaphore.NewWeighted(size), size: size}
 }
 
 // decompressedLimit is the most bytes one batch's records may decompress
 // to on a topic with the given max.message.bytes, under budget b (nil for
 // none): at most half the budget, since a batch takes twice its limit.
-func decompressedLimit(maxMessageBytes int32, b *DecompressionBudget) int {
+func decompressedLimit(maxMessageBytes int32, b *decompressionBudget) int {
 	n := max(int64(maxMessageBytes)*decompressedFactor, decompressedFloor)
 	if b != nil {
 		n = min(n, b.size/2)
@@ -90,7 +77,7 @@ func decompressedLimit(maxMessageBytes int32, b *DecompressionBudget) int {
 // acquire takes 2n bytes of the budget for a batch of limit n, waiting at most until ctx ends or
 // budgetWaitMax passes; release gives them back. A nil budget always has
 // room.
-func (b *DecompressionBudget) acquire(ctx context.Context, n int) (release func(), err error) {
+func (b *decompressionBudget) acquire(ctx context.Context, n int) (release func(), err error) {
 	if b == nil {
 		return func() {}, nil
 	}

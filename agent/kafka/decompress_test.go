@@ -15,7 +15,7 @@ import (
 // deadline and gets REQUEST_TIMED_OUT (retriable); once the budget is back
 // it goes through. An uncompressed batch never waits for it.
 func TestDecompressionBudgetWaits(t *testing.T) {
-	budget := NewDecompressionBudget(2 * decompressedFloor)
+	budget := newDecompressionBudget(2 * decompressedFloor)
 	cfg := metadata.Resolved{MaxMessageBytes: 1 << 20, TimestampType: "CreateTime",
 		TimestampBeforeMaxMs: 1 << 62, TimestampAfterMaxMs: 1 << 62, CompressionType: "producer"}
 	build := func(c batch.Codec) []byte {

@@ -134,7 +134,7 @@ func (s *Server) writePartition(call *produceCall, t *Topic, p PartitionWriter, 
 		rp.ErrorMessage = strptr("topic " + t.Name + " is internal; clients cannot produce to it")
 		return
 	}
-	raw, release, err := prepareBatch(call.ctx, t.Resolved, records, time.Now(), s.decompressionBudget())
+	raw, release, err := prepareBatch(call.ctx, t.Resolved, records, time.Now(), s.decompression)
 	defer release()
 	if err != nil {
 		rp.ErrorCode = errorCode(err)
@@ -186,7 +186,7 @@ func (c *produceCall) await(pa *pendingAppend) {
 // compressed batch first takes its decompressed-size limit from budget
 // (decompress.go); the caller calls release, always, once the bytes are
 // appended or refused.
-func prepareBatch(ctx context.Context, cfg metadata.Resolved, records []byte, now time.Time, budget *DecompressionBudget) (raw []byte, release func(), err error) {
+func prepareBatch(ctx context.Context, cfg metadata.Resolved, records []byte, now time.Time, budget *decompressionBudget) (raw []byte, release func(), err error) {
 	release = func() {}
 	size, err := batch.PeekSize(records)
 	if err != nil {

@@ -72,12 +72,17 @@ type Config struct {
 	// a session unused this long may be evicted for a new one, and one
 	// younger than this is evicted only for a follower's.
 	FetchSessionEvictionAge time.Duration
+	// DecompressionMaxBytes bounds the bytes that Produce requests of all
+	// connections hold decompressed at once while their records are
+	// checked (decompress.go); at least twice the least per-batch limit.
+	DecompressionMaxBytes int64
 }
 
 // DefaultConfig returns Kafka's defaults.
 func DefaultConfig() Config {
 	return Config{MaxRequestBytes: 100 << 20, IdleTimeout: 10 * time.Minute, MaxFetchWait: 30 * time.Second, RemoteFetchMaxWait: 500 * time.Millisecond,
-		MaxConnections: 10000, MaxConnectionsPerIP: 1000, FetchSessionCacheSlots: 1000, FetchSessionEvictionAge: 2 * time.Minute}
+		MaxConnections: 10000, MaxConnectionsPerIP: 1000, FetchSessionCacheSlots: 1000, FetchSessionEvictionAge: 2 * time.Minute,
+		DecompressionMaxBytes: DefaultDecompressionBudget}
 }
 
 // Validate names the first bad field.
@@ -120,6 +125,8 @@ type Server struct {
 	metrics       *metrics
 	// sessions are the fetch sessions; they outlive connections.
 	sessions *fetchSessionCache
+	// decompression is shared by every connection's Produce requests.
+	decompression *decompressionBudget
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -146,7 +153,8 @@ func New(cfg Config, b Backends, logger *slog.Logger, m *Metrics) *Server {
 		groups:        orUnset(b.Groups, Groups(unset{"groups"})),
 		reassignments: orUnset(b.Reassignments, Reassignments(unset{"reassignments"})),
 		logger:        logger, metrics: m.get(), conns: map[net.Conn]struct{}{}, admit: newAdmission(cfg), stop: make(chan struct{}),
-		sessions: newFetchSessionCache(cfg.FetchSessionCacheSlots, cfg.FetchSessionEvictionAge, m.get())}
+		sessions:      newFetchSessionCache(cfg.FetchSessionCacheSlots, cfg.FetchSessionEvictionAge, m.get()),
+		decompression: newDecompressionBudget(cfg.DecompressionMaxBytes)}
 }
 
 // Serve accepts connections until Close. It returns nil after Close.
