@@ -121,7 +121,7 @@ func (o *ConnectionOverrides) Set(s string) error {
 			if err != nil || n < 0 {
 				return fmt.Errorf("%q: the count must be a whole number, 0 or more", entry)
 			}
-			addr = addr.Unmap()
+			addr = addr.Unmap().WithZone("") // clientAddr drops zones too
 			if _, dup := out[addr]; dup {
 				return fmt.Errorf("%q: %s is listed twice", entry, addr)
 			}

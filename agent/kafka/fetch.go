@@ -48,8 +48,8 @@ import (
 func handleFetch(ctx context.Context, s *Server, r *request, req *kmsg.FetchRequest) (*kmsg.FetchResponse, error) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	fc := s.sessions.newFetchContext(time.Now(), r.version, req)
-	s.metrics.fetched(fc.kind)
 	if fc.kind == fetchSessionError {
+		s.metrics.fetched(fc.kind)
 		resp.ErrorCode = fc.errorCode
 		return resp, nil
 	}
@@ -70,6 +70,13 @@ func handleFetch(ctx context.Context, s *Server, r *request, req *kmsg.FetchRequ
 	case fc.kind == fetchIncremental:
 		resp.SessionID = fc.session.id
 		resp.ErrorCode = s.sessions.answerIncremental(fc, r.version, resp)
+	}
+	// Counted once answered: an incremental fetch that lost its epoch to
+	// a concurrent one ends as a session error.
+	if resp.ErrorCode != 0 {
+		s.metrics.fetched(fetchSessionError)
+	} else {
+		s.metrics.fetched(fc.kind)
 	}
 	return resp, nil
 }
