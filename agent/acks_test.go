@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/internal/kafkawire"
 	"github.com/strata-streaming/strata/internal/testwait"
 )
 
@@ -74,14 +75,7 @@ func TestAcksAllWaitsForAStoppedFollower(t *testing.T) {
 // offset. Safe to call from another goroutine: it reports a failed request
 // with t.Errorf and code -1.
 func produceWithTimeout(t *testing.T, cl *kgo.Client, topic string, partition int32, batch []byte, timeoutMs int32) (int16, int64) {
-	req := kmsg.NewPtrProduceRequest()
-	req.Acks, req.TimeoutMillis = -1, timeoutMs
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Partition, rp.Records = partition, batch
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
+	req := kafkawire.Produce(topic, partition, batch, -1, time.Duration(timeoutMs)*time.Millisecond)
 	resp, err := toSeed(t, cl, req)
 	if err != nil {
 		t.Errorf("produce: %v", err)

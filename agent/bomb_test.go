@@ -37,15 +37,8 @@ func produceBomb(t testing.TB, addr, topic string, raw []byte) kmsg.ProduceRespo
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	req := kmsg.NewPtrProduceRequest()
+	req := kafkawire.Produce(topic, 0, raw, -1, 10*time.Second)
 	req.SetVersion(9)
-	req.Acks, req.TimeoutMillis = -1, 10_000
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Records = raw
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
 	resp, err := conn.Do(ctxT(t), req)
 	if err != nil {
 		t.Fatal(err)

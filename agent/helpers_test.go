@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/internal/kafkawire"
 	"github.com/strata-streaming/strata/internal/vfs"
 	"github.com/strata-streaming/strata/membership"
 )
@@ -131,14 +132,7 @@ func createTopic(t testing.TB, cl *kgo.Client, topic string, partitions int32, c
 func produceRaw(t *testing.T, cl *kgo.Client, topic string, partition int32, value string) (int16, int64) {
 	t.Helper()
 	b := recordBatch(t, value)
-	req := kmsg.NewPtrProduceRequest()
-	req.TimeoutMillis = 10_000
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Partition, rp.Records = partition, b
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
+	req := kafkawire.Produce(topic, partition, b, -1, 10*time.Second) // kgo sets its own acks
 	resp, err := toSeed(t, cl, req)
 	if err != nil {
 		t.Fatalf("produce: %v", err)

@@ -46,14 +46,8 @@ func TestPipelinedProducesShareAnFsync(t *testing.T) {
 	defer release()
 	const produces = 5
 	for i := range produces {
-		req := kmsg.NewPtrProduceRequest()
-		req.Version, req.Acks, req.TimeoutMillis = 8, -1, 10_000
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = "pipe"
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Records = recordBatch(t, fmt.Sprintf("v%d", i))
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
+		req := kafkawire.Produce("pipe", 0, recordBatch(t, fmt.Sprintf("v%d", i)), -1, 10*time.Second)
+		req.Version = 8
 		if err := conn.Send(ctxT(t), req); err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/internal/kafkawire"
 	"github.com/strata-streaming/strata/internal/metricstext"
 	"github.com/strata-streaming/strata/internal/testwait"
 	"github.com/strata-streaming/strata/internal/vfs"
@@ -492,14 +493,7 @@ func counterValue(t *testing.T, a *running, name string, labelPairs ...string) f
 // partition's error code.
 func produceAcks(t *testing.T, cl *kgo.Client, topic string, partition int32, value string, acks int16) int16 {
 	t.Helper()
-	req := kmsg.NewPtrProduceRequest()
-	req.Acks, req.TimeoutMillis = acks, 10_000
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Partition, rp.Records = partition, recordBatch(t, value)
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
+	req := kafkawire.Produce(topic, partition, recordBatch(t, value), acks, 10*time.Second)
 	resp, err := toSeed(t, cl, req)
 	if err != nil {
 		t.Fatalf("produce: %v", err)

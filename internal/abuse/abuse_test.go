@@ -222,17 +222,7 @@ func fillBigTopic(t *testing.T, addr, topic string) {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	create := kmsg.NewPtrCreateTopicsRequest()
-	ct := kmsg.NewCreateTopicsRequestTopic()
-	ct.Topic, ct.NumPartitions, ct.ReplicationFactor = topic, 1, 1
-	create.Topics = append(create.Topics, ct)
-	resp, err := create.RequestWith(ctx, cl)
-	if err == nil {
-		err = kerr.ErrorForCode(resp.Topics[0].ErrorCode)
-	}
-	if err != nil {
-		t.Fatalf("create %s: %v", topic, err)
-	}
+	createTopic(t, addr, topic)
 	rng := rand.New(rand.NewPCG(1, 2))
 	const recordBytes = 64 << 10
 	var recs []*kgo.Record

@@ -46,7 +46,7 @@ func TestDecompressionBombs(t *testing.T) {
 		t.Run(c.String(), func(t *testing.T) {
 			a := testagent.Start(t, testagent.Options{})
 			const topic = "bombs"
-			fillTopic(t, a.Addr(), topic)
+			createTopic(t, a.Addr(), topic)
 			opts := batch.DefaultBuildOptions()
 			opts.Codec, opts.BaseTimestamp = c, time.Now().UnixMilli()
 			raw, err := batch.Build(opts, []batch.Record{{Value: make([]byte, bombSizes[c])}})
@@ -90,15 +90,8 @@ func sendBomb(addr, topic string, raw []byte) error {
 		return err
 	}
 	defer conn.Close()
-	req := kmsg.NewPtrProduceRequest()
+	req := kafkawire.Produce(topic, 0, raw, -1, 30*time.Second)
 	req.SetVersion(9)
-	req.Acks, req.TimeoutMillis = -1, 30_000
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Records = raw
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
 	resp, err := conn.Do(ctx, req)
 	if err != nil {
 		return err
@@ -110,8 +103,8 @@ func sendBomb(addr, topic string, raw []byte) error {
 	return nil
 }
 
-// fillTopic creates topic with one partition.
-func fillTopic(t *testing.T, addr, topic string) {
+// createTopic creates topic with one partition.
+func createTopic(t *testing.T, addr, topic string) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
