@@ -35,6 +35,7 @@ type Membership struct {
 	queue  *eventQueue
 	events chan Event
 	bq     *memberlist.TransmitLimitedQueue
+	ring   *memberlist.Keyring // nil without --gossip-key-file
 	seq    atomic.Uint64 // last broadcast sequence number
 	bound  string        // the address the transport is bound to
 	id     int32         // self.ID, which never changes
@@ -157,6 +158,16 @@ func Start(cfg Config, self Member) (*Membership, error) {
 	mlc.TCPTimeout = cfg.TCPTimeout
 	mlc.GossipToTheDeadTime = cfg.GossipToTheDeadTime
 	mlc.Label = cfg.Label
+	var stamp keyFileStamp
+	if cfg.KeyFile != "" {
+		if m.ring, stamp, err = openKeyring(cfg.KeyFile); err != nil {
+			_ = nt.Shutdown()
+			return nil, fmt.Errorf("membership: --gossip-key-file %q: %w", cfg.KeyFile, err)
+		}
+		// Both verify settings are memberlist's defaults; set here so that
+		// no change of defaults lets plain gossip in.
+		mlc.Keyring, mlc.GossipVerifyIncoming, mlc.GossipVerifyOutgoing = m.ring, true, true
+	}
 	mlc.Delegate = m.del
 	mlc.Events = m.del
 	mlc.Alive = m.del
@@ -176,6 +187,13 @@ func Start(cfg Config, self Member) (*Membership, error) {
 		defer m.wg.Done()
 		m.queue.dispatch(m.events, m.done)
 	}()
+	if m.ring != nil {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			m.watchKeyFile(m.ring, stamp)
+		}()
+	}
 	go func() {
 		defer m.wg.Done()
 		m.joinLoop()
