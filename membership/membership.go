@@ -36,10 +36,10 @@ type Membership struct {
 	events chan Event
 	bq     *memberlist.TransmitLimitedQueue
 	ring   *memberlist.Keyring // nil without --gossip-key-file
-	seq    atomic.Uint64 // last broadcast sequence number
-	bound  string        // the address the transport is bound to
-	id     int32         // self.ID, which never changes
-	name   string        // self.Name, which never changes
+	seq    atomic.Uint64       // last broadcast sequence number
+	bound  string              // the address the transport is bound to
+	id     int32               // self.ID, which never changes
+	name   string              // self.Name, which never changes
 	// gossipAddr is self.GossipAddr, which never changes.
 	gossipAddr string
 
