@@ -172,7 +172,7 @@ func TestGossipKeyFileRefused(t *testing.T) {
 	if err := os.WriteFile(p, []byte("garbage\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the rejection logged", func() bool { return strings.Contains(c.logs.String(), "gossip key file rejected") })
+	waitFor(t, "the rejection logged", func() bool { return strings.Contains(c.logs.String(), "gossip keys file rejected") })
 	if got := m.ring.GetKeys(); len(got) != 1 {
 		t.Fatalf("%d keys after a bad rewrite, want the 1 in use", len(got))
 	}

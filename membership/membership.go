@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/strata-streaming/strata/internal/secretfile"
 )
 
 var (
@@ -158,9 +160,10 @@ func Start(cfg Config, self Member) (*Membership, error) {
 	mlc.TCPTimeout = cfg.TCPTimeout
 	mlc.GossipToTheDeadTime = cfg.GossipToTheDeadTime
 	mlc.Label = cfg.Label
-	var stamp keyFileStamp
+	var keys *secretfile.Watcher
 	if cfg.KeyFile != "" {
-		if m.ring, stamp, err = openKeyring(cfg.KeyFile); err != nil {
+		keys = m.keyWatcher()
+		if err := keys.Load(); err != nil {
 			_ = nt.Shutdown()
 			return nil, fmt.Errorf("membership: --gossip-key-file %q: %w", cfg.KeyFile, err)
 		}
@@ -187,11 +190,11 @@ func Start(cfg Config, self Member) (*Membership, error) {
 		defer m.wg.Done()
 		m.queue.dispatch(m.events, m.done)
 	}()
-	if m.ring != nil {
+	if keys != nil {
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
-			m.watchKeyFile(m.ring, stamp)
+			keys.Run(m.done)
 		}()
 	}
 	go func() {
