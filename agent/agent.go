@@ -49,6 +49,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/internal/secretfile"
 	"github.com/strata-streaming/strata/internal/vfs"
 	"github.com/strata-streaming/strata/membership"
 	"github.com/strata-streaming/strata/tiering"
@@ -96,7 +97,11 @@ type Agent struct {
 	httpLn   net.Listener
 	kafkaSrv *kafka.Server
 	httpSrv  *http.Server
-	ready    atomic.Bool
+	// httpTokens is nil without --http-token-file; httpTokenWatch keeps
+	// it in step with the file while the agent runs.
+	httpTokens     *httpTokens
+	httpTokenWatch *secretfile.Watcher
+	ready          atomic.Bool
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -150,6 +155,9 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 			a.release()
 		}
 	}()
+	if a.httpTokens, a.httpTokenWatch, err = a.loadHTTPTokens(); err != nil {
+		return nil, err
+	}
 	if err := a.openDataDir(); err != nil {
 		return nil, err
 	}
@@ -330,6 +338,13 @@ func (a *Agent) Run(ctx context.Context) error {
 		defer a.wg.Done()
 		a.retentionLoop()
 	}()
+	if a.httpTokenWatch != nil {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			a.httpTokenWatch.Run(a.stop)
+		}()
+	}
 	go func() {
 		defer a.wg.Done()
 		a.runTiering()

@@ -32,11 +32,16 @@ type Config struct {
 	// AdvertisedKafkaAddr (--advertised-kafka-addr) is the host:port clients
 	// are told to connect to; empty means localhost with the listener's port.
 	AdvertisedKafkaAddr string
-	// HTTPAddr (--http-addr) serves /metrics, /healthz, /readyz, /debug/pprof.
+	// HTTPAddr (--http-addr) serves /metrics, /healthz, /readyz, the console, drain and, with HTTPPprof, /debug/pprof.
 	HTTPAddr string
 	// HTTPIdleTimeout (--http-idle-timeout) closes a keep-alive HTTP
 	// connection idle this long, so idle clients cannot hold descriptors.
 	HTTPIdleTimeout time.Duration
+	// HTTPTokenFile (--http-token-file) holds the bearer tokens that
+	// state-changing HTTP requests and profiles need (httpauth.go).
+	HTTPTokenFile string
+	// HTTPPprof (--http-pprof) serves Go's profiles under /debug/pprof/.
+	HTTPPprof bool
 	// AgentID (--agent-id) is the agent's int32 id; -1 takes the one in
 	// meta.json, or registers the lowest free id in the store.
 	AgentID int32
@@ -195,8 +200,10 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Store, "store", c.Store, "Object store URL: file:///abs/path, file://./relative/path, s3://bucket/prefix?endpoint=...&region=...&path-style=true (credentials from the AWS environment) or mem://; empty means file://<data-dir>/store.")
 	fs.StringVar(&c.KafkaAddr, "kafka-addr", c.KafkaAddr, "Address the Kafka listener binds to.")
 	fs.StringVar(&c.AdvertisedKafkaAddr, "advertised-kafka-addr", c.AdvertisedKafkaAddr, "host:port clients are told to connect to; empty means localhost with the listener's port.")
-	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "Address of the HTTP server for /metrics, /healthz, /readyz and /debug/pprof.")
+	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "Address of the HTTP server: /metrics, /healthz, /readyz, the console, drain, and /debug/pprof with --http-pprof.")
 	fs.DurationVar(&c.HTTPIdleTimeout, "http-idle-timeout", c.HTTPIdleTimeout, "Close a keep-alive HTTP connection that has been idle this long.")
+	fs.StringVar(&c.HTTPTokenFile, "http-token-file", c.HTTPTokenFile, "File of bearer tokens (one per line, at least 22 bytes each) that every HTTP request but GET and HEAD, and /debug/pprof, must carry; shared by the cluster's agents, re-read when it changes. Empty: the HTTP port asks no credentials.")
+	fs.BoolVar(&c.HTTPPprof, "http-pprof", c.HTTPPprof, "Serve Go's profiles under /debug/pprof/ on the HTTP port (behind --http-token-file when set).")
 	fs.Int32Var(&c.AgentID, "agent-id", c.AgentID, "Agent id; -1 reuses the id in meta.json or registers the lowest free one.")
 	fs.StringVar(&c.Rack, "rack", c.Rack, "Rack (availability zone) of this agent, reported to clients.")
 	fs.BoolVar(&c.AutoCreateTopics, "auto-create-topics", c.AutoCreateTopics, "Create a topic when a client asks for metadata of one that does not exist (auto.create.topics.enable).")

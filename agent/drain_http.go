@@ -153,6 +153,7 @@ func (a *Agent) forwardDrain(w http.ResponseWriter, r *http.Request, n int32, bo
 		if payload != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
+		a.httpTokens.authorize(req)
 		var resp *http.Response
 		if resp, err = drainClient.Do(req); err == nil {
 			defer resp.Body.Close()

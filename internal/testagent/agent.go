@@ -317,6 +317,8 @@ func (a *Agent) start() error {
 		"--kafka-addr", a.kafkaAddr,
 		"--advertised-kafka-addr", a.kafkaAddr,
 		"--http-addr", a.httpAddr,
+		// Goroutine dumps of a failing test come from /debug/pprof.
+		"--http-pprof",
 		"--gossip-addr", a.gossipAddr,
 		// Stop at once on SIGTERM, as a failure would; tests of the drain
 		// ask for one in ExtraArgs.
