@@ -11,9 +11,12 @@ package agent
 // allows everything without an authorizer; the agent says so at start.
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -80,7 +83,14 @@ func (t *httpTokens) authorize(req *http.Request) {
 // keeps the tokens in step with it; nil and nil without a file.
 func (a *Agent) loadHTTPTokens() (*httpTokens, *secretfile.Watcher, error) {
 	if a.cfg.HTTPTokenFile == "" {
-		a.logger.Warn("the HTTP port asks no credentials: anyone who reaches it can drain this agent; set --http-token-file (docs/security.md)")
+		// Loud only where others can reach the port: on loopback (the
+		// embedded single agent, tests) only local users can.
+		level := slog.LevelWarn
+		if host, _, err := net.SplitHostPort(a.cfg.HTTPAddr); err == nil && (host == "localhost" || net.ParseIP(host).IsLoopback()) {
+			level = slog.LevelInfo
+		}
+		a.logger.Log(context.Background(), level, "the HTTP port asks no credentials: anyone who reaches it can drain this agent; set --http-token-file (docs/security.md)",
+			"http_addr", a.cfg.HTTPAddr)
 		return nil, nil, nil
 	}
 	t := &httpTokens{}
