@@ -71,6 +71,10 @@ type Options struct {
 	// address it listens on and advertises there (internal/netns). IP is
 	// 127.0.0.1 when empty.
 	NetNS, IP string
+	// NoFile, if positive, runs the agent under that soft and hard limit of
+	// open files (prlimit --nofile, which execs, so the PID is still the
+	// agent's); 0 inherits the test process's limit.
+	NoFile int
 }
 
 // Agent is one strata agent subprocess, possibly restarted several times on
@@ -325,10 +329,14 @@ func (a *Agent) start() error {
 		"--drain-timeout", "0",
 	}
 	args = append(args, a.opts.ExtraArgs...)
-	cmd := exec.Command(a.bin, args...)
-	if a.opts.NetNS != "" {
-		cmd = exec.Command("ip", append([]string{"netns", "exec", a.opts.NetNS, a.bin}, args...)...)
+	argv := append([]string{a.bin}, args...)
+	if a.opts.NoFile > 0 {
+		argv = append([]string{"prlimit", fmt.Sprintf("--nofile=%d:%d", a.opts.NoFile, a.opts.NoFile), "--"}, argv...)
 	}
+	if a.opts.NetNS != "" {
+		argv = append([]string{"ip", "netns", "exec", a.opts.NetNS}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), a.opts.Env...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
