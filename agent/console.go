@@ -179,7 +179,7 @@ func (a *Agent) gatherConsoleView(ctx context.Context) []byte {
 			continue
 		}
 		wg.Go(func() {
-			// Only at the address the store registered: gossip is
+			// Only at the address the store registered: gossip may be
 			// unauthenticated (peerHTTPAddr).
 			addr, _, err := a.peerHTTP(ctx, ag.ID, members)
 			var l *console.Local

@@ -33,10 +33,11 @@ func (a *Agent) peerHTTP(ctx context.Context, id int32, members []membership.Mem
 
 // peerHTTPAddr decides where a request for agent id goes: the HTTP address
 // gossip advertises for it (dialable: an unspecified host is replaced by
-// the Kafka host), but only when the store vouches for it. Gossip is
-// unauthenticated, so anyone who can reach the gossip port could otherwise
-// advertise an agent whose HTTP address is any URL on the operator's
-// network and have this agent send requests to it. The rule: id must be
+// the Kafka host), but only when the store vouches for it. Gossip without
+// --gossip-key-file is unauthenticated, so anyone who can reach the gossip
+// port could otherwise advertise an agent whose HTTP address is any URL on
+// the operator's network and have this agent send requests to it. The
+// rule: id must be
 // registered in the store (reg, regErr from metadata.Store.Agent), and the
 // address must be the one registered, or have the registered Kafka host and
 // the registered HTTP port. Anything else is refused, with the HTTP status
