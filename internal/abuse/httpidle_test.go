@@ -20,9 +20,9 @@ import (
 const (
 	// idleHTTPConns is how many keep-alive connections the probe opens
 	// and leaves idle; before --http-max-connections, 2,030 took every
-	// descriptor of an agent limited to httpProbeNoFile.
-	idleHTTPConns   = 2000
-	httpProbeNoFile = 2048
+	// descriptor of an agent limited to httpProbeFileLimit.
+	idleHTTPConns      = 2000
+	httpProbeFileLimit = 2048
 	// httpProbeMaxConns is the agent's --http-max-connections in the probe
 	// (the default, written out so that the bound below reads from it).
 	httpProbeMaxConns = 512
@@ -32,7 +32,7 @@ const (
 )
 
 // TestIdleHTTPKeepAlives opens idleHTTPConns keep-alive connections to
-// the HTTP port of an agent limited to httpProbeNoFile open files, makes
+// the HTTP port of an agent limited to httpProbeFileLimit open files, makes
 // one request on each and holds them all. Meanwhile the agent must keep
 // acknowledging and serving the good clients' records and answer /healthz
 // on a new connection; it may hold at most --http-max-connections of them
@@ -40,12 +40,12 @@ const (
 // must be closed after --http-idle-timeout.
 func TestIdleHTTPKeepAlives(t *testing.T) {
 	raiseOpenFileLimit(t) // the test holds idleHTTPConns sockets
-	a := testagent.Start(t, testagent.Options{NoFile: httpProbeNoFile, ExtraArgs: []string{
+	a := testagent.Start(t, testagent.Options{OpenFileLimit: httpProbeFileLimit, ExtraArgs: []string{
 		"--http-max-connections", fmt.Sprint(httpProbeMaxConns),
 		"--http-idle-timeout", httpProbeIdleTimeout.String()}})
 	pid := a.PID()
-	if lim, err := openFileLimit(pid); err != nil || lim != httpProbeNoFile {
-		t.Fatalf("agent open-file limit %d (%v), want %d", lim, err, httpProbeNoFile)
+	if lim, err := openFileLimit(pid); err != nil || lim != httpProbeFileLimit {
+		t.Fatalf("agent open-file limit %d (%v), want %d", lim, err, httpProbeFileLimit)
 	}
 	w := startWorkload(t, a.Addr(), "http-idle-good", 1, nil, 100, goodRate)
 	if !waitFor(60*time.Second, func() bool { return w.ackedN.Load() >= minProgress && w.readN.Load() >= minProgress }) {

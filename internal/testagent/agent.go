@@ -71,10 +71,11 @@ type Options struct {
 	// address it listens on and advertises there (internal/netns). IP is
 	// 127.0.0.1 when empty.
 	NetNS, IP string
-	// NoFile, if positive, runs the agent under that soft and hard limit of
-	// open files (prlimit --nofile, which execs, so the PID is still the
-	// agent's); 0 inherits the test process's limit.
-	NoFile int
+	// OpenFileLimit, if positive, runs the agent with RLIMIT_NOFILE set to
+	// it, soft and hard (through prlimit(1), which execs the agent: the
+	// PID and signals are the agent's). Go cannot raise a soft limit past
+	// an equal hard one, so the agent really has this many descriptors.
+	OpenFileLimit int
 }
 
 // Agent is one strata agent subprocess, possibly restarted several times on
@@ -330,8 +331,8 @@ func (a *Agent) start() error {
 	}
 	args = append(args, a.opts.ExtraArgs...)
 	argv := append([]string{a.bin}, args...)
-	if a.opts.NoFile > 0 {
-		argv = append([]string{"prlimit", fmt.Sprintf("--nofile=%d:%d", a.opts.NoFile, a.opts.NoFile), "--"}, argv...)
+	if n := a.opts.OpenFileLimit; n > 0 {
+		argv = append([]string{"prlimit", fmt.Sprintf("--nofile=%d:%d", n, n), "--"}, argv...)
 	}
 	if a.opts.NetNS != "" {
 		argv = append([]string{"ip", "netns", "exec", a.opts.NetNS}, argv...)
