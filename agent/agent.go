@@ -45,6 +45,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/strata-streaming/strata/agent/control"
+	"github.com/strata-streaming/strata/agent/httpconns"
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
@@ -97,6 +98,8 @@ type Agent struct {
 	httpLn   net.Listener
 	kafkaSrv *kafka.Server
 	httpSrv  *http.Server
+	// httpConns is httpLn, bounding its connections (--http-max-connections).
+	httpConns *httpconns.Listener
 	// httpTokens is nil without --http-token-file; httpTokenWatch keeps
 	// it in step with the file while the agent runs.
 	httpTokens     *httpTokens
@@ -235,9 +238,12 @@ func (a *Agent) bind() error {
 	if a.kafkaLn, err = net.Listen("tcp", a.cfg.KafkaAddr); err != nil {
 		return fmt.Errorf("--kafka-addr %s: %w", a.cfg.KafkaAddr, err)
 	}
-	if a.httpLn, err = net.Listen("tcp", a.cfg.HTTPAddr); err != nil {
+	httpLn, err := net.Listen("tcp", a.cfg.HTTPAddr)
+	if err != nil {
 		return fmt.Errorf("--http-addr %s: %w", a.cfg.HTTPAddr, err)
 	}
+	a.httpConns = httpconns.New(httpLn, a.cfg.HTTPMaxConnections, a.logger.With("component", "http"), a.registry)
+	a.httpLn = a.httpConns
 	if a.cfg.AdvertisedKafkaAddr != "" {
 		a.advertised, _ = splitAdvertised(a.cfg.AdvertisedKafkaAddr) // checked by Validate
 		return nil

@@ -42,6 +42,11 @@ type Config struct {
 	HTTPTokenFile string
 	// HTTPPprof (--http-pprof) serves Go's profiles under /debug/pprof/.
 	HTTPPprof bool
+	// HTTPMaxConnections (--http-max-connections) bounds the HTTP
+	// connections open at once; past it a new one replaces the longest
+	// idle keep-alive connection, or is closed if none is idle
+	// (agent/httpconns).
+	HTTPMaxConnections int
 	// AgentID (--agent-id) is the agent's int32 id; -1 takes the one in
 	// meta.json, or registers the lowest free id in the store.
 	AgentID int32
@@ -148,6 +153,7 @@ func DefaultConfig() Config {
 		KafkaAddr:                      ":9092",
 		HTTPAddr:                       ":9644",
 		HTTPIdleTimeout:                2 * time.Minute,
+		HTTPMaxConnections:             512,
 		AgentID:                        -1,
 		AutoCreateTopics:               true,
 		NumPartitions:                  1,
@@ -204,6 +210,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.HTTPIdleTimeout, "http-idle-timeout", c.HTTPIdleTimeout, "Close a keep-alive HTTP connection that has been idle this long.")
 	fs.StringVar(&c.HTTPTokenFile, "http-token-file", c.HTTPTokenFile, "File of bearer tokens (one per line, at least 22 bytes each) that every HTTP request but GET and HEAD, and /debug/pprof, must carry; shared by the cluster's agents, re-read when it changes. Empty: the HTTP port asks no credentials.")
 	fs.BoolVar(&c.HTTPPprof, "http-pprof", c.HTTPPprof, "Serve Go's profiles under /debug/pprof/ on the HTTP port (behind --http-token-file when set).")
+	fs.IntVar(&c.HTTPMaxConnections, "http-max-connections", c.HTTPMaxConnections, "Most HTTP connections open at once; past it a new one takes the place of the longest idle keep-alive connection, or is closed as soon as accepted when none is idle.")
 	fs.Int32Var(&c.AgentID, "agent-id", c.AgentID, "Agent id; -1 reuses the id in meta.json or registers the lowest free one.")
 	fs.StringVar(&c.Rack, "rack", c.Rack, "Rack (availability zone) of this agent, reported to clients.")
 	fs.BoolVar(&c.AutoCreateTopics, "auto-create-topics", c.AutoCreateTopics, "Create a topic when a client asks for metadata of one that does not exist (auto.create.topics.enable).")
@@ -291,6 +298,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--default-replication-factor %d: must be 0 (automatic) or at least 1", c.DefaultReplicationFactor)
 	case c.HTTPIdleTimeout <= 0:
 		return fmt.Errorf("--http-idle-timeout %v: must be positive", c.HTTPIdleTimeout)
+	case c.HTTPMaxConnections < 1:
+		return fmt.Errorf("--http-max-connections %d: must be at least 1", c.HTTPMaxConnections)
 	case c.DrainTimeout < 0:
 		return fmt.Errorf("--drain-timeout %v: must not be negative", c.DrainTimeout)
 	case c.RebalanceSettle < 0:

@@ -53,6 +53,7 @@ func (a *Agent) newHTTPServer() *http.Server {
 		ReadTimeout:    time.Minute,
 		MaxHeaderBytes: 64 << 10,
 		IdleTimeout:    a.cfg.HTTPIdleTimeout,
+		ConnState:      a.httpConns.ConnState,
 		// No WriteTimeout: /debug/pprof/profile and /trace write after
 		// sampling for ?seconds=, 30 by default and often more, and a
 		// forwarded drain or the console's fan-out waits on other agents.
