@@ -104,7 +104,11 @@ type Agent struct {
 	// it in step with the file while the agent runs.
 	httpTokens     *httpTokens
 	httpTokenWatch *secretfile.Watcher
-	ready          atomic.Bool
+	// peerClient and httpScheme call the other agents' HTTP ports
+	// (httptls.go).
+	peerClient *http.Client
+	httpScheme string
+	ready      atomic.Bool
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -165,6 +169,9 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		return nil, err
 	}
 	if err := a.bind(); err != nil {
+		return nil, err
+	}
+	if err := a.setupHTTPTLS(); err != nil {
 		return nil, err
 	}
 	if err := a.openStore(ctx); err != nil {

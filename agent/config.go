@@ -14,6 +14,7 @@ import (
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/internal/tlsconfig"
 	"github.com/strata-streaming/strata/membership"
 	"github.com/strata-streaming/strata/tiering"
 )
@@ -42,6 +43,12 @@ type Config struct {
 	HTTPTokenFile string
 	// HTTPPprof (--http-pprof) serves Go's profiles under /debug/pprof/.
 	HTTPPprof bool
+	// HTTPTLS (--http-tls) serves the HTTP port over TLS with TLS's
+	// certificate, and calls the other agents' ports over HTTPS.
+	HTTPTLS bool
+	// TLS is the agent's certificate and the CAs it trusts
+	// (--tls-cert-file, --tls-key-file, --tls-client-ca-file).
+	TLS tlsconfig.Files
 	// HTTPMaxConnections (--http-max-connections) bounds the HTTP
 	// connections open at once; past it a new one replaces the longest
 	// idle keep-alive connection, or is closed if none is idle
@@ -209,6 +216,10 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "Address of the HTTP server: /metrics, /healthz, /readyz, the console, drain, and /debug/pprof with --http-pprof.")
 	fs.DurationVar(&c.HTTPIdleTimeout, "http-idle-timeout", c.HTTPIdleTimeout, "Close a keep-alive HTTP connection that has been idle this long.")
 	fs.StringVar(&c.HTTPTokenFile, "http-token-file", c.HTTPTokenFile, "File of bearer tokens (one per line, at least 22 bytes each) that every HTTP request but GET and HEAD, and /debug/pprof, must carry; shared by the cluster's agents, re-read when it changes. Empty: the HTTP port asks no credentials.")
+	fs.BoolVar(&c.HTTPTLS, "http-tls", c.HTTPTLS, "Serve the HTTP port over TLS with --tls-cert-file and --tls-key-file, and call the other agents' HTTP ports over HTTPS trusting --tls-client-ca-file (else the system's CAs).")
+	fs.StringVar(&c.TLS.CertFile, "tls-cert-file", c.TLS.CertFile, "PEM certificate chain of the agent's TLS listeners, leaf first; re-read when renewed.")
+	fs.StringVar(&c.TLS.KeyFile, "tls-key-file", c.TLS.KeyFile, "PEM private key of --tls-cert-file.")
+	fs.StringVar(&c.TLS.ClientCAFile, "tls-client-ca-file", c.TLS.ClientCAFile, "PEM CAs the agent trusts: those that sign client certificates, and the other agents' when it calls them over TLS.")
 	fs.BoolVar(&c.HTTPPprof, "http-pprof", c.HTTPPprof, "Serve Go's profiles under /debug/pprof/ on the HTTP port (behind --http-token-file when set).")
 	fs.IntVar(&c.HTTPMaxConnections, "http-max-connections", c.HTTPMaxConnections, "Most HTTP connections open at once; past it a new one takes the place of the longest idle keep-alive connection, or is closed as soon as accepted when none is idle.")
 	fs.Int32Var(&c.AgentID, "agent-id", c.AgentID, "Agent id; -1 reuses the id in meta.json or registers the lowest free one.")
@@ -278,6 +289,12 @@ func (c *Config) ApplyFlags(fs *pflag.FlagSet) {
 func (c Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("--data-dir must not be empty")
+	}
+	if err := c.TLS.Validate(); err != nil {
+		return err
+	}
+	if c.HTTPTLS && !c.TLS.Enabled() {
+		return errors.New("--http-tls needs --tls-cert-file and --tls-key-file")
 	}
 	for _, a := range []struct{ flag, addr string }{{"kafka-addr", c.KafkaAddr}, {"http-addr", c.HTTPAddr}} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {

@@ -184,7 +184,7 @@ func (a *Agent) gatherConsoleView(ctx context.Context) []byte {
 			addr, _, err := a.peerHTTP(ctx, ag.ID, members)
 			var l *console.Local
 			if err == nil {
-				l, err = fetchConsoleReport(ctx, addr)
+				l, err = a.fetchConsoleReport(ctx, addr)
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -253,15 +253,15 @@ func dialableHTTP(httpAddr, kafkaAddr string) string {
 	return httpAddr
 }
 
-func fetchConsoleReport(ctx context.Context, addr string) (*console.Local, error) {
+func (a *Agent) fetchConsoleReport(ctx context.Context, addr string) (*console.Local, error) {
 	if addr == "" {
 		return nil, fmt.Errorf("advertises no HTTP address")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/console/agent", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.httpScheme+"://"+addr+"/v1/console/agent", nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := peerClient.Do(req)
+	resp, err := a.peerClient.Do(req)
 	if err != nil {
 		return nil, err
 	}

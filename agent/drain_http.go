@@ -148,14 +148,14 @@ func (a *Agent) forwardDrain(w http.ResponseWriter, r *http.Request, n int32, bo
 		b, _ := json.Marshal(body)
 		payload = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, "http://"+addr+"/v1/drain?"+q.Encode(), payload)
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, a.httpScheme+"://"+addr+"/v1/drain?"+q.Encode(), payload)
 	if err == nil {
 		if payload != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
 		a.httpTokens.authorize(req)
 		var resp *http.Response
-		if resp, err = peerClient.Do(req); err == nil {
+		if resp, err = a.peerClient.Do(req); err == nil {
 			defer resp.Body.Close()
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(resp.StatusCode)

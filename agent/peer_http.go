@@ -2,7 +2,8 @@ package agent
 
 // The HTTP addresses of other agents that this agent calls: a drain
 // forwarded with ?agent= (drain_http.go) and the console's fetch of each
-// agent's report (console.go). Both go through peerHTTP.
+// agent's report (console.go). Both go through peerHTTP, and are sent with
+// a.peerClient in a.httpScheme (httptls.go).
 
 import (
 	"context"
@@ -10,18 +11,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/membership"
 )
-
-// peerClient calls other agents at the addresses peerHTTP returns.
-var peerClient = &http.Client{
-	Timeout: 10 * time.Second,
-	// A redirect would take the request somewhere peerHTTPAddr did not check.
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-}
 
 // peerHTTP returns the HTTP address at which this agent may call agent id,
 // from the gossip members and the store's registration of id (one GET of

@@ -157,6 +157,10 @@ func (c *conn) Close() error {
 // ConnState is the http.Server ConnState hook: it keeps the list of idle
 // connections that Accept may evict.
 func (l *Listener) ConnState(nc net.Conn, state http.ConnState) {
+	// Under TLS (--http-tls) the server sees the *tls.Conn around ours.
+	if tc, ok := nc.(interface{ NetConn() net.Conn }); ok {
+		nc = tc.NetConn()
+	}
 	c, ok := nc.(*conn)
 	if !ok {
 		return // not one of ours (a server also serving another listener)
