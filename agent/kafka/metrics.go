@@ -23,6 +23,7 @@ type metrics struct {
 	fetchSessionPartitions prometheus.Gauge
 	fetchSessionEvictions  prometheus.Counter
 	fetchesBySession       *prometheus.CounterVec
+	decompressionChecks    *prometheus.CounterVec
 }
 
 // NewMetrics registers the server's metrics on reg.
@@ -59,13 +60,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		fetchesBySession: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_kafka_fetch_requests_total", Help: "Fetch requests, by how their session served them: sessionless, full (opening a session), incremental, or error (unknown session or wrong epoch).",
 		}, []string{"session"}),
+		decompressionChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_fetch_decompression_checks_total", Help: "Batches stored before Produce bounded decompression that a fetch checked, by verdict: good, or bad (over the limit, served as an empty batch).",
+		}, []string{"verdict"}),
 	}
 	for _, reason := range []string{refusedTotal, refusedPerIP, refusedRate} {
 		m.refusals.WithLabelValues(reason) // exported at 0 from the start
 	}
 	if reg != nil {
 		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut, m.conns, m.refusals,
-			m.fetchSessionCount, m.fetchSessionPartitions, m.fetchSessionEvictions, m.fetchesBySession)
+			m.fetchSessionCount, m.fetchSessionPartitions, m.fetchSessionEvictions, m.fetchesBySession,
+			m.decompressionChecks)
 	}
 	return &Metrics{m: m}
 }
@@ -131,5 +136,15 @@ func (m *metrics) fetchSessionEvicted() {
 func (m *metrics) fetched(kind fetchContextKind) {
 	if m != nil {
 		m.fetchesBySession.WithLabelValues(kind.String()).Inc()
+	}
+}
+
+func (m *metrics) decompressionChecked(bad bool) {
+	if m != nil {
+		verdict := "good"
+		if bad {
+			verdict = "bad"
+		}
+		m.decompressionChecks.WithLabelValues(verdict).Inc()
 	}
 }

@@ -1,0 +1,93 @@
+package log
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/strata-streaming/strata/internal/vfs"
+)
+
+// W is 0 for a new log and stays there as it grows; a log whose directory
+// has no checks file (one written by a build before the check) gets its log
+// end; a follower's restart raises it. Verdicts survive a reopen, a bad one
+// names its batch by CRC as well as offset, and checkedTo advances only
+// over a run that continues it.
+func TestDecompressionChecks(t *testing.T) {
+	fs := vfs.NewMem()
+	l := openLog(t, fs, "/p", testConfig(), nil)
+	for range 5 {
+		mustAppend(t, l, mkBatch(t, spec{records: 2}), 0) // offsets 0..9
+	}
+	if w := l.ValidatedFrom(); w != 0 {
+		t.Fatalf("new log: W %d, want 0", w)
+	}
+	l.Close()
+
+	// A directory as a build without the check left it.
+	if err := fs.Remove(filepath.Join("/p", checksFileName)); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, fs, "/p", testConfig(), nil)
+	if w := l.ValidatedFrom(); w != 10 {
+		t.Fatalf("first open by a checking build: W %d, want the log end 10", w)
+	}
+	mustAppend(t, l, mkBatch(t, spec{}), 0)
+	// A read from 4 (not where checkedTo is) keeps its bad verdict only.
+	if err := l.RecordChecks(0, []CheckVerdict{
+		{BadBatch: BadBatch{Base: 4, CRC: 44}, Next: 6, Bad: true},
+		{BadBatch: BadBatch{Base: 6, CRC: 66}, Next: 8},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if known, _ := l.CheckedVerdict(0, 6, 66); known {
+		t.Error("a good verdict away from checkedTo was kept")
+	}
+	// A read from the start carries checkedTo over 0..5.
+	if err := l.RecordChecks(0, []CheckVerdict{
+		{BadBatch: BadBatch{Base: 0, CRC: 1}, Next: 2},
+		{BadBatch: BadBatch{Base: 2, CRC: 2}, Next: 4},
+		{BadBatch: BadBatch{Base: 4, CRC: 44}, Next: 6, Bad: true},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+
+	l = openLog(t, fs, "/p", testConfig(), nil)
+	defer l.Close()
+	if w := l.ValidatedFrom(); w != 10 {
+		t.Fatalf("after reopen: W %d, want 10", w)
+	}
+	for _, c := range []struct {
+		base        int64
+		crc         uint32
+		known, bad  bool
+		description string
+	}{
+		{0, 1, true, false, "checked good"},
+		{2, 2, true, false, "checked good"},
+		{4, 44, true, true, "checked bad"},
+		{4, 45, true, false, "another batch at a bad batch's offset, below checkedTo"},
+		{6, 66, false, false, "past checkedTo"},
+	} {
+		if known, bad := l.CheckedVerdict(0, c.base, c.crc); known != c.known || bad != c.bad {
+			t.Errorf("%s (%d, crc %d): known %v bad %v, want %v %v", c.description, c.base, c.crc, known, bad, c.known, c.bad)
+		}
+	}
+	// Once the partition starts past it, a bad verdict is dropped.
+	if err := l.RecordChecks(6, nil); err != nil {
+		t.Fatal(err)
+	}
+	if known, bad := l.CheckedVerdict(0, 4, 44); bad || !known {
+		t.Errorf("below the start: known %v bad %v, want a plain checked verdict", known, bad)
+	}
+
+	// A follower restarting at 500 did not check what lies below.
+	f := openLog(t, fs, "/f", testConfig(), nil)
+	defer f.Close()
+	if err := f.RestartAt(500, nil); err != nil {
+		t.Fatal(err)
+	}
+	if w := f.ValidatedFrom(); w != 500 {
+		t.Errorf("after RestartAt(500): W %d, want 500", w)
+	}
+}
