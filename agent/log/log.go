@@ -309,6 +309,9 @@ func (l *Log) Close() error {
 }
 
 func (l *Log) shutdownLocked() error {
+	if err := l.flushChecks(); err != nil {
+		return err
+	}
 	a := l.active()
 	if err := l.trimLocked(a); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/strata-streaming/strata/internal/vfs"
 )
@@ -42,7 +43,11 @@ import (
 //	    20  12×n  base offset (8) and CRC (4) of each, ascending by offset
 //
 // A missing or unreadable file is treated as a first open: W becomes the
-// log end, and the verdicts start over (batches are checked again).
+// log end, and the verdicts start over (batches are checked again). A new
+// bad verdict or a raised W is written at once; checkedTo alone at most
+// every checksPersistEvery and at Close, so that a consumer reading through
+// old data does not pay an fsync per fetch (a crash loses at most that
+// much progress, which is checked again).
 
 const (
 	checksFileName = "decompression-checks"
@@ -50,6 +55,8 @@ const (
 	// batches are checked again at every read (each needs a bomb stored
 	// before the fix, so this is far beyond any real log).
 	maxBadBatches = 4096
+	// checksPersistEvery spaces out writes that only advance checkedTo.
+	checksPersistEvery = time.Second
 )
 
 var magicChecks = [4]byte{'S', 'L', 'D', 'C'}
@@ -75,6 +82,8 @@ type decompressionChecks struct {
 	mu            sync.Mutex
 	checkedTo     int64
 	bad           []BadBatch // ascending Base
+	dirty         bool       // checkedTo advanced since the last write
+	written       time.Time  // of the last write
 }
 
 // ValidatedFrom is W: batches at or above it need no decompression check.
@@ -102,7 +111,7 @@ func (l *Log) RecordChecks(start int64, verdicts []CheckVerdict) error {
 	c := &l.checks
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	changed := false
+	changed := false // what must be written now
 	to := max(c.checkedTo, start)
 	for _, v := range verdicts {
 		if v.Bad {
@@ -117,13 +126,25 @@ func (l *Log) RecordChecks(start int64, verdicts []CheckVerdict) error {
 		}
 	}
 	if to > c.checkedTo {
-		c.checkedTo, changed = to, true
+		c.checkedTo, c.dirty = to, true
 	}
 	// Verdicts below the partition's start will never be asked for again.
 	if i, _ := slices.BinarySearchFunc(c.bad, BadBatch{Base: start}, compareBad); i > 0 {
 		c.bad, changed = slices.Delete(c.bad, 0, i), true
 	}
-	if !changed {
+	if !changed && !(c.dirty && l.now().Sub(c.written) >= checksPersistEvery) {
+		return nil
+	}
+	return l.persistChecksLocked()
+}
+
+// flushChecks writes a checkedTo that advanced since the last write
+// (Close).
+func (l *Log) flushChecks() error {
+	c := &l.checks
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.dirty {
 		return nil
 	}
 	return l.persistChecksLocked()
@@ -207,6 +228,7 @@ func (l *Log) persistChecksLocked() error {
 	if err := vfs.WriteFileAtomic(l.fs, l.dir, p, encodeFrame(magicChecks, b)); err != nil {
 		return storageErr("write decompression checks", p, err)
 	}
+	c.dirty, c.written = false, l.now()
 	return nil
 }
 

@@ -90,4 +90,24 @@ func TestDecompressionChecks(t *testing.T) {
 	if w := f.ValidatedFrom(); w != 500 {
 		t.Errorf("after RestartAt(500): W %d, want 500", w)
 	}
+
+	// A crash loses checkedTo progress not yet written (those batches are
+	// checked again), never a bad verdict, which is written at once.
+	clock := &fakeClock{ms: 1_700_000_000_000} // stands still: no periodic write
+	g := openLog(t, fs, "/g", testConfig(), clock)
+	if err := g.RecordChecks(0, []CheckVerdict{{BadBatch: BadBatch{Base: 0, CRC: 1}, Next: 2, Bad: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.RecordChecks(0, []CheckVerdict{{BadBatch: BadBatch{Base: 2, CRC: 2}, Next: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	abandon(g)
+	g = openLog(t, fs, "/g", testConfig(), clock)
+	defer g.Close()
+	if known, bad := g.CheckedVerdict(0, 0, 1); !known || !bad {
+		t.Errorf("after a crash: bad verdict known %v bad %v", known, bad)
+	}
+	if known, _ := g.CheckedVerdict(0, 2, 2); known {
+		t.Error("after a crash: checkedTo progress survived that was due to be written only after a second or at Close")
+	}
 }
