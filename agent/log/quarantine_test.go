@@ -1,7 +1,9 @@
 package log
 
 import (
+	"encoding/binary"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/strata-streaming/strata/internal/vfs"
@@ -110,4 +112,43 @@ func TestDecompressionChecks(t *testing.T) {
 	if known, _ := g.CheckedVerdict(0, 2, 2); known {
 		t.Error("after a crash: checkedTo progress survived that was due to be written only after a second or at Close")
 	}
+}
+
+// FuzzDecompressionChecksFile: whatever the checks file holds (framed, so
+// that the payload decoder is reached, or raw), the log opens without a
+// panic; a payload that does not decode leaves a first open's state (W at
+// the log end, 0 here), and one that does gives a sorted, bounded bad list.
+func FuzzDecompressionChecksFile(f *testing.F) {
+	valid := binary.BigEndian.AppendUint64(nil, 10)
+	valid = binary.BigEndian.AppendUint64(valid, 4)
+	valid = binary.BigEndian.AppendUint32(valid, 1)
+	valid = binary.BigEndian.AppendUint64(valid, 2)
+	valid = binary.BigEndian.AppendUint32(valid, 99)
+	f.Add(valid, true)
+	f.Add(valid[:19], true)
+	f.Add(valid, false)
+	f.Add([]byte{}, true)
+	f.Fuzz(func(t *testing.T, payload []byte, framed bool) {
+		mem := vfs.NewMem()
+		mem.MkdirAll("/p", 0o755)
+		b := payload
+		if framed {
+			b = encodeFrame(magicChecks, payload)
+		}
+		fl, _ := mem.Create(filepath.Join("/p", checksFileName))
+		fl.Write(b)
+		fl.Close()
+		l, err := Open("/p", testConfig(), Options{FS: mem, Logger: quietLogger()})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		defer l.Close()
+		c := &l.checks
+		if len(c.bad) > maxBadBatches || !slices.IsSortedFunc(c.bad, compareBad) {
+			t.Fatalf("%d bad batches, sorted %v", len(c.bad), slices.IsSortedFunc(c.bad, compareBad))
+		}
+		if l.decodeChecks(b) != nil && l.ValidatedFrom() != 0 {
+			t.Fatalf("an undecodable file left W %d, want the log end 0", l.ValidatedFrom())
+		}
+	})
 }
