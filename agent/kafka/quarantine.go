@@ -44,10 +44,10 @@ type DecompressionChecks interface {
 	// ValidatedFrom is W: batches at or above it need no check.
 	ValidatedFrom() int64
 	// CheckedVerdict reports whether the batch at base with crc has been
-	// checked, and if so whether it failed; start is the partition's
-	// first offset.
-	CheckedVerdict(start, base int64, crc uint32) (known, bad bool)
-	// RecordChecks keeps new verdicts, in offset order.
+	// checked, and if so whether it failed.
+	CheckedVerdict(base int64, crc uint32) (known, bad bool)
+	// RecordChecks keeps new verdicts, in offset order; start is the
+	// partition's first offset (verdicts below it are dropped).
 	RecordChecks(start int64, verdicts []log.CheckVerdict) error
 }
 
@@ -87,7 +87,7 @@ func (s *Server) quarantine(ctx context.Context, t *Topic, index int32, checks D
 		bad := false
 		if h.Codec() != batch.CodecNone {
 			var known bool
-			if known, bad = checks.CheckedVerdict(start, h.BaseOffset, h.CRC); !known {
+			if known, bad = checks.CheckedVerdict(h.BaseOffset, h.CRC); !known {
 				if bad, err = s.checkStored(ctx, t, index, &h, raw); err != nil {
 					// No budget before the deadline: answer with the
 					// batches before this one.
@@ -98,8 +98,8 @@ func (s *Server) quarantine(ctx context.Context, t *Topic, index int32, checks D
 				}
 			}
 		}
-		// Every batch walked, known or not, so that checkedTo moves over
-		// a run of them; RecordChecks writes only what changed.
+		// Every batch walked, known or not, so that the checked range
+		// covers the whole run; RecordChecks writes only what changed.
 		verdicts = append(verdicts, log.CheckVerdict{BadBatch: log.BadBatch{Base: h.BaseOffset, CRC: h.CRC}, Next: h.NextOffset(), Bad: bad})
 		switch {
 		case bad:

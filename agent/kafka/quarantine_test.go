@@ -22,7 +22,7 @@ type memChecks struct {
 
 func (c *memChecks) ValidatedFrom() int64 { return c.w }
 
-func (c *memChecks) CheckedVerdict(_, base int64, crc uint32) (bool, bool) {
+func (c *memChecks) CheckedVerdict(base int64, crc uint32) (bool, bool) {
 	v, ok := c.verdicts[base]
 	return ok && v.CRC == crc, v.Bad
 }
