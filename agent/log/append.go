@@ -111,9 +111,8 @@ func (l *Log) appendLocked(b []byte, h *batch.Header, leaderEpoch int32) (Append
 
 	seg := l.active()
 	pos := seg.size
-	if _, err := seg.file.WriteAt(b, pos); err != nil {
-		l.undoWriteLocked(seg, pos)
-		return AppendResult{}, 0, 0, storageErr("append", seg.logPath(), err)
+	if err := l.writeLocked(seg, b); err != nil {
+		return AppendResult{}, 0, 0, err
 	}
 	seg.track(h, pos, l.cfg.IndexIntervalBytes)
 	l.preallocIfNeededLocked(seg)
@@ -128,12 +127,29 @@ func (l *Log) appendLocked(b []byte, h *batch.Header, leaderEpoch int32) (Append
 	return res, h.NextOffset(), l.gen, nil
 }
 
-// undoWriteLocked cuts a failed (possibly partial) write off the segment.
-// If even that fails the log stops taking writes; reads go on, since they
-// never look past seg.size.
-func (l *Log) undoWriteLocked(seg *segment, pos int64) {
+// writeLocked writes b at the end of seg's data. An open that fails (the
+// process is out of descriptors) writes nothing and leaves the log as it
+// was, so the caller's retry may succeed; a write that fails is cut off.
+func (l *Log) writeLocked(seg *segment, b []byte) error {
+	pos := seg.size
+	f, err := seg.acquire()
+	if err != nil {
+		return storageErr("append", seg.logPath(), err)
+	}
+	defer seg.release()
+	if _, err := f.WriteAt(b, pos); err != nil {
+		l.undoWriteLocked(seg, f, pos)
+		return storageErr("append", seg.logPath(), err)
+	}
+	return nil
+}
+
+// undoWriteLocked cuts a failed (possibly partial) write off the segment,
+// whose file f the caller holds pinned. If even that fails the log stops
+// taking writes; reads go on, since they never look past seg.size.
+func (l *Log) undoWriteLocked(seg *segment, f vfs.File, pos int64) {
 	seg.fileEnd = 0 // the cut takes any preallocated zeros with it
-	if err := seg.file.Truncate(pos); err != nil {
+	if err := f.Truncate(pos); err != nil {
 		l.failed = storageErr("undo write", seg.logPath(), err)
 		l.logger.Error("cannot cut failed write; log refuses writes", "segment", seg.logPath(), "position", pos, "err", err)
 	}
@@ -163,7 +179,13 @@ func (l *Log) rollLocked() error {
 	if err := l.trimLocked(old); err != nil {
 		return err
 	}
-	if err := vfs.SyncData(old.file); err != nil {
+	f, err := old.acquire()
+	if err != nil {
+		return storageErr("roll", old.logPath(), err) // nothing written yet
+	}
+	err = vfs.SyncData(f)
+	old.release()
+	if err != nil {
 		l.syncFailedLocked(old, err)
 		return storageErr("roll", old.logPath(), err)
 	}
@@ -177,7 +199,7 @@ func (l *Log) rollLocked() error {
 	if err := l.writeSnapshotLocked(base); err != nil {
 		return err
 	}
-	seg, err := openSegment(l.fs, l.dir, base, true)
+	seg, err := openSegment(l.files, l.fs, l.dir, base, true)
 	if err != nil {
 		return err
 	}
@@ -234,10 +256,14 @@ func (l *Log) syncTo(target int64, gen uint64) error {
 	}
 	seg := l.active()
 	end, syncGen := seg.next, l.gen
-	seg.acquire()
+	f, err := seg.acquire()
 	l.mu.RUnlock()
+	if err != nil {
+		// Out of descriptors: nothing was lost, the next sync retries.
+		return storageErr("sync", seg.logPath(), err)
+	}
 
-	serr := l.syncer.sync(seg.file)
+	serr := l.syncer.sync(f)
 	seg.release()
 	l.fsyncs.Add(1)
 

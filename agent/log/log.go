@@ -22,6 +22,9 @@ type Options struct {
 	// Preallocate keeps the active segment's file zero-filled ahead of its
 	// end (prealloc.go).
 	Preallocate bool
+	// Files, shared by an agent's logs, bounds the segment files they hold
+	// open (files.go); nil gives the log a pool of its own with no bound.
+	Files *FilePool
 }
 
 // AppendResult describes one appended (or duplicate) batch.
@@ -50,6 +53,7 @@ type Log struct {
 	logger *slog.Logger
 	now    func() time.Time
 	syncer *Syncer
+	files  *FilePool
 
 	// The preallocation goroutine's signals (nil without Preallocate) and
 	// its current step.
@@ -111,12 +115,16 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Files == nil {
+		opts.Files = NewFilePool(0, opts.Logger)
+	}
 	l := &Log{
 		dir:       dir,
 		fs:        opts.FS,
 		logger:    opts.Logger.With("log", dir),
 		now:       opts.Now,
 		syncer:    opts.Syncer,
+		files:     opts.Files,
 		cfg:       cfg,
 		producers: newProducerState(),
 	}
@@ -316,7 +324,7 @@ func (l *Log) shutdownLocked() error {
 	if err := l.trimLocked(a); err != nil {
 		return err
 	}
-	if err := a.file.Sync(); err != nil {
+	if err := a.withFile("sync", func(f vfs.File) error { return f.Sync() }); err != nil {
 		return storageErr("sync", a.logPath(), err)
 	}
 	l.fsyncs.Add(1)

@@ -3,6 +3,8 @@ package log
 import (
 	"errors"
 	"time"
+
+	"github.com/strata-streaming/strata/internal/vfs"
 )
 
 // Preallocation. Appending to the end of a file makes every fdatasync also
@@ -147,8 +149,11 @@ func (l *Log) preallocOnce(lastFill time.Time) (filled int64, err error) {
 	from := max(seg.fileEnd, seg.size)
 	to := min(from+step, l.cfg.SegmentBytes)
 	gen := l.gen
-	seg.acquire()
+	f, err := seg.acquire()
 	l.mu.Unlock()
+	if err != nil {
+		return 0, storageErr("preallocate", seg.logPath(), err)
+	}
 	defer seg.release()
 
 	for p := from; p < to; p += preallocPiece {
@@ -157,14 +162,14 @@ func (l *Log) preallocOnce(lastFill time.Time) (filled int64, err error) {
 			return to - from, errStalePrealloc
 		default:
 		}
-		if err := l.zeroPiece(seg, gen, p, min(p+preallocPiece, to)); err != nil {
+		if err := l.zeroPiece(f, seg, gen, p, min(p+preallocPiece, to)); err != nil {
 			return to - from, err
 		}
 	}
 	start := time.Now()
 	// Through the Syncer: 1,000 partitions laying their first zeros at
 	// once then share syncfs calls as their appends do.
-	if err := l.syncer.sync(seg.file); err != nil {
+	if err := l.syncer.sync(f); err != nil {
 		return to - from, storageErr("preallocate", seg.logPath(), err)
 	}
 	l.mu.Lock()
@@ -178,8 +183,9 @@ func (l *Log) preallocOnce(lastFill time.Time) (filled int64, err error) {
 	return to - from, nil
 }
 
-// zeroPiece writes zeros over [max(from, end of data), to) of seg.
-func (l *Log) zeroPiece(seg *segment, gen uint64, from, to int64) error {
+// zeroPiece writes zeros over [max(from, end of data), to) of seg, whose
+// file f the caller holds pinned.
+func (l *Log) zeroPiece(f vfs.File, seg *segment, gen uint64, from, to int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed || l.active() != seg || l.gen != gen {
@@ -189,7 +195,7 @@ func (l *Log) zeroPiece(seg *segment, gen uint64, from, to int64) error {
 	if start >= to {
 		return nil
 	}
-	if _, err := seg.file.WriteAt(zeros[:to-start], start); err != nil {
+	if _, err := f.WriteAt(zeros[:to-start], start); err != nil {
 		return storageErr("preallocate", seg.logPath(), err)
 	}
 	return nil
@@ -202,7 +208,7 @@ func (l *Log) trimLocked(seg *segment) error {
 		return nil
 	}
 	seg.fileEnd = 0
-	if err := seg.file.Truncate(seg.size); err != nil {
+	if err := seg.withFile("trim", func(f vfs.File) error { return f.Truncate(seg.size) }); err != nil {
 		return storageErr("trim", seg.logPath(), err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/internal/vfs"
 )
 
 // maxReadAttempts bounds retries of a read that raced a truncation.
@@ -65,12 +66,15 @@ func (l *Log) readOnce(offset int64, maxBytes int, maxOffset int64, minOne bool)
 		}
 	}
 	gen, interval := l.gen, l.cfg.IndexIntervalBytes
-	seg.acquire()
+	f, err := seg.acquire()
 	l.mu.RUnlock()
+	if err != nil {
+		return nil, false, storageErr("read", seg.logPath(), err)
+	}
 	defer seg.release()
 
 	chunk := max(int64(maxBytes)+int64(interval)+batch.HeaderSize, scanChunk/16)
-	w := &window{f: seg.file, end: end, chunk: int(min(chunk, end-start, 1<<30))}
+	w := &window{f: f, end: end, chunk: int(min(chunk, end-start, 1<<30))}
 	first, n, err := collect(w, start, end, offset, maxOffset, maxBytes, minOne)
 	if err == nil && n > 0 {
 		out, err = w.get(first, n)
@@ -150,10 +154,13 @@ func (l *Log) FindByTimestamp(ts int64) ([]byte, error) {
 			start = int64(seg.idx.floor(e.rel).pos)
 		}
 		end, lso := seg.size, l.lso
-		seg.acquire()
+		f, err := seg.acquire()
 		l.mu.RUnlock()
+		if err != nil {
+			return nil, storageErr("read", seg.logPath(), err)
+		}
 
-		raw, err := findInSegment(seg, start, end, func(h *batch.Header) bool {
+		raw, err := findInSegment(f, seg, start, end, func(h *batch.Header) bool {
 			return h.MaxTimestamp >= ts && h.LastOffset() >= lso
 		})
 		seg.release()
@@ -184,16 +191,19 @@ func (l *Log) MaxTimestampBatch() ([]byte, error) {
 	}
 	target := seg.base + int64(seg.maxTsRel)
 	start, end := int64(seg.idx.floor(seg.maxTsRel).pos), seg.size
-	seg.acquire()
+	f, err := seg.acquire()
 	l.mu.RUnlock()
+	if err != nil {
+		return nil, storageErr("read", seg.logPath(), err)
+	}
 	defer seg.release()
-	return findInSegment(seg, start, end, func(h *batch.Header) bool { return h.BaseOffset >= target })
+	return findInSegment(f, seg, start, end, func(h *batch.Header) bool { return h.BaseOffset >= target })
 }
 
 // findInSegment returns a copy of the first batch in [start, end) that
-// match accepts, or nil.
-func findInSegment(seg *segment, start, end int64, match func(*batch.Header) bool) ([]byte, error) {
-	w := &window{f: seg.file, end: end, chunk: scanChunk / 16}
+// match accepts, or nil. The caller holds seg's file f pinned.
+func findInSegment(f vfs.File, seg *segment, start, end int64, match func(*batch.Header) bool) ([]byte, error) {
+	w := &window{f: f, end: end, chunk: scanChunk / 16}
 	for pos := start; pos < end; {
 		h, err := w.batchAt(pos, false)
 		if err != nil {

@@ -69,16 +69,21 @@ func (l *Log) recover() error {
 			l.cutTail(bases[i:], "segment does not start at the previous segment's end", l.segs[n-1].next)
 			break
 		}
-		seg, err := openSegment(l.fs, l.dir, base, false)
+		seg, err := openSegment(l.files, l.fs, l.dir, base, false)
 		if err != nil {
 			return err
 		}
 		l.segs = append(l.segs, seg)
-		st, err := seg.file.Stat()
-		if err != nil {
+		var size int64
+		if err := seg.withFile("stat", func(f vfs.File) error {
+			st, err := f.Stat()
+			if err == nil {
+				size = st.Size()
+			}
+			return err
+		}); err != nil {
 			return storageErr("stat", seg.logPath(), err)
 		}
-		size := st.Size()
 		// Sealed segments were fsynced with their indexes before the next
 		// segment got data, so they need only the cheap check; the active
 		// one is scanned whole unless the last shutdown was clean.
@@ -96,16 +101,7 @@ func (l *Log) recover() error {
 			return storageErr("recover", seg.logPath(), serr)
 		}
 		if end < size {
-			if zeroTail(seg.file, end, size) {
-				l.logger.Info("dropping preallocated zeros after the last batch", "segment", seg.logPath(), "offset", seg.next, "position", end, "bytes_cut", size-end)
-			} else {
-				cerr := &CorruptionError{Segment: seg.logPath(), Offset: seg.next, Err: serr}
-				l.logger.Warn("truncating torn or corrupt segment tail", "segment", seg.logPath(), "offset", seg.next, "position", end, "bytes_cut", size-end, "err", cerr)
-			}
-			if err := seg.file.Truncate(end); err != nil {
-				return storageErr("recover", seg.logPath(), err)
-			}
-			if err := seg.file.Sync(); err != nil {
+			if err := seg.withFile("recover", func(f vfs.File) error { return l.cutSegmentTail(f, seg, end, size, serr) }); err != nil {
 				return storageErr("recover", seg.logPath(), err)
 			}
 		}
@@ -120,7 +116,7 @@ func (l *Log) recover() error {
 		}
 	}
 	if len(l.segs) == 0 {
-		seg, err := openSegment(l.fs, l.dir, lso, true)
+		seg, err := openSegment(l.files, l.fs, l.dir, lso, true)
 		if err != nil {
 			return err
 		}
@@ -128,7 +124,7 @@ func (l *Log) recover() error {
 	}
 	leo := l.leoLocked()
 	if !clean {
-		if err := l.active().file.Sync(); err != nil {
+		if err := l.active().withFile("recover", func(f vfs.File) error { return f.Sync() }); err != nil {
 			return storageErr("recover", l.active().logPath(), err)
 		}
 	}
@@ -172,6 +168,21 @@ func (l *Log) recover() error {
 	l.flushed = leo
 	l.logger.Info("opened log", "clean", clean, "segments", len(l.segs), "start", l.lso, "end", leo)
 	return nil
+}
+
+// cutSegmentTail cuts seg's file f (pinned by the caller) back from size
+// to end, where recovery found the last good batch ending (serr says why).
+func (l *Log) cutSegmentTail(f vfs.File, seg *segment, end, size int64, serr error) error {
+	if zeroTail(f, end, size) {
+		l.logger.Info("dropping preallocated zeros after the last batch", "segment", seg.logPath(), "offset", seg.next, "position", end, "bytes_cut", size-end)
+	} else {
+		cerr := &CorruptionError{Segment: seg.logPath(), Offset: seg.next, Err: serr}
+		l.logger.Warn("truncating torn or corrupt segment tail", "segment", seg.logPath(), "offset", seg.next, "position", end, "bytes_cut", size-end, "err", cerr)
+	}
+	if err := f.Truncate(end); err != nil {
+		return err
+	}
+	return f.Sync()
 }
 
 // zeroTail reports whether f holds only zeros from end up to size, as

@@ -75,9 +75,8 @@ func (l *Log) appendReplicatedLocked(b []byte, h *batch.Header) (int64, error) {
 	}
 	seg := l.active()
 	pos := seg.size
-	if _, err := seg.file.WriteAt(b, pos); err != nil {
-		l.undoWriteLocked(seg, pos)
-		return 0, storageErr("append", seg.logPath(), err)
+	if err := l.writeLocked(seg, b); err != nil {
+		return 0, err
 	}
 	seg.track(h, pos, l.cfg.IndexIntervalBytes)
 	l.preallocIfNeededLocked(seg)

@@ -1,6 +1,10 @@
 package log
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/strata-streaming/strata/internal/vfs"
+)
 
 // DeleteRecordsBefore raises the log start offset to offset (DeleteRecords;
 // the caller checks offset <= high watermark) and deletes the sealed
@@ -87,7 +91,8 @@ func (l *Log) newestMs(s *segment) int64 {
 	if s.maxTs >= 0 {
 		return s.maxTs
 	}
-	if st, err := s.file.Stat(); err == nil {
+	if st, err := s.fs.Stat(s.logPath()); err == nil {
+		// By name: no need to open an idle segment for its mtime.
 		return st.ModTime().UnixMilli()
 	}
 	return l.now().UnixMilli() // unknown age: keep it
@@ -184,7 +189,7 @@ func (l *Log) truncateLocked(offset int64) error {
 	if offset < l.segs[0].base {
 		// The new segment has another name, so it exists before the old
 		// ones go and the log is never without a segment.
-		seg, err := openSegment(l.fs, l.dir, offset, true)
+		seg, err := openSegment(l.files, l.fs, l.dir, offset, true)
 		if err != nil {
 			return err
 		}
@@ -208,10 +213,12 @@ func (l *Log) truncateLocked(offset int64) error {
 		if err != nil {
 			return err
 		}
-		if err := seg.file.Truncate(pos); err != nil {
-			return storageErr("truncate", seg.logPath(), err)
-		}
-		if err := seg.file.Sync(); err != nil {
+		if err := seg.withFile("truncate", func(f vfs.File) error {
+			if err := f.Truncate(pos); err != nil {
+				return err
+			}
+			return f.Sync()
+		}); err != nil {
 			return storageErr("truncate", seg.logPath(), err)
 		}
 		if _, err := seg.rebuild(pos, false, l.cfg.IndexIntervalBytes, nil); err != nil {
@@ -248,8 +255,13 @@ func (l *Log) truncateLocked(offset int64) error {
 // positionOf finds the file position of the batch containing offset (or
 // the segment end if no batch holds it).
 func positionOf(seg *segment, offset int64) (int64, error) {
+	f, err := seg.acquire()
+	if err != nil {
+		return 0, storageErr("truncate", seg.logPath(), err)
+	}
+	defer seg.release()
 	pos := int64(seg.idx.floor(uint32(offset - seg.base)).pos)
-	w := &window{f: seg.file, end: seg.size, chunk: scanChunk / 16}
+	w := &window{f: f, end: seg.size, chunk: scanChunk / 16}
 	for pos < seg.size {
 		h, err := w.batchAt(pos, false)
 		if err != nil {

@@ -7,8 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/internal/vfs"
@@ -27,15 +25,16 @@ const (
 
 func segmentName(base int64) string { return fmt.Sprintf("%020d", base) }
 
-// segment is one <base>.log file with its indexes. The file handle is fixed
-// at creation; every other field is guarded by Log.mu, except refs/retired,
-// which let readers keep using a segment that retention or Close removed
-// from the log until their ReadAt finishes.
+// segment is one <base>.log file with its indexes. The file is opened
+// through the log's FilePool when a step needs it (acquire ... release) and
+// may be closed while idle; every other field is guarded by Log.mu. A pin
+// lets a reader keep using a segment that retention or Close removed from
+// the log until its ReadAt finishes.
 type segment struct {
 	fs   vfs.FS
 	dir  string
 	base int64
-	file vfs.File
+	file fileHandle
 
 	size       int64 // bytes of whole batches; readers never look past it
 	fileEnd    int64 // end of the preallocated zeros past size; 0: none
@@ -45,11 +44,6 @@ type segment struct {
 	maxTs      int64 // largest MaxTimestamp, -1 when empty
 	maxTsRel   uint32
 	firstTs    int64 // MaxTimestamp of the first batch (segment.ms)
-
-	refs      atomic.Int32
-	retired   atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
 }
 
 func (s *segment) path(suffix string) string {
@@ -64,19 +58,32 @@ func (s *segment) reset() {
 }
 
 // openSegment opens (create: creates empty) a segment file, state unset.
-func openSegment(fs vfs.FS, dir string, base int64, create bool) (*segment, error) {
+// The file is opened once here, so that a missing or unreadable file is
+// found now, and then left to the pool.
+func openSegment(pool *FilePool, fs vfs.FS, dir string, base int64, create bool) (*segment, error) {
 	s := &segment{fs: fs, dir: dir, base: base}
 	s.reset()
 	flag := os.O_RDWR
 	if create {
 		flag |= os.O_CREATE | os.O_TRUNC
 	}
-	f, err := fs.OpenFile(s.logPath(), flag, 0o644)
-	if err != nil {
-		return nil, storageErr("open segment", s.logPath(), err)
+	s.file = fileHandle{pool: pool, fs: fs, path: s.logPath(), flag: flag}
+	if err := s.withFile("open segment", func(vfs.File) error { return nil }); err != nil {
+		s.retire()
+		return nil, err
 	}
-	s.file = f
 	return s, nil
+}
+
+// withFile runs fn with the segment's file pinned open; op names the step
+// in the error when the file cannot be opened.
+func (s *segment) withFile(op string, fn func(f vfs.File) error) error {
+	f, err := s.acquire()
+	if err != nil {
+		return storageErr(op, s.logPath(), err)
+	}
+	defer s.release()
+	return fn(f)
 }
 
 // track records one batch that now ends the segment at pos..pos+size.
@@ -122,7 +129,12 @@ func (s *segment) fits(n int, last int64) bool {
 // at the first bad batch. It returns that batch's position and error (nil
 // when the file ends cleanly). onBatch, if set, sees each good batch.
 func (s *segment) scan(from, fileSize int64, verify bool, interval int, onBatch func(*batch.Header)) (int64, error) {
-	w := &window{f: s.file, end: fileSize, chunk: scanChunk, reuse: true}
+	f, err := s.acquire()
+	if err != nil {
+		return from, storageErr("open segment", s.logPath(), err)
+	}
+	defer s.release()
+	w := &window{f: f, end: fileSize, chunk: scanChunk, reuse: true}
 	pos := from
 	for pos < fileSize {
 		h, err := w.batchAt(pos, verify)
@@ -180,8 +192,12 @@ func (s *segment) loadIndexes(fileSize int64, interval int) (bool, error) {
 	}
 	// firstTs comes from the first batch's header.
 	if fileSize > 0 {
-		w := &window{f: s.file, end: fileSize, chunk: batch.HeaderSize}
-		h, err := w.batchAt(0, false)
+		var h batch.Header
+		err := s.withFile("read segment", func(f vfs.File) error {
+			var err error
+			h, err = (&window{f: f, end: fileSize, chunk: batch.HeaderSize}).batchAt(0, false)
+			return err
+		})
 		if err != nil {
 			if isDataError(err) {
 				return false, nil
@@ -225,27 +241,16 @@ func (s *segment) writeIndexes() error {
 	return nil
 }
 
-// acquire pins the file for a read outside Log.mu; callers hold Log.mu
-// (read or write) so that a retired segment is never acquired.
-func (s *segment) acquire() { s.refs.Add(1) }
+// acquire pins the file open (opening it if the pool closed it) for a
+// step that may run outside Log.mu; callers hold Log.mu (read or write) so
+// that a retired segment is never acquired. Each successful acquire needs
+// one release.
+func (s *segment) acquire() (vfs.File, error) { return s.file.acquire() }
 
-func (s *segment) release() {
-	if s.refs.Add(-1) == 0 && s.retired.Load() {
-		s.closeFile()
-	}
-}
+func (s *segment) release() { s.file.release() }
 
-// retire closes the file once the last reader releases it.
-func (s *segment) retire() {
-	s.retired.Store(true)
-	if s.refs.Load() == 0 {
-		s.closeFile()
-	}
-}
-
-func (s *segment) closeFile() {
-	s.closeOnce.Do(func() { s.closeErr = s.file.Close() })
-}
+// retire closes the file once the last pin is released.
+func (s *segment) retire() { s.file.retire() }
 
 // remove retires the segment and deletes its files.
 func (s *segment) remove() error {

@@ -160,19 +160,24 @@ func (l *Log) walkLocked(from, to int64, fn func(*batch.Header)) error {
 		if from > s.base {
 			pos = int64(s.idx.floor(uint32(from - s.base)).pos)
 		}
-		w := &window{f: s.file, end: s.size, chunk: scanChunk, reuse: true}
-		for pos < s.size {
-			h, err := w.batchAt(pos, false)
-			if err != nil {
-				return storageErr("replay", s.logPath(), err)
+		if err := s.withFile("replay", func(f vfs.File) error {
+			w := &window{f: f, end: s.size, chunk: scanChunk, reuse: true}
+			for pos < s.size {
+				h, err := w.batchAt(pos, false)
+				if err != nil {
+					return err
+				}
+				if h.BaseOffset >= to {
+					break
+				}
+				if h.BaseOffset >= from {
+					fn(&h)
+				}
+				pos += int64(h.Size())
 			}
-			if h.BaseOffset >= to {
-				break
-			}
-			if h.BaseOffset >= from {
-				fn(&h)
-			}
-			pos += int64(h.Size())
+			return nil
+		}); err != nil {
+			return storageErr("replay", s.logPath(), err)
 		}
 	}
 	return nil

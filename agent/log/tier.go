@@ -71,11 +71,16 @@ var ErrNoSegment = errors.New("log: no such sealed segment")
 func (l *Log) OpenSealed(base int64) (*SegmentView, error) {
 	l.mu.RLock()
 	var seg *segment
+	var f vfs.File
 	if !l.closed {
 		for _, s := range l.segs[:len(l.segs)-1] {
 			if s.base == base {
+				var err error
+				if f, err = s.acquire(); err != nil {
+					l.mu.RUnlock()
+					return nil, storageErr("open sealed segment", s.logPath(), err)
+				}
 				seg = s
-				seg.acquire()
 				break
 			}
 		}
@@ -89,7 +94,7 @@ func (l *Log) OpenSealed(base int64) (*SegmentView, error) {
 			epoch = e
 		}
 		v = SegmentView{SealedSegment: SealedSegment{Base: seg.base, Next: seg.next, Size: seg.size, MaxTimestamp: seg.maxTs, LeaderEpoch: epoch},
-			Log: io.NewSectionReader(seg.file, 0, seg.size), OffsetIndex: encodeOffsets(x.offsets), TimeIndex: encodeTimes(x.times), seg: seg}
+			Log: io.NewSectionReader(f, 0, seg.size), OffsetIndex: encodeOffsets(x.offsets), TimeIndex: encodeTimes(x.times), seg: seg}
 	}
 	l.mu.RUnlock()
 	if seg == nil {
@@ -159,7 +164,7 @@ func (l *Log) RestartAt(offset int64, producerSnapshot []byte) error {
 		return err
 	}
 	old := l.active()
-	seg, err := openSegment(l.fs, l.dir, offset, true)
+	seg, err := openSegment(l.files, l.fs, l.dir, offset, true)
 	if err != nil {
 		return err
 	}
