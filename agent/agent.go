@@ -84,6 +84,7 @@ type Agent struct {
 	advertised  hostPort
 	lockFile    *os.File
 	syncer      *log.Syncer // nil: --log-group-sync=false
+	files       *log.FilePool
 
 	adminMu sync.Mutex // serialises topic changes; before mu
 	mu      sync.RWMutex
@@ -168,6 +169,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	if err := a.openDataDir(); err != nil {
 		return nil, err
 	}
+	a.files = a.newFilePool()
 	if err := a.bind(); err != nil {
 		return nil, err
 	}

@@ -104,6 +104,10 @@ type Config struct {
 	// each active segment's file zero-filled ahead of its end, so that an
 	// fsync after an append writes data only (log.Options.Preallocate).
 	LogPreallocate bool
+	// LogMaxOpenFiles (--log-max-open-files) bounds the segment files all
+	// partitions hold open at once (log.FilePool); 0 derives it from the
+	// descriptor limit at start (fdlimit.LogFiles).
+	LogMaxOpenFiles int
 	// RetentionCheckInterval (--retention-check-interval) is how often
 	// retention and segment.ms are applied to every partition.
 	RetentionCheckInterval time.Duration
@@ -237,6 +241,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LogFlush, "log-flush", c.LogFlush, "When appends are fsynced before they are acknowledged: always, interval or never.")
 	fs.DurationVar(&c.LogFlushInterval, "log-flush-interval", c.LogFlushInterval, "How often the log is fsynced under --log-flush=interval.")
 	fs.BoolVar(&c.LogPreallocate, "log-preallocate", c.LogPreallocate, "Under --log-flush=always, keep each partition's active segment file written with zeros ahead of its end (64 KiB, doubling up to 64 MiB while appends catch up), so that fsyncs after appends skip the filesystem journal; turn off on thin-provisioned disks.")
+	fs.IntVar(&c.LogMaxOpenFiles, "log-max-open-files", c.LogMaxOpenFiles, "Most partition segment files open at once; past it the least recently used idle ones are closed and reopened when next needed. 0 takes the open-file limit (RLIMIT_NOFILE) less --max-connections less 256, but at least a quarter of the limit.")
 	fs.BoolVar(&c.LogGroupSync, "log-group-sync", c.LogGroupSync, "Make partitions that need an fsync at the same time durable with one syncfs of the data directory's filesystem; turn off when that filesystem has other busy writers.")
 	fs.DurationVar(&c.RetentionCheckInterval, "retention-check-interval", c.RetentionCheckInterval, "How often retention is applied to every partition (log.retention.check.interval.ms).")
 	fs.Int64Var(&c.ProducerIDBlock, "producer-id-block", c.ProducerIDBlock, "Producer ids reserved in the store at a time.")
@@ -327,6 +332,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--rebalance-max-moves-per-agent %d: must be at least 1", c.RebalanceMaxMovesPerAgent)
 	case c.ReplicaLagTimeMax < 10*time.Millisecond:
 		return fmt.Errorf("--replica-lag-time-max %v: must be at least 10ms", c.ReplicaLagTimeMax)
+	case c.LogMaxOpenFiles < 0:
+		return fmt.Errorf("--log-max-open-files %d: must be 0 (automatic) or positive", c.LogMaxOpenFiles)
 	case c.LogFlushInterval <= 0:
 		return fmt.Errorf("--log-flush-interval %v: must be positive", c.LogFlushInterval)
 	case c.RetentionCheckInterval <= 0:

@@ -110,7 +110,7 @@ func (a *Agent) openPartition(t metadata.Topic, r metadata.Resolved, index int32
 	if err := partition.WriteMeta(a.fs, dir, t.ID); err != nil {
 		return nil, fmt.Errorf("topic %s partition %d: write %s: %w", t.Name, index, partition.MetaFile, err)
 	}
-	l, err := log.Open(dir, a.logConfig(r), log.Options{FS: a.fs, Logger: a.logger.With("topic", t.Name, "partition", index), Syncer: a.syncer,
+	l, err := log.Open(dir, a.logConfig(r), log.Options{FS: a.fs, Logger: a.logger.With("topic", t.Name, "partition", index), Syncer: a.syncer, Files: a.files,
 		Preallocate: a.cfg.LogPreallocate && a.flush == log.FlushAlways})
 	if err != nil {
 		return nil, fmt.Errorf("topic %s partition %d: %w", t.Name, index, err)
