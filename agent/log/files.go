@@ -23,9 +23,13 @@ import (
 // closed. An agent with 10,000 partitions thus holds as many segment files
 // open as its busy partitions need, not one per segment.
 //
-// Pins are never refused for want of room: a pinned handle counts, and
-// the bound is passed for as long as more handles than it are pinned at
-// once (each pin lasts one step, so that is brief).
+// Pins for a client's request (appends, reads, syncs) are never refused
+// for want of room: a pinned handle counts, and the bound is passed for as
+// long as more handles than it are pinned at once (each pin lasts one
+// step, so that is brief). Background work that can wait (preallocation,
+// which every log starts at open) takes a background pin, refused while
+// half the bound is already pinned by background work: 2,000 logs opening
+// at once would otherwise pin 2,000 files while they lay their zeros.
 //
 // Closing and reopening a file keeps fsync's meaning on Linux: an fsync
 // through a new descriptor writes back the inode's dirty pages whoever
@@ -37,10 +41,11 @@ type FilePool struct {
 	max    int // 0: no bound
 	logger *slog.Logger
 
-	mu   sync.Mutex
-	cond sync.Cond // broadcast when an open in flight ends
-	open int       // handles open or being opened
-	idle list.List // of *fileHandle: open, unpinned; front most recent
+	mu         sync.Mutex
+	cond       sync.Cond // broadcast when an open in flight ends
+	open       int       // handles open or being opened
+	background int       // background pins held
+	idle       list.List // of *fileHandle: open, unpinned; front most recent
 
 	opens, evictions, retries atomic.Int64
 }
@@ -87,6 +92,10 @@ type fileHandle struct {
 	elem    *list.Element // in pool.idle while open and unpinned
 }
 
+// errPoolBusy refuses a background pin: background work holds half the
+// pool's bound already.
+var errPoolBusy = errors.New("log: file pool busy with background work")
+
 // errRetired: a segment was used after its log retired it. Callers hold
 // the log's lock and check that the segment is still the log's, so this
 // is a bug if it is ever seen.
@@ -94,7 +103,14 @@ var errRetired = errors.New("log: segment file used after it was retired")
 
 // acquire pins the handle, opening the file if it is closed, and returns
 // it; it stays open until the matching release.
-func (h *fileHandle) acquire() (vfs.File, error) {
+func (h *fileHandle) acquire() (vfs.File, error) { return h.pin(false) }
+
+// acquireBackground is acquire for work that can wait; it fails with
+// errPoolBusy when background pins hold half the bound. The matching call
+// is releaseBackground.
+func (h *fileHandle) acquireBackground() (vfs.File, error) { return h.pin(true) }
+
+func (h *fileHandle) pin(background bool) (vfs.File, error) {
 	p := h.pool
 	p.mu.Lock()
 	for h.opening {
@@ -103,6 +119,13 @@ func (h *fileHandle) acquire() (vfs.File, error) {
 	if h.retired {
 		p.mu.Unlock()
 		return nil, errRetired
+	}
+	if background {
+		if p.max > 0 && p.background >= max(p.max/2, 1) {
+			p.mu.Unlock()
+			return nil, errPoolBusy
+		}
+		p.background++
 	}
 	h.pins++
 	if h.f != nil {
@@ -128,6 +151,9 @@ func (h *fileHandle) acquire() (vfs.File, error) {
 	if err != nil {
 		h.pins--
 		p.open--
+		if background {
+			p.background--
+		}
 		return nil, err
 	}
 	h.f, h.flag = f, os.O_RDWR
@@ -136,9 +162,17 @@ func (h *fileHandle) acquire() (vfs.File, error) {
 
 // release ends a pin; the last one makes the file idle (or closes it, if
 // the segment is retired).
-func (h *fileHandle) release() {
+func (h *fileHandle) release() { h.unpin(false) }
+
+// releaseBackground ends a pin of acquireBackground.
+func (h *fileHandle) releaseBackground() { h.unpin(true) }
+
+func (h *fileHandle) unpin(background bool) {
 	p := h.pool
 	p.mu.Lock()
+	if background {
+		p.background--
+	}
 	h.pins--
 	if h.pins < 0 {
 		p.mu.Unlock()

@@ -217,3 +217,42 @@ func TestFilePoolOutOfDescriptors(t *testing.T) {
 		t.Fatalf("read back %d batches, want 2", n)
 	}
 }
+
+// Logs opened together all start laying preallocated zeros at once; their
+// background pins are capped at half the bound, so that the files they
+// hold stay bounded, while pins for requests are never refused.
+func TestFilePoolCapsBackgroundPins(t *testing.T) {
+	const bound = 4
+	cfs := &countingFS{FS: vfs.NewMem()}
+	pool := NewFilePool(bound, quietLogger())
+	var hs []*fileHandle
+	for i := range 2 * bound {
+		hs = append(hs, &fileHandle{pool: pool, fs: cfs, path: fmt.Sprintf("/f%d", i), flag: os.O_RDWR | os.O_CREATE})
+	}
+	for i, h := range hs[:bound/2] {
+		if _, err := h.acquireBackground(); err != nil {
+			t.Fatalf("background pin %d of %d: %v", i+1, bound/2, err)
+		}
+	}
+	if _, err := hs[bound/2].acquireBackground(); !errors.Is(err, errPoolBusy) {
+		t.Fatalf("background pin past half the bound: %v, want errPoolBusy", err)
+	}
+	for i, h := range hs[bound/2:] { // requests pin past the bound
+		if _, err := h.acquire(); err != nil {
+			t.Fatalf("request pin %d: %v", i, err)
+		}
+	}
+	if n := cfs.open.Load(); n != 2*bound {
+		t.Fatalf("%d files open with %d pinned", n, 2*bound)
+	}
+	for _, h := range hs[bound/2:] {
+		h.release()
+	}
+	hs[0].releaseBackground()
+	if _, err := hs[bound/2].acquireBackground(); err != nil {
+		t.Fatalf("background pin after one ended: %v", err)
+	}
+	if n := cfs.open.Load(); n > bound {
+		t.Fatalf("%d files open after the request pins ended, bound %d", n, bound)
+	}
+}

@@ -114,7 +114,7 @@ func (l *Log) preallocLoop() {
 			lastFill, lastBytes = start, filled
 		}
 		switch {
-		case err == nil, errors.Is(err, errStalePrealloc):
+		case err == nil, errors.Is(err, errStalePrealloc), errors.Is(err, errPoolBusy):
 			warned = false
 		case !warned:
 			// A full disk, most likely: appends go on growing the file,
@@ -149,12 +149,17 @@ func (l *Log) preallocOnce(lastFill time.Time) (filled int64, err error) {
 	from := max(seg.fileEnd, seg.size)
 	to := min(from+step, l.cfg.SegmentBytes)
 	gen := l.gen
-	f, err := seg.acquire()
+	// A background pin: when many logs lay zeros at once (all of them
+	// just opened), the rest wait for their next append to ask again.
+	f, err := seg.file.acquireBackground()
 	l.mu.Unlock()
+	if errors.Is(err, errPoolBusy) {
+		return 0, err
+	}
 	if err != nil {
 		return 0, storageErr("preallocate", seg.logPath(), err)
 	}
-	defer seg.release()
+	defer seg.file.releaseBackground()
 
 	for p := from; p < to; p += preallocPiece {
 		select {
