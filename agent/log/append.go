@@ -1,6 +1,7 @@
 package log
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
@@ -256,15 +257,28 @@ func (l *Log) syncTo(target int64, gen uint64) error {
 	}
 	seg := l.active()
 	end, syncGen := seg.next, l.gen
-	f, err := seg.acquire()
 	l.mu.RUnlock()
-	if err != nil {
-		// Out of descriptors: nothing was lost, the next sync retries.
-		return storageErr("sync", seg.logPath(), err)
-	}
 
-	serr := l.syncer.sync(f)
-	seg.release()
+	// The Syncer opens the file only if it syncs it by itself. The
+	// segment may be retired meanwhile (a truncation): its sync then
+	// fails as a fileOpenError, and the generation check below reports
+	// the truncation.
+	serr := l.syncer.sync(seg)
+	var openErr *fileOpenError
+	if errors.As(serr, &openErr) {
+		// Nothing was lost: out of descriptors (the next sync retries), or
+		// a truncation retired the segment, which durableLocked reports.
+		l.mu.RLock()
+		defer l.mu.RUnlock()
+		done, err := l.durableLocked(target, gen)
+		switch {
+		case err != nil:
+			return err
+		case done:
+			return nil
+		}
+		return openErr.err
+	}
 	l.fsyncs.Add(1)
 
 	l.mu.Lock()

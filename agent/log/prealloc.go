@@ -174,7 +174,7 @@ func (l *Log) preallocOnce(lastFill time.Time) (filled int64, err error) {
 	start := time.Now()
 	// Through the Syncer: 1,000 partitions laying their first zeros at
 	// once then share syncfs calls as their appends do.
-	if err := l.syncer.sync(f); err != nil {
+	if err := l.syncer.sync(seg); err != nil {
 		return to - from, storageErr("preallocate", seg.logPath(), err)
 	}
 	l.mu.Lock()

@@ -249,6 +249,26 @@ func (s *segment) acquire() (vfs.File, error) { return s.file.acquire() }
 
 func (s *segment) release() { s.file.release() }
 
+// syncData fdatasyncs the segment's file for the Syncer, opening it if the
+// pool closed it: an fsync through a new descriptor writes back the
+// inode's dirty pages all the same. A failed open is a fileOpenError, so
+// that the caller does not take it for lost writes.
+func (s *segment) syncData() error {
+	f, err := s.acquire()
+	if err != nil {
+		return &fileOpenError{storageErr("sync", s.logPath(), err)}
+	}
+	defer s.release()
+	return vfs.SyncData(f)
+}
+
+// fileOpenError is a sync that could not open its file: nothing written
+// was lost, and a later sync may succeed.
+type fileOpenError struct{ err error }
+
+func (e *fileOpenError) Error() string { return e.err.Error() }
+func (e *fileOpenError) Unwrap() error { return e.err }
+
 // retire closes the file once the last pin is released.
 func (s *segment) retire() { s.file.retire() }
 

@@ -50,9 +50,21 @@ type Syncer struct {
 	grouped    atomic.Int64
 }
 
+// syncable is a file the Syncer makes durable. A log's segment opens its
+// file (through the FilePool) only when the Syncer syncs it by itself: a
+// batch made durable by one syncfs needs no file open, so that a produce
+// to 2,000 partitions does not hold 2,000 files while it waits.
+type syncable interface {
+	syncData() error
+}
+
+// maxParallelSyncs bounds the files a batch synced file by file has open
+// and in flight at once.
+const maxParallelSyncs = 64
+
 // syncBatch is the files of one sync, and each one's outcome.
 type syncBatch struct {
-	files []vfs.File
+	files []syncable
 	done  chan struct{}
 	errs  []error // by position in files, set before done closes
 }
@@ -88,9 +100,9 @@ func (s *Syncer) Stats() SyncerStats {
 // sync makes f's data durable, alone or with the files of other logs that
 // asked at about the same time. The first member of a batch runs it once
 // the batch before it is done; until then, other logs join.
-func (s *Syncer) sync(f vfs.File) error {
+func (s *Syncer) sync(f syncable) error {
 	if s == nil {
-		return vfs.SyncData(f)
+		return f.syncData()
 	}
 	s.mu.Lock()
 	b := s.open
@@ -126,7 +138,7 @@ const (
 const exploreEvery = 8
 
 // run syncs one batch and returns each file's outcome. s.running is held.
-func (s *Syncer) run(files []vfs.File) []error {
+func (s *Syncer) run(files []syncable) []error {
 	errs := make([]error, len(files))
 	if len(files) < groupSyncMin || s.fs == nil || s.perFile.Load() {
 		s.syncFiles(files, errs)
@@ -183,15 +195,20 @@ func (c *recentCosts) median() float64 {
 	return v[k/2]
 }
 
-// syncFiles fdatasyncs each file, all at once.
-func (s *Syncer) syncFiles(files []vfs.File, errs []error) {
+// syncFiles fdatasyncs each file, up to maxParallelSyncs at once.
+func (s *Syncer) syncFiles(files []syncable, errs []error) {
 	if len(files) == 1 {
-		errs[0] = vfs.SyncData(files[0])
+		errs[0] = files[0].syncData()
 		return
 	}
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxParallelSyncs)
 	for i, f := range files {
-		wg.Go(func() { errs[i] = vfs.SyncData(f) })
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			errs[i] = f.syncData()
+		})
 	}
 	wg.Wait()
 }

@@ -21,7 +21,7 @@ func heldBatch(t *testing.T, s *Syncer, files []vfs.File) []error {
 	errs := make([]error, len(files))
 	var wg sync.WaitGroup
 	for i, f := range files {
-		wg.Go(func() { errs[i] = s.sync(f) })
+		wg.Go(func() { errs[i] = s.sync(openFile{f}) })
 		// One at a time, so that the first one started is the batch's runner.
 		deadline := time.Now().Add(5 * time.Second)
 		for {
@@ -41,6 +41,11 @@ func heldBatch(t *testing.T, s *Syncer, files []vfs.File) []error {
 	wg.Wait()
 	return errs
 }
+
+// openFile is a file the test holds open, for the Syncer.
+type openFile struct{ vfs.File }
+
+func (f openFile) syncData() error { return vfs.SyncData(f.File) }
 
 func createFiles(t *testing.T, fs vfs.FS, dir string, n int) []vfs.File {
 	t.Helper()
