@@ -55,11 +55,15 @@ func TestManyTopicsUnderDescriptorLimit(t *testing.T) {
 	for i := range names {
 		names[i] = fmt.Sprintf("fds-%04d", i)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(a.Addr()), kgo.ProducerLinger(5*time.Millisecond))
+	// Creating 300 topics can take longer than the client's usual request
+	// timeout on a loaded machine; cutting it off would only resend it.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(a.Addr()), kgo.ProducerLinger(5*time.Millisecond), kgo.RequestTimeoutOverhead(60*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
+	// Each phase has its own deadline, generous for a loaded machine; a
+	// quiet one runs the whole probe in about 75 s.
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 
@@ -119,6 +123,8 @@ func TestManyTopicsUnderDescriptorLimit(t *testing.T) {
 		recs[i] = &kgo.Record{Topic: n, Value: []byte("value of " + n)}
 		produced += int64(len(recs[i].Value))
 	}
+	ctx, cancel = context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatalf("produce to %d topics: %v", topics, err)
 	}
@@ -133,6 +139,8 @@ func TestManyTopicsUnderDescriptorLimit(t *testing.T) {
 	a.Restart(t)
 	checkLimit()
 	t.Logf("restarted in %v", time.Since(restartAt).Round(time.Millisecond))
+	ctx, cancel = context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
 	readBack(ctx, t, a.Addr(), names, "after restart")
 	after := mustSample(t, a.PID(), a.HTTPAddr())
 
