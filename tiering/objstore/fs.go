@@ -102,7 +102,7 @@ func isMissing(err error) bool {
 // the file. A directory at the key's path is "not found": on S3 a key and a
 // key prefix are different things.
 func openObject(key, path string) (*os.File, fsHeader, Attributes, error) {
-	f, err := os.Open(path)
+	f, err := openRetrying(func() (*os.File, error) { return os.Open(path) })
 	if isMissing(err) {
 		return nil, fsHeader{}, Attributes{}, fmt.Errorf("fs: %q: %w", key, ErrNotFound)
 	}

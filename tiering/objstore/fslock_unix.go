@@ -14,7 +14,7 @@ import (
 // it excludes other processes and other opens in this process alike, and
 // the kernel drops it if the process dies.
 func flockFile(path string) (release func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openRetrying(func() (*os.File, error) { return os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644) })
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
 	}

@@ -116,7 +116,7 @@ func (b *FSBucket) createTemp(key, dir string) (*os.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		tmp, err := os.CreateTemp(dir, fsTempPattern)
+		tmp, err := openRetrying(func() (*os.File, error) { return os.CreateTemp(dir, fsTempPattern) })
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -209,7 +209,7 @@ func writeTemp(ctx context.Context, f *os.File, r io.ReaderAt, size int64) (fsHe
 
 // syncDir fsyncs a directory so a rename, create or remove in it is durable.
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
+	d, err := openRetrying(func() (*os.File, error) { return os.Open(dir) })
 	if err != nil {
 		return fmt.Errorf("sync directory: %w", err)
 	}
