@@ -144,8 +144,17 @@ func TestManyTopicsUnderDescriptorLimit(t *testing.T) {
 	readBack(ctx, t, a.Addr(), names, "after restart")
 	after := mustSample(t, a.PID(), a.HTTPAddr())
 
-	if n := strings.Count(a.Logs(), "too many open files"); n > 0 {
+	logs := a.Logs()
+	if n := strings.Count(logs, "too many open files"); n > 0 {
 		t.Errorf("the agent logged %d \"too many open files\" errors", n)
+	}
+	// --max-connections (10,000 by default) alone passes the limit: each
+	// start must say so, naming the flags and the limit.
+	if n := strings.Count(logs, `level=WARN msg="--max-connections and --log-max-open-files`); n != 2 {
+		t.Errorf("the agent warned %d times of --max-connections and --log-max-open-files over the limit in 2 starts", n)
+	}
+	if !strings.Contains(logs, "log_max_open_files=512 ") || !strings.Contains(logs, "nofile_limit=2048") {
+		t.Errorf("the agent's logs do not show --log-max-open-files 512 under the limit of 2048")
 	}
 	p := peak()
 	t.Logf("descriptor probe: %d topics, bytes sent: metadata %d, record values %d; peak fds %d of %d; peak rss %s before restart, %s after; total %v",
