@@ -27,7 +27,17 @@
 // that retention or Close cannot close the file under them. Fsyncs happen
 // outside the mutex, serialised by flushMu: with log.flush=always one fsync
 // covers every append made before it started (group commit), which Stats
-// counts. Lock order: flusherMu, flushMu, mu.
+// counts. Lock order: flusherMu, flushMu, mu, then FilePool.mu.
+//
+// # Open files
+//
+// Segment files are opened through a FilePool (files.go), which an agent
+// shares between all its logs: a step that needs a file (a read, append,
+// fsync, preallocation fill or recovery scan) pins it open for its
+// length, and past the pool's bound the least recently used unpinned file
+// is closed, to be reopened by the next step that needs it. An open that
+// finds the process out of descriptors closes an idle file and retries,
+// then fails with ErrNoDescriptors and leaves the log as it was.
 //
 // # Group commit across logs and preallocation
 //
