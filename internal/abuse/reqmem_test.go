@@ -2,11 +2,13 @@ package abuse
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -108,10 +110,22 @@ func TestMetadataFlood(t *testing.T) {
 		errs = make([]error, metadataFloods)
 		made = make([]int, metadataFloods) // topics answered with partitions
 	)
+	// The frames are built first, so that they go out together, and from
+	// one template whose names differ only in their second byte: under
+	// -race, building eight frames of a million names took most of a
+	// minute.
+	template := metadataFrame("m0-", metadataNames)
+	frames := make([][]byte, metadataFloods)
+	for i := range frames {
+		frames[i] = metadataFramePrefix(template, byte('0'+i))
+		last := fmt.Sprintf("m%d-%07d", i, metadataNames-1)
+		if !bytes.Contains(frames[i], []byte(last)) || bytes.Contains(frames[i], []byte(fmt.Sprintf("m%d-", (i+1)%10))) {
+			t.Fatalf("frame %d does not name %s..%s alone", i, fmt.Sprintf("m%d-0000000", i), last)
+		}
+	}
 	start := time.Now()
-	for i := range metadataFloods {
+	for i, frame := range frames {
 		wg.Go(func() {
-			frame := metadataFrame(fmt.Sprintf("m%d-", i), metadataNames)
 			sent[i] = len(frame)
 			answer, err := sendRaw(a.Addr(), frame, 60*time.Second)
 			if err != nil {
@@ -187,29 +201,39 @@ func strptr(s string) *string { return &s }
 // names holding a slash, every 1,000th one 250 characters long, and every
 // 100,000th one a repeat of the one before it. It returns the frame, the
 // number of names, and how many names are mentioned more than once (each
-// repeat makes two).
+// repeat makes two). Names are written byte by byte: the test runs under
+// -race too, where formatting millions of them would take most of a
+// minute.
 func createTopicsFrame(size, topics int) (frame []byte, names, dups int) {
 	long := strings.Repeat("x", 243)
-	next := func(i int) string {
+	body := make([]byte, 0, size)
+	for {
+		var prefix string
+		n := names
 		switch {
-		case i%100_000 == 99_999:
-			return fmt.Sprintf("bad/%07d", i-1)
-		case i%1000 == 0:
-			return fmt.Sprintf("%s%07d", long, i)
+		case names%100_000 == 99_999:
+			prefix, n = "bad/", names-1
+		case names%1000 == 0:
+			prefix = long
+		default:
+			prefix = "bad/"
 		}
-		return fmt.Sprintf("bad/%07d", i)
-	}
-	const perTopic = 10 // name length, partitions, replication, two empty arrays, tags
-	body := []byte{}
-	for len(body)+perTopic+len(next(names)) < size-64 && (topics == 0 || names < topics) {
-		name := next(names)
+		// name, partitions, replication, no assignments, no configs, no tags
+		need := 1 + len(prefix) + 7 + 4 + 2 + 3
+		if len(prefix) > 126 {
+			need++ // a two-byte length
+		}
+		if len(body)+need > size-64 || (topics > 0 && names == topics) {
+			break
+		}
 		if names%100_000 == 99_999 {
 			dups += 2
 		}
-		body = kbin.AppendCompactString(body, name)
+		body = kbin.AppendUvarint(body, uint32(len(prefix)+7+1))
+		body = appendName(body, prefix, n)
 		body = kbin.AppendInt32(body, 1)
 		body = kbin.AppendInt16(body, 1)
-		body = append(body, 1, 1, 0) // no assignments, no configs, no tags
+		body = append(body, 1, 1, 0)
 		names++
 	}
 	b := requestFrame(19, 7, len(body)+64)
@@ -219,6 +243,17 @@ func createTopicsFrame(size, topics int) (frame []byte, names, dups int) {
 	b = kbin.AppendBool(b, false)   // validate_only
 	b = append(b, 0)
 	return finishFrame(b), names, dups
+}
+
+// appendName appends prefix and i as seven decimal digits.
+func appendName(b []byte, prefix string, i int) []byte {
+	b = append(b, prefix...)
+	var digits [7]byte
+	for k := 6; k >= 0; k-- {
+		digits[k] = byte('0' + i%10)
+		i /= 10
+	}
+	return append(b, digits[:]...)
 }
 
 // createTopicsCodes counts the error codes of a CreateTopics v7 answer
@@ -255,7 +290,8 @@ func metadataFrame(prefix string, n int) []byte {
 	var id [16]byte
 	for i := range n {
 		b = append(b, id[:]...)
-		b = kbin.AppendCompactNullableString(b, strptr(fmt.Sprintf("%s%07d", prefix, i)))
+		b = kbin.AppendUvarint(b, uint32(len(prefix)+7+1))
+		b = appendName(b, prefix, i)
 		b = append(b, 0)
 	}
 	b = kbin.AppendBool(b, true)  // allow_auto_topic_creation
@@ -264,29 +300,73 @@ func metadataFrame(prefix string, n int) []byte {
 	return finishFrame(b)
 }
 
-// checkMetadataAnswer decodes a Metadata v12 answer and requires that it
-// names n topics, each with partitions or a retriable error; it returns
-// how many have partitions.
-func checkMetadataAnswer(frame []byte, n int) (int, error) {
-	req := kmsg.NewPtrMetadataRequest()
-	req.SetVersion(12)
-	resp := kmsg.NewPtrMetadataResponse()
-	if err := kafkawire.DecodeResponse(frame, req, 1, resp); err != nil {
-		return 0, err
+// metadataFramePrefix copies a frame from metadataFrame("m0-", n) with
+// the digit of every name's prefix replaced by digit.
+func metadataFramePrefix(template []byte, digit byte) []byte {
+	b := slices.Clone(template)
+	// Header (size, key, version, correlation id, client id, tags), then
+	// the array length, then per topic: id, name length, name, tags.
+	const header = 4 + 2 + 2 + 4 + 2 + len("reqmem-probe") + 1
+	_, lenBytes := binary.Uvarint(b[header:])
+	const stride = 16 + 1 + len("m0-0000000") + 1
+	for at := header + lenBytes + 16 + 1 + 1; at < len(b)-3; at += stride {
+		b[at] = digit
 	}
-	if len(resp.Topics) != n {
-		return 0, fmt.Errorf("answer names %d topics, want %d", len(resp.Topics), n)
+	return b
+}
+
+// checkMetadataAnswer walks a Metadata v12 answer, without decoding it
+// into a million structs, and requires that it names n topics, each with
+// partitions or an error clients retry; it returns how many have
+// partitions.
+func checkMetadataAnswer(frame []byte, n int) (int, error) {
+	r := kbin.Reader{Src: frame[4:]} // past the correlation id
+	kmsg.SkipTags(&r)
+	r.Int32() // throttle
+	for range r.CompactArrayLen() {
+		r.Int32()                 // node id
+		r.CompactString()         // host
+		r.Int32()                 // port
+		r.CompactNullableString() // rack
+		kmsg.SkipTags(&r)
+	}
+	r.CompactNullableString() // cluster id
+	r.Int32()                 // controller id
+	topics := r.CompactArrayLen()
+	if topics != int32(n) {
+		return 0, fmt.Errorf("answer names %d topics, want %d", topics, n)
 	}
 	withPartitions := 0
-	for _, t := range resp.Topics {
-		switch {
-		case t.ErrorCode == 0 && len(t.Partitions) > 0:
+	for range topics {
+		code := r.Int16()
+		name := r.CompactNullableString()
+		r.Span(16) // topic id
+		r.Bool()   // internal
+		partitions := r.CompactArrayLen()
+		for range partitions {
+			r.Int16()     // error code
+			r.Int32()     // partition
+			r.Int32()     // leader
+			r.Int32()     // leader epoch
+			for range 3 { // replicas, ISR, offline replicas
+				r.Span(4 * int(max(r.CompactArrayLen(), 0)))
+			}
+			kmsg.SkipTags(&r)
+		}
+		r.Int32() // authorized operations
+		kmsg.SkipTags(&r)
+		if !r.Ok() {
+			return 0, errors.New("answer truncated")
+		}
+		switch err := kerr.ErrorForCode(code); {
+		case err == nil && partitions > 0:
 			withPartitions++
-		case t.ErrorCode == 0:
-			return 0, fmt.Errorf("topic %s answered without error and without partitions", *t.Topic)
-		case !kerr.IsRetriable(kerr.ErrorForCode(t.ErrorCode)):
-			return 0, fmt.Errorf("topic %s answered %v, which clients do not retry", *t.Topic, kerr.ErrorForCode(t.ErrorCode))
+		case err == nil:
+			return 0, fmt.Errorf("topic %v answered without error and without partitions", name)
+		case !kerr.IsRetriable(err):
+			return 0, fmt.Errorf("topic %v answered %v, which clients do not retry", name, err)
 		}
 	}
-	return withPartitions, nil
+	kmsg.SkipTags(&r)
+	return withPartitions, r.Complete()
 }
