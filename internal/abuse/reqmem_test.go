@@ -3,6 +3,7 @@ package abuse
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -15,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/kafka"
@@ -157,6 +160,47 @@ func TestMetadataFlood(t *testing.T) {
 	createTopic(t, a.Addr(), "after-metadata-flood")
 	produceAndConsume(t, a.Addr(), "after-metadata-flood")
 	w.finish(t)
+}
+
+// TestCreateThousandTopicsInOneCall: the request limits leave a real
+// client's large CreateTopics alone: kadm creates 1,000 topics in one
+// request, and Metadata naming all of them (one request naming 1,000
+// topics, far past --auto-create-topics-per-request, which bounds only
+// creation) lists them all. The agent is a process of its own, so that
+// the thousand creations run at full speed when the tests run under -race.
+func TestCreateThousandTopicsInOneCall(t *testing.T) {
+	const n = 1000
+	// A thousand fsynced creations would be the test's whole time.
+	a := testagent.Start(t, testagent.Options{ExtraArgs: []string{"--log-flush", "never"}})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(a.Addr()), kgo.RequestTimeoutOverhead(50*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	adm.SetTimeoutMillis(45_000) // kadm's 15 s is short for 1,000 topics on a loaded machine
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("many-%04d", i)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Second)
+	defer cancel()
+	start := time.Now()
+	created, err := adm.CreateTopics(ctx, 1, 1, nil, names...)
+	if err == nil {
+		err = created.Error()
+	}
+	if err != nil {
+		t.Fatalf("create %d topics: %v", n, err)
+	}
+	details, err := adm.ListTopics(ctx, names...)
+	if err == nil {
+		err = details.Error()
+	}
+	if err != nil || len(details) != n {
+		t.Fatalf("metadata of %d topics: %d listed, %v", n, len(details), err)
+	}
+	t.Logf("%d topics created in one CreateTopics and listed in %v", n, time.Since(start).Round(time.Millisecond))
 }
 
 // sendRaw writes frame (a whole request, size prefix included) on a
