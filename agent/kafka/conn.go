@@ -55,6 +55,10 @@ func (s *Server) serveConn(c net.Conn) {
 	// A panic here would be a bug in a handler or decoder; log it and drop the
 	// connection instead of the agent.
 	defer s.recoverConn(c, remote)
+	// A handler's panic must not keep its request's bytes from the
+	// request budget for good; release may be called twice.
+	release := func() {}
+	defer func() { release() }()
 	var sizeBuf [4]byte
 	for {
 		c.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
@@ -73,13 +77,14 @@ func (s *Server) serveConn(c net.Conn) {
 		// The frame's bytes come from the request budget before it is
 		// decoded (requestbudget.go); until then the connection reads
 		// nothing more.
-		release, err := s.requests.take(ctx, len(frame))
+		taken, err := s.requests.take(ctx, len(frame))
 		if err != nil {
 			if pooled {
 				produceFrames.put(frame)
 			}
 			return
 		}
+		release = taken
 		req, err := parseRequest(frame, s.cfg.MaxTopicsPerRequest)
 		if err != nil {
 			release()

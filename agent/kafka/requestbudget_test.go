@@ -148,3 +148,22 @@ func TestMaxTopicsPerRequest(t *testing.T) {
 		}
 	}
 }
+
+// panickyTopics panics on a topic lookup, as a handler with a bug would.
+type panickyTopics struct{ *adminBackend }
+
+func (panickyTopics) Topic(string) (*Topic, bool) { panic("a bug in a handler") }
+
+// TestRequestBudgetSurvivesPanics: a request whose handler panics closes
+// its connection and gives its bytes back.
+func TestRequestBudgetSurvivesPanics(t *testing.T) {
+	b := newAdminBackend()
+	srv := New(DefaultConfig(), Backends{Cluster: b, Topics: panickyTopics{b}, TopicAdmin: b}, nil, NewMetrics(prometheus.NewRegistry()))
+	ln := listen(t)
+	serve(t, srv, ln)
+	if _, err := ask(t, dialT(t, ln.Addr().String()), metadataNaming("boom", 3)); err == nil {
+		t.Fatal("a request whose handler panicked was answered")
+	}
+	testwait.Until(t, 10*time.Second, func() bool { return testutil.ToFloat64(srv.metrics.requestBytesInUse) == 0 },
+		"the panicked request's bytes given back")
+}
