@@ -140,8 +140,15 @@ type answer struct {
 	resp kmsg.Response // set before done closes; nil sends nothing (acks=0)
 	done chan struct{}
 	// release gives the request's bytes back to the request budget once
-	// its answer is written or dropped.
+	// its answer is written or dropped; nil for an answer that holds none.
 	release func()
+}
+
+// released gives a's bytes back to the request budget, if it holds any.
+func (a *answer) released() {
+	if a.release != nil {
+		a.release()
+	}
 }
 
 // writeAnswers writes answers in request order as each is ready, flushing
@@ -161,7 +168,7 @@ func (s *Server) writeAnswers(c net.Conn, bw *bufio.Writer, out <-chan *answer, 
 			<-a.done
 		}
 		if broken || a.resp == nil {
-			a.release()
+			a.released()
 			continue
 		}
 		// A client that stops reading would otherwise hold this goroutine
@@ -169,7 +176,7 @@ func (s *Server) writeAnswers(c net.Conn, bw *bufio.Writer, out <-chan *answer, 
 		// taking an answer gets as long as sending a request does.
 		c.SetWriteDeadline(time.Now().Add(s.cfg.IdleTimeout))
 		err := writeResponse(bw, a.req, a.resp)
-		a.release()
+		a.released()
 		if err != nil {
 			fail()
 			continue
