@@ -790,7 +790,7 @@ func TestAdminHandlersEveryVersion(t *testing.T) {
 			req := kmsg.RequestForKey(key)
 			req.SetVersion(v)
 			frame := kafkawire.AppendRequest(nil, req, 7, "test")[4:] // after the size
-			r, err := parseRequest(frame)
+			r, err := parseRequest(frame, DefaultMaxTopicsPerRequest)
 			if err != nil {
 				t.Fatalf("key %d v%d: parse: %v", key, v, err)
 			}

@@ -55,6 +55,10 @@ func (s *Server) serveConn(c net.Conn) {
 	// A panic here would be a bug in a handler or decoder; log it and drop the
 	// connection instead of the agent.
 	defer s.recoverConn(c, remote)
+	// A handler's panic must not keep its request's bytes from the
+	// request budget for good; release may be called twice.
+	release := func() {}
+	defer func() { release() }()
 	var sizeBuf [4]byte
 	for {
 		c.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
@@ -70,22 +74,35 @@ func (s *Server) serveConn(c net.Conn) {
 		if err != nil {
 			return
 		}
-		req, err := parseRequest(frame)
+		// The frame's bytes come from the request budget before it is
+		// decoded (requestbudget.go); until then the connection reads
+		// nothing more.
+		taken, err := s.requests.take(ctx, len(frame))
 		if err != nil {
 			if pooled {
 				produceFrames.put(frame)
 			}
-			s.logger.Warn("closing connection: malformed request", "client", remote, "err", err)
+			return
+		}
+		release = taken
+		req, err := parseRequest(frame, s.cfg.MaxTopicsPerRequest)
+		if err != nil {
+			release()
+			if pooled {
+				produceFrames.put(frame)
+			}
+			s.logger.Warn("closing connection: request refused", "client", remote, "err", err)
 			return
 		}
 		req.remote = remote
 		start := time.Now()
-		a := &answer{req: req, done: make(chan struct{})}
+		a := &answer{req: req, done: make(chan struct{}), release: release}
 		if produce, ok := req.msg.(*kmsg.ProduceRequest); ok {
 			call := s.startProduce(ctx, req, produce)
+			// The batches are in the log; nothing refers to the frame.
+			produce.Topics = nil
+			release()
 			if pooled {
-				// The batches are in the log; nothing refers to the frame.
-				produce.Topics = nil
 				produceFrames.put(frame)
 			}
 			producing.Add(1)
@@ -103,6 +120,7 @@ func (s *Server) serveConn(c net.Conn) {
 		resp, err := s.dispatch(ctx, req)
 		s.metrics.observe(req.key, start, err)
 		if err != nil {
+			release()
 			s.logger.Warn("closing connection", "client", remote, "api_key", req.key, "api_version", req.version, "err", err)
 			return
 		}
@@ -121,6 +139,16 @@ type answer struct {
 	req  *request
 	resp kmsg.Response // set before done closes; nil sends nothing (acks=0)
 	done chan struct{}
+	// release gives the request's bytes back to the request budget once
+	// its answer is written or dropped; nil for an answer that holds none.
+	release func()
+}
+
+// released gives a's bytes back to the request budget, if it holds any.
+func (a *answer) released() {
+	if a.release != nil {
+		a.release()
+	}
 }
 
 // writeAnswers writes answers in request order as each is ready, flushing
@@ -140,13 +168,16 @@ func (s *Server) writeAnswers(c net.Conn, bw *bufio.Writer, out <-chan *answer, 
 			<-a.done
 		}
 		if broken || a.resp == nil {
+			a.released()
 			continue
 		}
 		// A client that stops reading would otherwise hold this goroutine
 		// and the answer's memory for as long as it keeps the connection:
 		// taking an answer gets as long as sending a request does.
 		c.SetWriteDeadline(time.Now().Add(s.cfg.IdleTimeout))
-		if err := writeResponse(bw, a.req, a.resp); err != nil {
+		err := writeResponse(bw, a.req, a.resp)
+		a.released()
+		if err != nil {
 			fail()
 			continue
 		}
@@ -202,7 +233,9 @@ func readFrameBody(r io.Reader, size int) ([]byte, error) {
 	return buf, nil
 }
 
-func parseRequest(frame []byte) (*request, error) {
+// parseRequest decodes frame; a request naming more than maxTopics
+// topics (topiclimit.go) is refused before it is decoded.
+func parseRequest(frame []byte, maxTopics int) (*request, error) {
 	r := kbin.Reader{Src: frame}
 	req := &request{key: r.Int16(), version: r.Int16(), correlationID: r.Int32()}
 	req.clientID = r.NullableString()
@@ -229,6 +262,9 @@ func parseRequest(frame []byte) (*request, error) {
 	}
 	if !r.Ok() {
 		return nil, fmt.Errorf("%w: bad header", errBadRequest)
+	}
+	if err := checkTopicCount(req.key, msg.IsFlexible(), r.Src, maxTopics); err != nil {
+		return nil, err
 	}
 	if err := msg.ReadFrom(r.Src); err != nil {
 		return nil, fmt.Errorf("%w: api key %d v%d: %v", errBadRequest, req.key, req.version, err)

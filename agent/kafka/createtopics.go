@@ -8,9 +8,20 @@ package kafka
 // request gets INVALID_REQUEST for each mention, as in Kafka. Creates that
 // outlast timeout_ms are answered REQUEST_TIMED_OUT and go on
 // (topicchanges.go); unlike Kafka, a timeout_ms of 0 or less waits for them.
+//
+// The answer is kept to a small multiple of the request, whatever it names
+// (Kafka answers every topic with a message): names that are not valid
+// topic names are refused with INVALID_TOPIC_EXCEPTION before anything
+// else, duplicates are found by sorting rather than in a map, and only the
+// first maxErrorMessages failed topics carry an error message; the rest
+// carry the code alone (the message is nullable, and clients print the
+// code's own text then). A request may name at most --max-topics-per-request
+// topics (topiclimit.go).
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -20,9 +31,17 @@ import (
 
 func handleCreateTopics(ctx context.Context, s *Server, r *request, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
-	seen := map[string]int{}
-	for _, rt := range req.Topics {
-		seen[rt.Topic]++
+	resp.Topics = make([]kmsg.CreateTopicsResponseTopic, 0, len(req.Topics))
+	repeated := repeatedNames(req.Topics)
+	messages := 0
+	// fail answers ct with code, and with msg while messages last.
+	fail := func(ct kmsg.CreateTopicsResponseTopic, code int16, msg func() *string) {
+		ct.ErrorCode = code
+		if messages < maxErrorMessages {
+			messages++
+			ct.ErrorMessage = msg()
+		}
+		resp.Topics = append(resp.Topics, ct)
 	}
 	// The topics that pass the checks below are created after the loop,
 	// all together: changes[i] creates the topic at position slots[i] of
@@ -36,26 +55,28 @@ func handleCreateTopics(ctx context.Context, s *Server, r *request, req *kmsg.Cr
 		ct := kmsg.NewCreateTopicsResponseTopic()
 		ct.Topic = rt.Topic
 		ct.NumPartitions, ct.ReplicationFactor = -1, -1
-		if seen[rt.Topic] > 1 {
-			ct.ErrorCode = kerr.InvalidRequest.Code
-			ct.ErrorMessage = strptr("topic " + rt.Topic + " appears more than once in the request")
-			resp.Topics = append(resp.Topics, ct)
+		if repeated[j] {
+			fail(ct, kerr.InvalidRequest.Code, func() *string {
+				return strptr("topic " + rt.Topic + " appears more than once in the request")
+			})
+			continue
+		}
+		if err := metadata.ValidateTopicName(rt.Topic); err != nil {
+			fail(ct, kerr.InvalidTopicException.Code, func() *string { return errorMessage(err) })
 			continue
 		}
 		partitions, rf := rt.NumPartitions, rt.ReplicationFactor
 		if len(rt.ReplicaAssignment) > 0 {
 			if partitions != -1 || rf != -1 {
-				ct.ErrorCode = kerr.InvalidRequest.Code
-				ct.ErrorMessage = strptr("both a replica assignment and a partition count or replication factor were given")
-				resp.Topics = append(resp.Topics, ct)
+				fail(ct, kerr.InvalidRequest.Code, func() *string {
+					return strptr("both a replica assignment and a partition count or replication factor were given")
+				})
 				continue
 			}
 			var err error
 			partitions, rf, err = s.checkAssignment(rt.ReplicaAssignment)
 			if err != nil {
-				ct.ErrorCode = kerr.InvalidReplicaAssignment.Code
-				ct.ErrorMessage = errorMessage(err)
-				resp.Topics = append(resp.Topics, ct)
+				fail(ct, kerr.InvalidReplicaAssignment.Code, func() *string { return errorMessage(err) })
 				continue
 			}
 		}
@@ -77,7 +98,10 @@ func handleCreateTopics(ctx context.Context, s *Server, r *request, req *kmsg.Cr
 		ct := &resp.Topics[slots[i]]
 		if err != nil {
 			ct.ErrorCode = errorCode(err)
-			ct.ErrorMessage = errorMessage(err)
+			if messages < maxErrorMessages {
+				messages++
+				ct.ErrorMessage = errorMessage(err)
+			}
 			continue
 		}
 		t := created[slots[i]]
@@ -93,6 +117,28 @@ func handleCreateTopics(ctx context.Context, s *Server, r *request, req *kmsg.Cr
 		}
 	}
 	return resp, nil
+}
+
+// maxErrorMessages is the most topics of one CreateTopics answer that
+// carry an error message besides their code.
+const maxErrorMessages = 1000
+
+// repeatedNames reports, for each topic of a request, whether another
+// topic of the request has the same name. It sorts positions rather than
+// counting names in a map: 4 bytes a topic instead of about 50.
+func repeatedNames(topics []kmsg.CreateTopicsRequestTopic) []bool {
+	order := make([]int32, len(topics))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(topics[a].Topic, topics[b].Topic) })
+	repeated := make([]bool, len(topics))
+	for i := 1; i < len(order); i++ {
+		if topics[order[i]].Topic == topics[order[i-1]].Topic {
+			repeated[order[i]], repeated[order[i-1]] = true, true
+		}
+	}
+	return repeated
 }
 
 func (s *Server) checkAssignment(as []kmsg.CreateTopicsRequestTopicReplicaAssignment) (int32, int16, error) {

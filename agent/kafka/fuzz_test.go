@@ -29,7 +29,7 @@ func FuzzHandleRequest(f *testing.F) {
 	cfg.MaxFetchWait = time.Millisecond // the fake backend never signals data
 	s := New(cfg, Backends{Cluster: b, Topics: b, TopicAdmin: b}, nil, nil)
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		req, err := parseRequest(frame)
+		req, err := parseRequest(frame, cfg.MaxTopicsPerRequest)
 		if err != nil {
 			return // the connection would close; nothing else to check
 		}
@@ -128,7 +128,7 @@ func TestFuzzSeedsReachHandlers(t *testing.T) {
 	cfg.MaxFetchWait = time.Millisecond
 	s := New(cfg, Backends{Cluster: b, Topics: b, TopicAdmin: b}, nil, nil)
 	for i, seed := range seedRequests(t) {
-		req, err := parseRequest(seed)
+		req, err := parseRequest(seed, DefaultMaxTopicsPerRequest)
 		if err != nil {
 			t.Fatalf("seed %d: %v", i, err)
 		}

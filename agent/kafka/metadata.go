@@ -12,10 +12,15 @@ package kafka
 // leader -1 and LEADER_NOT_AVAILABLE, and replicas on agents that are not
 // live as offline, as Kafka does. ControllerID is this agent's id:
 // Strata has no controller, and clients only need some live broker there.
+//
+// Unlike Kafka, auto-creation is bounded per request and per second
+// (autocreate.go): topics past the bounds are answered LEADER_NOT_AVAILABLE
+// and created when the client asks again.
 
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -44,6 +49,12 @@ func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.Metada
 		return resp, nil
 	}
 	autoCreate := s.topics.AutoCreateTopics() && (r.version < 4 || req.AllowAutoTopicCreation)
+	round := autoCreateRound{l: s.autoCreate}
+	defer func() {
+		s.metrics.autoCreateDeferred(deferredRequest, round.overRequest)
+		s.metrics.autoCreateDeferred(deferredRate, round.overRate)
+	}()
+	resp.Topics = make([]kmsg.MetadataResponseTopic, 0, len(req.Topics))
 	for _, rt := range req.Topics {
 		var t *Topic
 		var ok bool
@@ -60,7 +71,16 @@ func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.Metada
 				continue
 			}
 		}
-		if !ok && rt.Topic != nil && autoCreate {
+		if !ok && rt.Topic != nil && autoCreate && metadata.ValidateTopicName(*rt.Topic) == nil {
+			if !round.admit(time.Now()) {
+				// Past a bound (autocreate.go): Kafka's answer for a
+				// topic still being created, which clients retry.
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.Topic = rt.Topic
+				mt.ErrorCode = kerr.LeaderNotAvailable.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
 			var err error
 			t, err = s.topicAdmin.CreateTopic(ctx, *rt.Topic, -1, -1, nil, false)
 			if errors.Is(err, metadata.ErrTopicExists) {

@@ -24,6 +24,10 @@ type metrics struct {
 	fetchSessionEvictions  prometheus.Counter
 	fetchesBySession       *prometheus.CounterVec
 	decompressionChecks    *prometheus.CounterVec
+
+	requestBytesInUse   prometheus.Gauge
+	requestBudgetWaits  prometheus.Counter
+	autoCreateDeferrals *prometheus.CounterVec
 }
 
 // NewMetrics registers the server's metrics on reg.
@@ -63,6 +67,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		decompressionChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_fetch_decompression_checks_total", Help: "Batches stored before Produce bounded decompression that a fetch checked, by verdict: good, or bad (over the limit, served as an empty batch).",
 		}, []string{"verdict"}),
+		requestBytesInUse: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "strata_kafka_request_bytes_in_use", Help: "Bytes of requests read and not yet handled, taken from --queued-max-request-bytes.",
+		}),
+		requestBudgetWaits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "strata_kafka_request_budget_waits_total", Help: "Requests whose connection stopped reading to wait for room in --queued-max-request-bytes.",
+		}),
+		autoCreateDeferrals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_kafka_auto_create_deferred_total", Help: "Topics a Metadata request would have auto-created that were answered LEADER_NOT_AVAILABLE instead, for the client to ask again, by the bound they were over: rate (--auto-create-topics-rate) or request (--auto-create-topics-per-request).",
+		}, []string{"reason"}),
+	}
+	for _, reason := range []string{deferredRate, deferredRequest} {
+		m.autoCreateDeferrals.WithLabelValues(reason) // exported at 0 from the start
 	}
 	for _, reason := range []string{refusedTotal, refusedPerIP, refusedRate} {
 		m.refusals.WithLabelValues(reason) // exported at 0 from the start
@@ -70,7 +86,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	if reg != nil {
 		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut, m.conns, m.refusals,
 			m.fetchSessionCount, m.fetchSessionPartitions, m.fetchSessionEvictions, m.fetchesBySession,
-			m.decompressionChecks)
+			m.decompressionChecks, m.requestBytesInUse, m.requestBudgetWaits, m.autoCreateDeferrals)
 	}
 	return &Metrics{m: m}
 }
@@ -146,5 +162,23 @@ func (m *metrics) decompressionChecked(bad bool) {
 			verdict = "bad"
 		}
 		m.decompressionChecks.WithLabelValues(verdict).Inc()
+	}
+}
+
+func (m *metrics) requestBytes(inUse int64) {
+	if m != nil {
+		m.requestBytesInUse.Set(float64(inUse))
+	}
+}
+
+func (m *metrics) requestBudgetWaited() {
+	if m != nil {
+		m.requestBudgetWaits.Inc()
+	}
+}
+
+func (m *metrics) autoCreateDeferred(reason string, n int) {
+	if m != nil && n > 0 {
+		m.autoCreateDeferrals.WithLabelValues(reason).Add(float64(n))
 	}
 }

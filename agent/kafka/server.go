@@ -76,13 +76,32 @@ type Config struct {
 	// connections hold decompressed at once while their records are
 	// checked (decompress.go); at least twice the least per-batch limit.
 	DecompressionMaxBytes int64
+	// QueuedMaxRequestBytes is queued.max.request.bytes: the bytes of
+	// requests all connections may have read and not yet handled; a
+	// connection stops reading until its next frame fits
+	// (requestbudget.go). 0 or less is unbounded, Kafka's default.
+	QueuedMaxRequestBytes int64
+	// AutoCreateTopicsRate is the most topics Metadata requests may
+	// create per second, in bursts of up to one second's worth, and
+	// AutoCreateTopicsPerRequest the most one request may create; the
+	// topics past either are answered LEADER_NOT_AVAILABLE, which clients
+	// retry (autocreate.go). Strata's own settings: Kafka bounds neither.
+	AutoCreateTopicsRate       int
+	AutoCreateTopicsPerRequest int
+	// MaxTopicsPerRequest is the most topics a Metadata, CreateTopics,
+	// DeleteTopics or CreatePartitions request may name; past it the
+	// connection is closed before the request is decoded (topiclimit.go).
+	// Strata's own: Kafka has no such limit.
+	MaxTopicsPerRequest int
 }
 
 // DefaultConfig returns Kafka's defaults.
 func DefaultConfig() Config {
 	return Config{MaxRequestBytes: 100 << 20, IdleTimeout: 10 * time.Minute, MaxFetchWait: 30 * time.Second, RemoteFetchMaxWait: 500 * time.Millisecond,
 		MaxConnections: 10000, MaxConnectionsPerIP: 1000, FetchSessionCacheSlots: 1000, FetchSessionEvictionAge: 2 * time.Minute,
-		DecompressionMaxBytes: DefaultDecompressionBudget}
+		DecompressionMaxBytes: DefaultDecompressionBudget, QueuedMaxRequestBytes: DefaultQueuedMaxRequestBytes,
+		AutoCreateTopicsRate: DefaultAutoCreateTopicsRate, AutoCreateTopicsPerRequest: DefaultAutoCreateTopicsPerRequest,
+		MaxTopicsPerRequest: DefaultMaxTopicsPerRequest}
 }
 
 // Validate names the first bad field.
@@ -104,6 +123,15 @@ func (c Config) Validate() error {
 	}
 	if c.FetchSessionCacheSlots < 0 {
 		return fmt.Errorf("max-incremental-fetch-session-cache-slots %d: must not be negative", c.FetchSessionCacheSlots)
+	}
+	if c.AutoCreateTopicsRate < 1 {
+		return fmt.Errorf("auto-create-topics-rate %d: must be at least 1 (turn auto-creation off with --auto-create-topics=false)", c.AutoCreateTopicsRate)
+	}
+	if c.AutoCreateTopicsPerRequest < 1 {
+		return fmt.Errorf("auto-create-topics-per-request %d: must be at least 1", c.AutoCreateTopicsPerRequest)
+	}
+	if c.MaxTopicsPerRequest < 1 {
+		return fmt.Errorf("max-topics-per-request %d: must be at least 1", c.MaxTopicsPerRequest)
 	}
 	if c.FetchSessionEvictionAge < 0 {
 		return fmt.Errorf("min-incremental-fetch-session-eviction %s: must not be negative", c.FetchSessionEvictionAge)
@@ -127,6 +155,10 @@ type Server struct {
 	sessions *fetchSessionCache
 	// decompression is shared by every connection's Produce requests.
 	decompression *decompressionBudget
+	// requests bounds the request bytes of all connections (requestbudget.go).
+	requests *requestBudget
+	// autoCreate paces Metadata's topic creation (autocreate.go).
+	autoCreate *autoCreateLimiter
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -154,7 +186,9 @@ func New(cfg Config, b Backends, logger *slog.Logger, m *Metrics) *Server {
 		reassignments: orUnset(b.Reassignments, Reassignments(unset{"reassignments"})),
 		logger:        logger, metrics: m.get(), conns: map[net.Conn]struct{}{}, admit: newAdmission(cfg), stop: make(chan struct{}),
 		sessions:      newFetchSessionCache(cfg.FetchSessionCacheSlots, cfg.FetchSessionEvictionAge, m.get()),
-		decompression: newDecompressionBudget(cfg.DecompressionMaxBytes)}
+		decompression: newDecompressionBudget(cfg.DecompressionMaxBytes),
+		requests:      newRequestBudget(cfg.QueuedMaxRequestBytes, m.get()),
+		autoCreate:    newAutoCreateLimiter(cfg.AutoCreateTopicsRate, cfg.AutoCreateTopicsPerRequest)}
 }
 
 // Serve accepts connections until Close. It returns nil after Close.

@@ -19,7 +19,7 @@ func TestUnsetFamiliesAnswer(t *testing.T) {
 	s := New(cfg, Backends{}, nil, nil)
 	ask := func(frame []byte) (*request, kmsg.Response) {
 		t.Helper()
-		r, err := parseRequest(frame)
+		r, err := parseRequest(frame, cfg.MaxTopicsPerRequest)
 		if err != nil {
 			t.Fatalf("parse: %v", err)
 		}

@@ -29,6 +29,12 @@
 // serving them, hold no more than its limits admit, and (HTTP) close what
 // it holds after --http-idle-timeout.
 //
+// TestCreateTopicsFlood and TestMetadataFlood send one CreateTopics of
+// about 100 MiB of invalid names, one of a million, and eight Metadata
+// requests of a million new names at once, and require a peak RSS under
+// 1 GiB and a produce and consume served afterwards (docs/reliability.md,
+// "Request memory").
+//
 // TestProtocolAbuse and TestSoak read back every acknowledged record and
 // print their numbers with t.Log, so run them with -v to see them:
 //
