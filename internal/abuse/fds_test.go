@@ -26,8 +26,10 @@ import (
 // files".
 //
 // The topics are created by Metadata with auto-creation, in requests of
-// 300 names repeated for the names still missing, so that a limit on
-// auto-creations per second only slows the loop down.
+// 300 names repeated for the names still missing. The auto-creation bounds
+// are raised to that: at their defaults (20 a request, 20 a second) the
+// creation alone would take 105 s, and they have probes of their own
+// (TestMetadataFlood, agent.TestAutoCreateRate).
 func TestManyTopicsUnderDescriptorLimit(t *testing.T) {
 	const (
 		limit     = 2048
@@ -40,6 +42,7 @@ func TestManyTopicsUnderDescriptorLimit(t *testing.T) {
 	}
 	start := time.Now()
 	a := testagent.Start(t, testagent.Options{OpenFileLimit: limit, ReadyTimeout: 120 * time.Second,
+		ExtraArgs: []string{"--auto-create-topics-per-request", fmt.Sprint(perRound), "--auto-create-topics-rate", "1000"},
 		// Closing 2,100 logs (an fsync and a clean mark each) takes a while.
 		StopTimeout: 60 * time.Second})
 	checkLimit := func() {
