@@ -28,6 +28,19 @@ type request struct {
 	clientID      *string
 	msg           kmsg.Request
 	remote        string
+	// conn is the connection's state; nil in handler tests that build a
+	// request by hand.
+	conn *connState
+}
+
+// connState is what a connection's requests share: its listener and its
+// SASL state (sasl.go). Only the connection's reading goroutine touches it.
+type connState struct {
+	listener Listener
+	sasl     saslState
+	// closeAfter asks serveConn to close the connection once the current
+	// answer is sent (a failed authentication, as Kafka does).
+	closeAfter bool
 }
 
 // serveConn reads a connection's requests one at a time and answers them in
@@ -37,8 +50,9 @@ type request struct {
 // Any other request waits until the Produces before it are answered, which
 // keeps Kafka's one-request-at-a-time order for everything else (a Fetch
 // after a Produce on one connection sees its records).
-func (s *Server) serveConn(c net.Conn) {
+func (s *Server) serveConn(c net.Conn, l Listener) {
 	remote := c.RemoteAddr().String()
+	state := &connState{listener: l}
 	ctx, cancel := s.connContext()
 	br := bufio.NewReaderSize(c, connBufferBytes)
 	out := make(chan *answer, maxPipelined)
@@ -62,8 +76,8 @@ func (s *Server) serveConn(c net.Conn) {
 			return
 		}
 		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
-		if size < 8 || size > s.cfg.MaxRequestBytes {
-			s.logger.Warn("closing connection: bad frame size", "client", remote, "size", size, "max", s.cfg.MaxRequestBytes)
+		if limit := s.frameLimit(state); size < 8 || size > limit {
+			s.logger.Warn("closing connection: bad frame size", "client", remote, "size", size, "max", limit)
 			return
 		}
 		frame, pooled, err := readFrame(br, int(size))
@@ -79,6 +93,15 @@ func (s *Server) serveConn(c net.Conn) {
 			return
 		}
 		req.remote = remote
+		req.conn = state
+		if !state.admits(req.key) {
+			if pooled {
+				produceFrames.put(frame)
+			}
+			s.metrics.saslRefused()
+			s.logger.Warn("closing connection: request before SASL authentication", "client", remote, "api_key", req.key, "listener", l.Name)
+			return
+		}
 		start := time.Now()
 		a := &answer{req: req, done: make(chan struct{})}
 		if produce, ok := req.msg.(*kmsg.ProduceRequest); ok {
@@ -109,6 +132,9 @@ func (s *Server) serveConn(c net.Conn) {
 		a.resp = resp
 		close(a.done)
 		out <- a
+		if state.closeAfter {
+			return
+		}
 	}
 }
 

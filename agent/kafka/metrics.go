@@ -23,6 +23,8 @@ type metrics struct {
 	fetchSessionPartitions prometheus.Gauge
 	fetchSessionEvictions  prometheus.Counter
 	fetchesBySession       *prometheus.CounterVec
+
+	authentications *prometheus.CounterVec
 }
 
 // NewMetrics registers the server's metrics on reg.
@@ -59,13 +61,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		fetchesBySession: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_kafka_fetch_requests_total", Help: "Fetch requests, by how their session served them: sessionless, full (opening a session), incremental, or error (unknown session or wrong epoch).",
 		}, []string{"session"}),
+		authentications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_kafka_sasl_authentications_total", Help: "SASL authentications on SASL listeners, by mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, or none for a connection that sent another request first) and outcome (ok, failed, or refused: the connection was closed for a request before authentication).",
+		}, []string{"mechanism", "outcome"}),
 	}
 	for _, reason := range []string{refusedTotal, refusedPerIP, refusedRate} {
 		m.refusals.WithLabelValues(reason) // exported at 0 from the start
 	}
 	if reg != nil {
 		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut, m.conns, m.refusals,
-			m.fetchSessionCount, m.fetchSessionPartitions, m.fetchSessionEvictions, m.fetchesBySession)
+			m.fetchSessionCount, m.fetchSessionPartitions, m.fetchSessionEvictions, m.fetchesBySession, m.authentications)
 	}
 	return &Metrics{m: m}
 }
@@ -131,5 +136,21 @@ func (m *metrics) fetchSessionEvicted() {
 func (m *metrics) fetched(kind fetchContextKind) {
 	if m != nil {
 		m.fetchesBySession.WithLabelValues(kind.String()).Inc()
+	}
+}
+
+func (m *metrics) authenticated(mechanism string, ok bool) {
+	if m != nil {
+		outcome := "ok"
+		if !ok {
+			outcome = "failed"
+		}
+		m.authentications.WithLabelValues(mechanism, outcome).Inc()
+	}
+}
+
+func (m *metrics) saslRefused() {
+	if m != nil {
+		m.authentications.WithLabelValues("none", "refused").Inc()
 	}
 }
