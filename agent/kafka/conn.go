@@ -76,6 +76,15 @@ func (s *Server) serveConn(c net.Conn, l Listener) {
 			return
 		}
 		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+		if state.sasl.raw && state.sasl.phase == saslAuthenticate {
+			// After SaslHandshake v0 a frame is a bare SASL token (sasl.go).
+			a, ok := s.readRawToken(br, state, size, remote)
+			if !ok {
+				return
+			}
+			out <- a
+			continue
+		}
 		if limit := s.frameLimit(state); size < 8 || size > limit {
 			s.logger.Warn("closing connection: bad frame size", "client", remote, "size", size, "max", limit)
 			return
@@ -147,6 +156,9 @@ type answer struct {
 	req  *request
 	resp kmsg.Response // set before done closes; nil sends nothing (acks=0)
 	done chan struct{}
+	// bare is a SASL token answered without a response header, after
+	// SaslHandshake v0 (sasl.go); req and resp are nil.
+	bare []byte
 }
 
 // writeAnswers writes answers in request order as each is ready, flushing
@@ -165,14 +177,14 @@ func (s *Server) writeAnswers(c net.Conn, bw *bufio.Writer, out <-chan *answer, 
 			}
 			<-a.done
 		}
-		if broken || a.resp == nil {
+		if broken || (a.resp == nil && a.bare == nil) {
 			continue
 		}
 		// A client that stops reading would otherwise hold this goroutine
 		// and the answer's memory for as long as it keeps the connection:
 		// taking an answer gets as long as sending a request does.
 		c.SetWriteDeadline(time.Now().Add(s.cfg.IdleTimeout))
-		if err := writeResponse(bw, a.req, a.resp); err != nil {
+		if err := writeAnswer(bw, a); err != nil {
 			fail()
 			continue
 		}
@@ -260,6 +272,19 @@ func parseRequest(frame []byte) (*request, error) {
 		return nil, fmt.Errorf("%w: api key %d v%d: %v", errBadRequest, req.key, req.version, err)
 	}
 	return req, nil
+}
+
+func writeAnswer(w io.Writer, a *answer) error {
+	if a.req == nil {
+		var size [4]byte
+		binary.BigEndian.PutUint32(size[:], uint32(len(a.bare)))
+		if _, err := w.Write(size[:]); err != nil {
+			return err
+		}
+		_, err := w.Write(a.bare)
+		return err
+	}
+	return writeResponse(w, a.req, a.resp)
 }
 
 func writeResponse(w io.Writer, req *request, resp kmsg.Response) error {

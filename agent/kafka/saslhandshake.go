@@ -1,14 +1,14 @@
 package kafka
 
-// SaslHandshake (key 17), version 1.
+// SaslHandshake (key 17), versions 0-1.
 //
 // Picks the connection's mechanism among --sasl-enabled-mechanisms (PLAIN,
 // SCRAM-SHA-256, SCRAM-SHA-512). An unknown or disabled mechanism gets
 // UNSUPPORTED_SASL_MECHANISM with the enabled list and the connection
 // closes after the answer, as Kafka's authenticator does. On a listener
 // without SASL, or after authentication, the answer is ILLEGAL_SASL_STATE.
-// Version 0 (raw tokens without SaslAuthenticate) is not served: Kafka 4.0
-// removed it (KIP-896) and current clients send version 1 (sasl.go).
+// After version 0 the tokens come as bare frames, not SaslAuthenticate
+// requests (sasl.go).
 
 import (
 	"context"
@@ -32,7 +32,7 @@ func handleSaslHandshake(ctx context.Context, s *Server, r *request, req *kmsg.S
 		c.closeAfter = true
 		return resp, nil
 	}
-	c.sasl.phase, c.sasl.mechanism = saslAuthenticate, req.Mechanism
+	c.sasl.phase, c.sasl.mechanism, c.sasl.raw = saslAuthenticate, req.Mechanism, r.version == 0
 	if m, err := scram.ByName(req.Mechanism); err == nil {
 		c.sasl.scram = scram.NewConversation(m, func(user string) (scram.Credential, bool) {
 			return s.users.ScramCredential(user, m)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -350,4 +351,48 @@ func TestSASLCredentialsReachOtherAgents(t *testing.T) {
 		defer cancel()
 		return cl.Ping(ctx) == nil
 	}, "frank, created through agent %s, logs in on agent %s", first.Addr(), second.Addr())
+}
+
+// TestSASLHandshakeV0: after SaslHandshake v0 the PLAIN token goes as a
+// bare frame and is answered by an empty bare frame; then requests are
+// served. A wrong password there closes the connection unanswered.
+func TestSASLHandshakeV0(t *testing.T) {
+	a := startSASLAgent(t)
+	addr := a.ListenerAddr("SASL_PLAINTEXT")
+	exchange := func(t *testing.T, password string) *kafkawire.Conn {
+		c, err := kafkawire.Dial(ctxT(t, 5*time.Second), addr, kafkawire.DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		hs := kmsg.NewPtrSASLHandshakeRequest()
+		hs.Version, hs.Mechanism = 0, "PLAIN"
+		resp, err := c.Do(ctxT(t, 5*time.Second), hs)
+		if err != nil || resp.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
+			t.Fatalf("SaslHandshake v0: %v %+v", err, resp)
+		}
+		token := []byte("\x00" + saslAdminUser + "\x00" + password)
+		frame := binary.BigEndian.AppendUint32(nil, uint32(len(token)))
+		if _, err := c.NetConn().Write(append(frame, token...)); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	t.Run("ok", func(t *testing.T) {
+		c := exchange(t, saslAdminPassword)
+		var size [4]byte
+		c.NetConn().SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadFull(c.NetConn(), size[:]); err != nil || binary.BigEndian.Uint32(size[:]) != 0 {
+			t.Fatalf("bare answer to the PLAIN token: %x, %v; want an empty frame", size, err)
+		}
+		c.NetConn().SetReadDeadline(time.Time{})
+		m := kmsg.NewPtrMetadataRequest()
+		m.Version = 12
+		if _, err := c.Do(ctxT(t, 5*time.Second), m); err != nil {
+			t.Fatalf("Metadata after a v0 authentication: %v", err)
+		}
+	})
+	t.Run("wrong-password", func(t *testing.T) {
+		expectClosed(t, exchange(t, "wrong"))
+	})
 }

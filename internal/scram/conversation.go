@@ -99,8 +99,12 @@ func (c *Conversation) final(msg string) ([]byte, error) {
 	if cf.ChannelBinding != "biws" {
 		return nil, fmt.Errorf("%w: channel binding %q, want biws (n,,)", ErrAuthentication, cf.ChannelBinding)
 	}
-	if subtle.ConstantTimeCompare([]byte(cf.Nonce), []byte(c.nonce)) != 1 {
-		return nil, fmt.Errorf("%w: nonce does not match", ErrAuthentication)
+	// RFC 5802 wants the nonce repeated exactly; Kafka checks only that it
+	// ends with the server-first nonce, and librdkafka relies on that: it
+	// sends its own nonce again in front. The server's random part is
+	// still there, so the proof (over the whole message) stays fresh.
+	if !strings.HasSuffix(cf.Nonce, c.nonce) {
+		return nil, fmt.Errorf("%w: client-final nonce does not end with the server's", ErrAuthentication)
 	}
 	auth := []byte(c.clientFirstBare + "," + c.serverFirst + "," + cf.WithoutProof)
 	signature := c.mech.hmac(c.cred.StoredKey, auth)
