@@ -28,6 +28,7 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -232,6 +233,15 @@ func (a *Agent) openDataDir() error {
 // advertised addresses.
 func (a *Agent) bind() error {
 	configs, _ := a.cfg.listenerConfigs() // checked by Validate
+	var certs *certReloader
+	for _, lc := range configs {
+		if lc.Protocol.TLS() && certs == nil {
+			var err error
+			if certs, err = newCertReloader(a.cfg.TLSCertFile, a.cfg.TLSKeyFile, a.logger.With("component", "tls")); err != nil {
+				return err
+			}
+		}
+	}
 	for _, lc := range configs {
 		ln, err := net.Listen("tcp", lc.addr)
 		if err != nil {
@@ -239,6 +249,9 @@ func (a *Agent) bind() error {
 				return fmt.Errorf("--kafka-addr %s: %w", lc.addr, err)
 			}
 			return fmt.Errorf("--listeners %s://%s: %w", lc.Name, lc.addr, err)
+		}
+		if lc.Protocol.TLS() {
+			ln = tls.NewListener(ln, certs.serverTLS())
 		}
 		adv := lc.advertised
 		if adv == (hostPort{}) {

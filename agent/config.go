@@ -45,6 +45,10 @@ type Config struct {
 	// clients are told, NAME://host:port,...; a listener left out is
 	// advertised as localhost with its bound port.
 	AdvertisedListeners string
+	// TLSCertFile and TLSKeyFile (--tls-cert-file, --tls-key-file) are
+	// the PEM certificate chain and key of SSL and SASL_SSL listeners,
+	// re-read when they change.
+	TLSCertFile, TLSKeyFile string
 	// AddScram (--add-scram, repeatable) creates SCRAM credentials at
 	// start when absent, in kafka-storage's form
 	// SCRAM-SHA-256=[name=admin,password=admin-secret].
@@ -217,9 +221,11 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.KafkaAddr, "kafka-addr", c.KafkaAddr, "Address the Kafka listener binds to.")
 	fs.StringVar(&c.AdvertisedKafkaAddr, "advertised-kafka-addr", c.AdvertisedKafkaAddr, "host:port clients are told to connect to; empty means localhost with the listener's port.")
 	fs.StringVar(&c.Listeners, "listeners", c.Listeners, "Kafka listeners as NAME://host:port,... (Kafka's listeners), e.g. PLAINTEXT://:9092,SASL_PLAINTEXT://:9093; replaces --kafka-addr. One PLAINTEXT listener is required: replication between agents uses the first. See docs/security.md.")
-	fs.StringVar(&c.ListenerSecurityProtocolMap, "listener-security-protocol-map", c.ListenerSecurityProtocolMap, "Security protocol of each listener name as NAME:PROTOCOL,... (listener.security.protocol.map); empty maps PLAINTEXT, SASL_PLAINTEXT, SSL and SASL_SSL to themselves. SSL and SASL_SSL are refused: TLS is not served yet.")
+	fs.StringVar(&c.ListenerSecurityProtocolMap, "listener-security-protocol-map", c.ListenerSecurityProtocolMap, "Security protocol of each listener name as NAME:PROTOCOL,... (listener.security.protocol.map); empty maps PLAINTEXT, SASL_PLAINTEXT, SSL and SASL_SSL to themselves. SSL and SASL_SSL need --tls-cert-file and --tls-key-file.")
+	fs.StringVar(&c.TLSCertFile, "tls-cert-file", c.TLSCertFile, "PEM certificate chain that SSL and SASL_SSL listeners present; re-read when it changes, for new connections.")
+	fs.StringVar(&c.TLSKeyFile, "tls-key-file", c.TLSKeyFile, "PEM private key of --tls-cert-file; re-read with it.")
 	fs.StringVar(&c.AdvertisedListeners, "advertised-listeners", c.AdvertisedListeners, "Addresses clients are told to connect to, per listener, as NAME://host:port,... (advertised.listeners); a listener left out is advertised as localhost with its port.")
-	fs.StringSliceVar(&c.Kafka.SASLEnabledMechanisms, "sasl-enabled-mechanisms", c.Kafka.SASLEnabledMechanisms, "SASL mechanisms SASL_PLAINTEXT listeners offer, of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (sasl.enabled.mechanisms). PLAIN checks the password against the user's SCRAM credential.")
+	fs.StringSliceVar(&c.Kafka.SASLEnabledMechanisms, "sasl-enabled-mechanisms", c.Kafka.SASLEnabledMechanisms, "SASL mechanisms SASL_PLAINTEXT and SASL_SSL listeners offer, of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (sasl.enabled.mechanisms). PLAIN checks the password against the user's SCRAM credential.")
 	fs.Int32Var(&c.Kafka.SASLMaxReceiveBytes, "sasl-server-max-receive-size", c.Kafka.SASLMaxReceiveBytes, "Largest request, in bytes, a SASL listener accepts before the client has authenticated (sasl.server.max.receive.size).")
 	fs.StringArrayVar(&c.AddScram, "add-scram", c.AddScram, "Create a SCRAM credential at start if the user has none of that mechanism, as kafka-storage format --add-scram: 'SCRAM-SHA-256=[name=admin,password=admin-secret]' (also iterations=, salt=); repeatable.")
 	fs.DurationVar(&c.CredentialsRefreshInterval, "credentials-refresh-interval", c.CredentialsRefreshInterval, "How often the agent re-reads SCRAM credentials from the store, so that a change made through another agent applies here.")

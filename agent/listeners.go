@@ -11,8 +11,8 @@ package agent
 // With it, --kafka-addr and --advertised-kafka-addr are not used. The first
 // PLAINTEXT listener carries replication between agents (a follower
 // fetches from its leader's registered Kafka address without SASL), so one
-// is required; bind it to a private address. SSL and SASL_SSL are refused
-// at start: this agent does not serve TLS yet.
+// is required; bind it to a private address. SSL and SASL_SSL listeners
+// serve TLS with --tls-cert-file and --tls-key-file (tls.go).
 
 import (
 	"fmt"
@@ -79,8 +79,8 @@ func (c Config) listenerConfigs() ([]listenerConfig, error) {
 		if !ok {
 			return nil, fmt.Errorf("--listeners: listener %s has no security protocol in --listener-security-protocol-map", b.name)
 		}
-		if p == kafka.SSL || p == kafka.SASLSSL {
-			return nil, fmt.Errorf("--listeners: listener %s: protocol %s needs TLS, which this agent does not serve yet; use PLAINTEXT or SASL_PLAINTEXT", b.name, p)
+		if p.TLS() && (c.TLSCertFile == "" || c.TLSKeyFile == "") {
+			return nil, fmt.Errorf("--listeners: listener %s: protocol %s needs --tls-cert-file and --tls-key-file", b.name, p)
 		}
 		out = append(out, listenerConfig{Listener: kafka.Listener{Name: b.name, Protocol: p}, addr: b.addr})
 	}

@@ -20,6 +20,7 @@ func TestListenerConfigs(t *testing.T) {
 		name                      string
 		listeners, protos, adv    string
 		kafkaAddr, advertisedAddr string
+		certs                     bool // set --tls-cert-file and --tls-key-file
 		want                      []want
 		err                       string
 	}{
@@ -32,8 +33,10 @@ func TestListenerConfigs(t *testing.T) {
 		{name: "protocol map", listeners: "internal://:9092,external://:9093", protos: "INTERNAL:PLAINTEXT,EXTERNAL:SASL_PLAINTEXT",
 			want: []want{{"INTERNAL", kafka.Plaintext, ":9092", ""}, {"EXTERNAL", kafka.SASLPlaintext, ":9093", ""}}},
 		{name: "name without protocol", listeners: "PLAINTEXT://:9092,EXTERNAL://:9093", err: "EXTERNAL has no security protocol"},
-		{name: "tls refused", listeners: "PLAINTEXT://:9092,SSL://:9094", err: "protocol SSL needs TLS"},
-		{name: "sasl ssl refused", listeners: "PLAINTEXT://:9092,SASL_SSL://:9094", err: "protocol SASL_SSL needs TLS"},
+		{name: "tls without a certificate", listeners: "PLAINTEXT://:9092,SSL://:9094", err: "protocol SSL needs --tls-cert-file and --tls-key-file"},
+		{name: "sasl ssl without a certificate", listeners: "PLAINTEXT://:9092,SASL_SSL://:9094", err: "protocol SASL_SSL needs --tls-cert-file"},
+		{name: "tls", listeners: "PLAINTEXT://:9092,SASL_SSL://:9094", certs: true,
+			want: []want{{"PLAINTEXT", kafka.Plaintext, ":9092", ""}, {"SASL_SSL", kafka.SASLSSL, ":9094", ""}}},
 		{name: "no plaintext", listeners: "SASL_PLAINTEXT://:9093", err: "needs one PLAINTEXT listener"},
 		{name: "twice", listeners: "PLAINTEXT://:9092,PLAINTEXT://:9093", err: "named twice"},
 		{name: "bad form", listeners: "PLAINTEXT:9092", err: "want NAME://host:port"},
@@ -48,6 +51,9 @@ func TestListenerConfigs(t *testing.T) {
 			c := DefaultConfig()
 			c.KafkaAddr, c.AdvertisedKafkaAddr = tc.kafkaAddr, tc.advertisedAddr
 			c.Listeners, c.ListenerSecurityProtocolMap, c.AdvertisedListeners = tc.listeners, tc.protos, tc.adv
+			if tc.certs {
+				c.TLSCertFile, c.TLSKeyFile = "cert.pem", "key.pem"
+			}
 			got, err := c.listenerConfigs()
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {

@@ -5,8 +5,9 @@ import "fmt"
 // SecurityProtocol is Kafka's security.protocol of a listener.
 type SecurityProtocol string
 
-// Kafka's four security protocols. This server speaks PLAINTEXT and
-// SASL_PLAINTEXT; the agent refuses the TLS ones at start until it has TLS.
+// Kafka's four security protocols. The Server sees TLS connections already
+// unwrapped (the agent wraps the listener), so for it SSL is PLAINTEXT and
+// SASL_SSL is SASL_PLAINTEXT.
 const (
 	Plaintext     SecurityProtocol = "PLAINTEXT"
 	SASLPlaintext SecurityProtocol = "SASL_PLAINTEXT"
@@ -23,6 +24,9 @@ func ParseSecurityProtocol(s string) (SecurityProtocol, error) {
 	}
 	return "", fmt.Errorf("unknown security protocol %q (want PLAINTEXT, SASL_PLAINTEXT, SSL or SASL_SSL)", s)
 }
+
+// TLS reports whether the listener's connections are TLS.
+func (p SecurityProtocol) TLS() bool { return p == SSL || p == SASLSSL }
 
 // SASL reports whether a connection must authenticate with SASL first.
 func (p SecurityProtocol) SASL() bool { return p == SASLPlaintext || p == SASLSSL }

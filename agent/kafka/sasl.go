@@ -1,6 +1,6 @@
 package kafka
 
-// SASL on SASL_PLAINTEXT listeners (KIP-152): the per-connection state
+// SASL on SASL_PLAINTEXT and SASL_SSL listeners (KIP-152): the per-connection state
 // machine that SaslHandshake (saslhandshake.go) and SaslAuthenticate
 // (saslauthenticate.go) drive, and the gate serveConn applies before
 // dispatch.
