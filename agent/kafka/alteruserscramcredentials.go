@@ -10,8 +10,10 @@ package kafka
 // a user altered twice for one mechanism gets DUPLICATE_RESOURCE, an empty
 // name or iterations outside [4096, 16384] UNACCEPTABLE_CREDENTIAL, an
 // unknown mechanism UNSUPPORTED_SASL_MECHANISM, the deletion of a missing
-// credential RESOURCE_NOT_FOUND. A user with any invalid alteration has
-// none of its alterations applied. Beyond Kafka's checks, an empty salt
+// credential RESOURCE_NOT_FOUND (checked against the store before any
+// write). A user with any invalid alteration has none of its alterations
+// applied; the writes of a valid user's alterations are not atomic with
+// each other (one store object per user is rewritten per alteration). Beyond Kafka's checks, an empty salt
 // or a salted password of the wrong length for the mechanism is
 // UNACCEPTABLE_CREDENTIAL: it could never authenticate.
 //
@@ -22,6 +24,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -53,10 +56,25 @@ func handleAlterUserScramCredentials(ctx context.Context, s *Server, r *request,
 		u := &req.Upsertions[i]
 		add(scramAlteration{user: u.Name, mechanism: u.Mechanism, upsert: u})
 	}
+	// Deletions are checked against the store before anything is written,
+	// so that a user's missing credential fails all of its alterations,
+	// not only those after it.
+	var existing map[string][]scram.Credential
+	if len(req.Deletions) > 0 {
+		var err error
+		if existing, err = s.users.ScramUsers(ctx); err != nil {
+			for _, user := range order {
+				res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+				res.User, res.ErrorCode, res.ErrorMessage = user, errorCode(err), errorMessage(err)
+				resp.Results = append(resp.Results, res)
+			}
+			return resp, nil
+		}
+	}
 	for _, user := range order {
 		res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
 		res.User = user
-		code, msg := s.alterUserScram(ctx, user, byUser[user])
+		code, msg := s.alterUserScram(ctx, user, byUser[user], existing[user])
 		if code != 0 {
 			res.ErrorCode, res.ErrorMessage = code, &msg
 		}
@@ -65,8 +83,9 @@ func handleAlterUserScramCredentials(ctx context.Context, s *Server, r *request,
 	return resp, nil
 }
 
-// alterUserScram validates then applies one user's alterations.
-func (s *Server) alterUserScram(ctx context.Context, user string, alts []scramAlteration) (int16, string) {
+// alterUserScram validates then applies one user's alterations; has are
+// the user's credentials in the store before the request.
+func (s *Server) alterUserScram(ctx context.Context, user string, alts []scramAlteration, has []scram.Credential) (int16, string) {
 	if user == "" {
 		return kerr.UnacceptableCredential.Code, "Username must not be empty"
 	}
@@ -86,6 +105,9 @@ func (s *Server) alterUserScram(ctx context.Context, user string, alts []scramAl
 			return kerr.UnsupportedSaslMechanism.Code, "Unknown SCRAM mechanism"
 		}
 		if a.upsert == nil {
+			if !slices.ContainsFunc(has, func(c scram.Credential) bool { return c.Mechanism == m }) {
+				return kerr.ResourceNotFound.Code, "Attempt to delete a user credential that does not exist"
+			}
 			changes = append(changes, change{mech: m})
 			continue
 		}

@@ -292,14 +292,19 @@ func TestSASLUserScramCredentials(t *testing.T) {
 	}
 	// Kafka's validation, on a raw request: kadm checks iterations itself.
 	alter := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
-	del := kmsg.NewAlterUserSCRAMCredentialsRequestDeletion()
-	del.Name, del.Mechanism = "carol", 1
-	alter.Deletions = append(alter.Deletions, del)
+	for _, d := range []struct {
+		user      string
+		mechanism int8
+	}{{"carol", 1}, {"ivan", 2}, {"bob", 1}, {"bob", 2}} {
+		del := kmsg.NewAlterUserSCRAMCredentialsRequestDeletion()
+		del.Name, del.Mechanism = d.user, d.mechanism
+		alter.Deletions = append(alter.Deletions, del)
+	}
 	for _, u := range []struct {
 		user       string
 		mechanism  int8
 		iterations int32
-	}{{"dave", 1, 100}, {"erin", 2, 99999}, {"gina", 3, 4096}} {
+	}{{"dave", 1, 100}, {"erin", 2, 99999}, {"gina", 3, 4096}, {"ivan", 1, 4096}, {"jack", 1, 4096}, {"jack", 1, 8192}} {
 		up := kmsg.NewAlterUserSCRAMCredentialsRequestUpsertion()
 		up.Name, up.Mechanism, up.Iterations, up.Salt, up.SaltedPassword = u.user, u.mechanism, u.iterations, []byte("salt"), make([]byte, 32)
 		alter.Upsertions = append(alter.Upsertions, up)
@@ -309,7 +314,8 @@ func TestSASLUserScramCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]*kerr.Error{"carol": kerr.ResourceNotFound, "dave": kerr.UnacceptableCredential,
-		"erin": kerr.UnacceptableCredential, "gina": kerr.UnsupportedSaslMechanism}
+		"erin": kerr.UnacceptableCredential, "gina": kerr.UnsupportedSaslMechanism,
+		"ivan": kerr.ResourceNotFound, "jack": kerr.DuplicateResource, "bob": kerr.ResourceNotFound}
 	if len(resp.Results) != len(want) {
 		t.Fatalf("alter answered %d results, want %d", len(resp.Results), len(want))
 	}
@@ -317,6 +323,15 @@ func TestSASLUserScramCredentials(t *testing.T) {
 		if r.ErrorCode != want[r.User].Code {
 			t.Errorf("alter %s: %v, want %v", r.User, kerr.ErrorForCode(r.ErrorCode), want[r.User])
 		}
+	}
+	// A failed user has none of its alterations applied: bob keeps the
+	// credential his request also asked to delete, and ivan's valid upsert
+	// went with his failed deletion.
+	if err := login("SCRAM-SHA-256", "bob-secret"); err != nil {
+		t.Fatalf("bob after a failed request to delete him: %v", err)
+	}
+	if d, err := adm.DescribeUserSCRAMs(ctx, "ivan", "jack"); err != nil || !errors.Is(d["ivan"].Err, kerr.ResourceNotFound) || !errors.Is(d["jack"].Err, kerr.ResourceNotFound) {
+		t.Fatalf("users of failed alterations exist: %+v, %v", d, err)
 	}
 	res, err = adm.AlterUserSCRAMs(ctx, []kadm.DeleteSCRAM{{User: "bob", Mechanism: kadm.ScramSha256}}, nil)
 	if err != nil || res.Error() != nil {
