@@ -108,7 +108,7 @@ func (s *Server) serveConn(c net.Conn, l Listener) {
 				produceFrames.put(frame)
 			}
 			s.metrics.saslRefused()
-			s.logger.Warn("closing connection: request before SASL authentication", "client", remote, "api_key", req.key, "listener", l.Name)
+			s.logger.Info("closing connection: request before SASL authentication", "client", remote, "api_key", req.key, "listener", l.Name)
 			return
 		}
 		start := time.Now()
