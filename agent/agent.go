@@ -46,10 +46,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/strata-streaming/strata/agent/control"
+	"github.com/strata-streaming/strata/agent/httpconns"
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/internal/secretfile"
+	"github.com/strata-streaming/strata/internal/tlsconfig"
 	"github.com/strata-streaming/strata/internal/vfs"
 	"github.com/strata-streaming/strata/membership"
 	"github.com/strata-streaming/strata/tiering"
@@ -101,7 +104,17 @@ type Agent struct {
 	httpLn    net.Listener
 	kafkaSrv  *kafka.Server
 	httpSrv   *http.Server
-	ready     atomic.Bool
+	// httpConns is httpLn, bounding its connections (--http-max-connections).
+	httpConns *httpconns.Listener
+	// httpTokens is nil without --http-token-file; httpTokenWatch keeps
+	// it in step with the file while the agent runs.
+	httpTokens     *httpTokens
+	httpTokenWatch *secretfile.Watcher
+	// peerClient and httpScheme call the other agents' HTTP ports
+	// (httptls.go).
+	peerClient *http.Client
+	httpScheme string
+	ready      atomic.Bool
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -155,10 +168,16 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 			a.release()
 		}
 	}()
+	if a.httpTokens, a.httpTokenWatch, err = a.loadHTTPTokens(); err != nil {
+		return nil, err
+	}
 	if err := a.openDataDir(); err != nil {
 		return nil, err
 	}
 	if err := a.bind(); err != nil {
+		return nil, err
+	}
+	if err := a.setupHTTPTLS(); err != nil {
 		return nil, err
 	}
 	if err := a.openStore(ctx); err != nil {
@@ -233,11 +252,11 @@ func (a *Agent) openDataDir() error {
 // advertised addresses.
 func (a *Agent) bind() error {
 	configs, _ := a.cfg.listenerConfigs() // checked by Validate
-	var certs *certReloader
+	var kafkaTLS *tlsconfig.Server
 	for _, lc := range configs {
-		if lc.Protocol.TLS() && certs == nil {
+		if lc.Protocol.TLS() && kafkaTLS == nil {
 			var err error
-			if certs, err = newCertReloader(a.cfg.TLSCertFile, a.cfg.TLSKeyFile, a.logger.With("component", "tls")); err != nil {
+			if kafkaTLS, err = tlsconfig.NewServer(a.cfg.TLS, a.logger.With("listener", "kafka")); err != nil {
 				return err
 			}
 		}
@@ -251,7 +270,7 @@ func (a *Agent) bind() error {
 			return fmt.Errorf("--listeners %s://%s: %w", lc.Name, lc.addr, err)
 		}
 		if lc.Protocol.TLS() {
-			ln = tls.NewListener(ln, certs.serverTLS())
+			ln = tls.NewListener(ln, kafkaTLS.Config())
 		}
 		adv := lc.advertised
 		if adv == (hostPort{}) {
@@ -260,10 +279,12 @@ func (a *Agent) bind() error {
 		a.listeners = append(a.listeners, boundListener{Listener: lc.Listener, ln: ln, advertised: adv})
 	}
 	a.kafkaLn, a.advertised = a.listeners[0].ln, a.listeners[0].advertised
-	var err error
-	if a.httpLn, err = net.Listen("tcp", a.cfg.HTTPAddr); err != nil {
+	httpLn, err := net.Listen("tcp", a.cfg.HTTPAddr)
+	if err != nil {
 		return fmt.Errorf("--http-addr %s: %w", a.cfg.HTTPAddr, err)
 	}
+	a.httpConns = httpconns.New(httpLn, a.cfg.HTTPMaxConnections, a.logger.With("component", "http"), a.registry)
+	a.httpLn = a.httpConns
 	return nil
 }
 
@@ -375,6 +396,13 @@ func (a *Agent) Run(ctx context.Context) error {
 		defer a.wg.Done()
 		a.retentionLoop()
 	}()
+	if a.httpTokenWatch != nil {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			a.httpTokenWatch.Run(a.stop)
+		}()
+	}
 	go func() {
 		defer a.wg.Done()
 		a.runTiering()

@@ -190,6 +190,7 @@ func TestConfigValidate(t *testing.T) {
 		{"partitions", func(c *Config) { c.NumPartitions = 0 }, "--num-partitions"},
 		{"flush", func(c *Config) { c.LogFlush = "sometimes" }, "--log-flush"},
 		{"request size", func(c *Config) { c.Kafka.MaxRequestBytes = 10 }, "--socket-request-max-bytes"},
+		{"http connections", func(c *Config) { c.HTTPMaxConnections = 0 }, "--http-max-connections"},
 		{"retention default", func(c *Config) { c.TopicDefaults["retention.ms"] = "soon" }, "--log-retention-ms"},
 		{"compression default", func(c *Config) { c.TopicDefaults["compression.type"] = "brotli" }, "--compression-type"},
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/internal/scram"
+	"github.com/strata-streaming/strata/internal/tlsconfig"
 	"github.com/strata-streaming/strata/membership"
 	"github.com/strata-streaming/strata/tiering"
 )
@@ -45,10 +46,6 @@ type Config struct {
 	// clients are told, NAME://host:port,...; a listener left out is
 	// advertised as localhost with its bound port.
 	AdvertisedListeners string
-	// TLSCertFile and TLSKeyFile (--tls-cert-file, --tls-key-file) are
-	// the PEM certificate chain and key of SSL and SASL_SSL listeners,
-	// re-read when they change.
-	TLSCertFile, TLSKeyFile string
 	// AddScram (--add-scram, repeatable) creates SCRAM credentials at
 	// start when absent, in kafka-storage's form
 	// SCRAM-SHA-256=[name=admin,password=admin-secret].
@@ -56,11 +53,27 @@ type Config struct {
 	// CredentialsRefreshInterval (--credentials-refresh-interval) is how
 	// often the agent re-reads SCRAM credentials from the store.
 	CredentialsRefreshInterval time.Duration
-	// HTTPAddr (--http-addr) serves /metrics, /healthz, /readyz, /debug/pprof.
+	// HTTPAddr (--http-addr) serves /metrics, /healthz, /readyz, the console, drain and, with HTTPPprof, /debug/pprof.
 	HTTPAddr string
 	// HTTPIdleTimeout (--http-idle-timeout) closes a keep-alive HTTP
 	// connection idle this long, so idle clients cannot hold descriptors.
 	HTTPIdleTimeout time.Duration
+	// HTTPTokenFile (--http-token-file) holds the bearer tokens that
+	// state-changing HTTP requests and profiles need (httpauth.go).
+	HTTPTokenFile string
+	// HTTPPprof (--http-pprof) serves Go's profiles under /debug/pprof/.
+	HTTPPprof bool
+	// HTTPTLS (--http-tls) serves the HTTP port over TLS with TLS's
+	// certificate, and calls the other agents' ports over HTTPS.
+	HTTPTLS bool
+	// TLS is the agent's certificate and the CAs it trusts
+	// (--tls-cert-file, --tls-key-file, --tls-client-ca-file).
+	TLS tlsconfig.Files
+	// HTTPMaxConnections (--http-max-connections) bounds the HTTP
+	// connections open at once; past it a new one replaces the longest
+	// idle keep-alive connection, or is closed if none is idle
+	// (agent/httpconns).
+	HTTPMaxConnections int
 	// AgentID (--agent-id) is the agent's int32 id; -1 takes the one in
 	// meta.json, or registers the lowest free id in the store.
 	AgentID int32
@@ -167,6 +180,7 @@ func DefaultConfig() Config {
 		KafkaAddr:                      ":9092",
 		HTTPAddr:                       ":9644",
 		HTTPIdleTimeout:                2 * time.Minute,
+		HTTPMaxConnections:             512,
 		AgentID:                        -1,
 		AutoCreateTopics:               true,
 		NumPartitions:                  1,
@@ -222,15 +236,20 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.AdvertisedKafkaAddr, "advertised-kafka-addr", c.AdvertisedKafkaAddr, "host:port clients are told to connect to; empty means localhost with the listener's port.")
 	fs.StringVar(&c.Listeners, "listeners", c.Listeners, "Kafka listeners as NAME://host:port,... (Kafka's listeners), e.g. PLAINTEXT://:9092,SASL_PLAINTEXT://:9093; replaces --kafka-addr. One PLAINTEXT listener is required: replication between agents uses the first. See docs/security.md.")
 	fs.StringVar(&c.ListenerSecurityProtocolMap, "listener-security-protocol-map", c.ListenerSecurityProtocolMap, "Security protocol of each listener name as NAME:PROTOCOL,... (listener.security.protocol.map); empty maps PLAINTEXT, SASL_PLAINTEXT, SSL and SASL_SSL to themselves. SSL and SASL_SSL need --tls-cert-file and --tls-key-file.")
-	fs.StringVar(&c.TLSCertFile, "tls-cert-file", c.TLSCertFile, "PEM certificate chain that SSL and SASL_SSL listeners present; re-read when it changes, for new connections.")
-	fs.StringVar(&c.TLSKeyFile, "tls-key-file", c.TLSKeyFile, "PEM private key of --tls-cert-file; re-read with it.")
 	fs.StringVar(&c.AdvertisedListeners, "advertised-listeners", c.AdvertisedListeners, "Addresses clients are told to connect to, per listener, as NAME://host:port,... (advertised.listeners); a listener left out is advertised as localhost with its port.")
 	fs.StringSliceVar(&c.Kafka.SASLEnabledMechanisms, "sasl-enabled-mechanisms", c.Kafka.SASLEnabledMechanisms, "SASL mechanisms SASL_PLAINTEXT and SASL_SSL listeners offer, of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (sasl.enabled.mechanisms). PLAIN checks the password against the user's SCRAM credential.")
 	fs.Int32Var(&c.Kafka.SASLMaxReceiveBytes, "sasl-server-max-receive-size", c.Kafka.SASLMaxReceiveBytes, "Largest request, in bytes, a SASL listener accepts before the client has authenticated (sasl.server.max.receive.size).")
 	fs.StringArrayVar(&c.AddScram, "add-scram", c.AddScram, "Create a SCRAM credential at start if the user has none of that mechanism, as kafka-storage format --add-scram: 'SCRAM-SHA-256=[name=admin,password=admin-secret]' (also iterations=, salt=); repeatable.")
 	fs.DurationVar(&c.CredentialsRefreshInterval, "credentials-refresh-interval", c.CredentialsRefreshInterval, "How often the agent re-reads SCRAM credentials from the store, so that a change made through another agent applies here.")
-	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "Address of the HTTP server for /metrics, /healthz, /readyz and /debug/pprof.")
+	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "Address of the HTTP server: /metrics, /healthz, /readyz, the console, drain, and /debug/pprof with --http-pprof.")
 	fs.DurationVar(&c.HTTPIdleTimeout, "http-idle-timeout", c.HTTPIdleTimeout, "Close a keep-alive HTTP connection that has been idle this long.")
+	fs.StringVar(&c.HTTPTokenFile, "http-token-file", c.HTTPTokenFile, "File of bearer tokens (one per line, at least 22 bytes each) that every HTTP request but GET and HEAD, and /debug/pprof, must carry; shared by the cluster's agents, re-read when it changes. Empty: the HTTP port asks no credentials.")
+	fs.BoolVar(&c.HTTPTLS, "http-tls", c.HTTPTLS, "Serve the HTTP port over TLS with --tls-cert-file and --tls-key-file, and call the other agents' HTTP ports over HTTPS trusting --tls-client-ca-file (else the system's CAs).")
+	fs.StringVar(&c.TLS.CertFile, "tls-cert-file", c.TLS.CertFile, "PEM certificate chain of the agent's TLS listeners, leaf first; re-read when renewed.")
+	fs.StringVar(&c.TLS.KeyFile, "tls-key-file", c.TLS.KeyFile, "PEM private key of --tls-cert-file.")
+	fs.StringVar(&c.TLS.ClientCAFile, "tls-client-ca-file", c.TLS.ClientCAFile, "PEM CAs the agent trusts: those that sign client certificates, and the other agents' when it calls them over TLS.")
+	fs.BoolVar(&c.HTTPPprof, "http-pprof", c.HTTPPprof, "Serve Go's profiles under /debug/pprof/ on the HTTP port (behind --http-token-file when set).")
+	fs.IntVar(&c.HTTPMaxConnections, "http-max-connections", c.HTTPMaxConnections, "Most HTTP connections open at once; past it a new one takes the place of the longest idle keep-alive connection, or is closed as soon as accepted when none is idle.")
 	fs.Int32Var(&c.AgentID, "agent-id", c.AgentID, "Agent id; -1 reuses the id in meta.json or registers the lowest free one.")
 	fs.StringVar(&c.Rack, "rack", c.Rack, "Rack (availability zone) of this agent, reported to clients.")
 	fs.BoolVar(&c.AutoCreateTopics, "auto-create-topics", c.AutoCreateTopics, "Create a topic when a client asks for metadata of one that does not exist (auto.create.topics.enable).")
@@ -299,6 +318,12 @@ func (c Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("--data-dir must not be empty")
 	}
+	if err := c.TLS.Validate(); err != nil {
+		return err
+	}
+	if c.HTTPTLS && !c.TLS.Enabled() {
+		return errors.New("--http-tls needs --tls-cert-file and --tls-key-file")
+	}
 	for _, a := range []struct{ flag, addr string }{{"kafka-addr", c.KafkaAddr}, {"http-addr", c.HTTPAddr}} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			return fmt.Errorf("--%s %q: want host:port (%v)", a.flag, a.addr, err)
@@ -321,6 +346,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--default-replication-factor %d: must be 0 (automatic) or at least 1", c.DefaultReplicationFactor)
 	case c.HTTPIdleTimeout <= 0:
 		return fmt.Errorf("--http-idle-timeout %v: must be positive", c.HTTPIdleTimeout)
+	case c.HTTPMaxConnections < 1:
+		return fmt.Errorf("--http-max-connections %d: must be at least 1", c.HTTPMaxConnections)
 	case c.DrainTimeout < 0:
 		return fmt.Errorf("--drain-timeout %v: must not be negative", c.DrainTimeout)
 	case c.RebalanceSettle < 0:

@@ -8,7 +8,9 @@ package agent
 //
 // Why the serving agent gathers over HTTP: an agent holds the offsets,
 // local bytes, tiering state and counters of its own replicas only, and
-// gossip carries each agent's HTTP address. Merging on the server keeps the
+// gossip carries each agent's HTTP address. It is fetched only when the
+// store's registration of the agent vouches for it (peer_http.go), one GET
+// of agents/<id>.json per agent and gathering. Merging on the server keeps the
 // page on one origin (no cross-origin requests, nothing to configure) and
 // lets one curl show the whole cluster. Consumer groups come through the
 // Kafka API from a client of this agent (kadm's Lag, which is what
@@ -30,6 +32,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-streaming/strata/agent/console"
+	"github.com/strata-streaming/strata/membership"
 	"github.com/strata-streaming/strata/tiering"
 
 	"github.com/strata-streaming/strata/agent/partition"
@@ -163,6 +166,10 @@ func (a *Agent) consoleView(w http.ResponseWriter, r *http.Request) {
 // gatherConsoleView builds the cluster-wide view as JSON.
 func (a *Agent) gatherConsoleView(ctx context.Context) []byte {
 	agents := a.consoleAgents()
+	var members []membership.Member
+	if a.members != nil {
+		members = a.members.Members()
+	}
 	locals := map[int32]*console.Local{a.id: a.consoleReport()}
 	var errs []string
 	var mu sync.Mutex
@@ -172,24 +179,30 @@ func (a *Agent) gatherConsoleView(ctx context.Context) []byte {
 			continue
 		}
 		wg.Go(func() {
-			l, err := fetchConsoleReport(ctx, ag.HTTPAddr)
+			// Only at the address the store registered: gossip may be
+			// unauthenticated (peerHTTPAddr).
+			addr, _, err := a.peerHTTP(ctx, ag.ID, members)
+			var l *console.Local
+			if err == nil {
+				l, err = a.fetchConsoleReport(ctx, addr)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case err != nil:
 				errs = append(errs, fmt.Sprintf("agent %d: %v", ag.ID, err))
 			case l.AgentID != ag.ID:
-				errs = append(errs, fmt.Sprintf("agent %d: %s answers as agent %d", ag.ID, ag.HTTPAddr, l.AgentID))
+				errs = append(errs, fmt.Sprintf("agent %d: %s answers as agent %d", ag.ID, addr, l.AgentID))
 			default:
 				locals[ag.ID] = l
 			}
 		})
 	}
 	groups, err := a.consoleGroups(ctx)
+	wg.Wait() // errs is the fetches' until they are done
 	if err != nil {
 		errs = append(errs, "consumer groups: "+err.Error())
 	}
-	wg.Wait()
 	var topics []console.TopicState
 	for _, t := range a.Topics() {
 		ts := console.TopicState{Name: t.Name, Internal: t.Internal}
@@ -240,15 +253,15 @@ func dialableHTTP(httpAddr, kafkaAddr string) string {
 	return httpAddr
 }
 
-func fetchConsoleReport(ctx context.Context, addr string) (*console.Local, error) {
+func (a *Agent) fetchConsoleReport(ctx context.Context, addr string) (*console.Local, error) {
 	if addr == "" {
 		return nil, fmt.Errorf("advertises no HTTP address")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/console/agent", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.httpScheme+"://"+addr+"/v1/console/agent", nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := a.peerClient.Do(req)
 	if err != nil {
 		return nil, err
 	}

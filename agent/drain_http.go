@@ -7,17 +7,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
 
-	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/membership"
 )
 
@@ -38,7 +35,7 @@ import (
 //
 // agent=ID sends either on to that agent, so one agent's address serves for
 // the whole cluster; only to the address the store registered for ID (see
-// drainTarget).
+// peerHTTPAddr).
 func (a *Agent) drainHandler(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	req := drainBody{}
@@ -137,10 +134,13 @@ func (a *Agent) forwardDrain(w http.ResponseWriter, r *http.Request, n int32, bo
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	reg, regErr := a.store.Agent(ctx, n)
-	addr, status, err := drainTarget(n, members, reg, regErr)
+	addr, status, err := a.peerHTTP(ctx, n, members)
 	if err != nil {
-		writeDrainJSON(w, status, map[string]any{"agent_id": n, "error": err.Error()})
+		msg := "drain: " + err.Error()
+		if status == http.StatusForbidden {
+			msg += "; drain it through its own address"
+		}
+		writeDrainJSON(w, status, map[string]any{"agent_id": n, "error": msg})
 		return
 	}
 	var payload io.Reader
@@ -148,13 +148,14 @@ func (a *Agent) forwardDrain(w http.ResponseWriter, r *http.Request, n int32, bo
 		b, _ := json.Marshal(body)
 		payload = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, "http://"+addr+"/v1/drain?"+q.Encode(), payload)
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, a.httpScheme+"://"+addr+"/v1/drain?"+q.Encode(), payload)
 	if err == nil {
 		if payload != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
+		a.httpTokens.authorize(req)
 		var resp *http.Response
-		if resp, err = drainClient.Do(req); err == nil {
+		if resp, err = a.peerClient.Do(req); err == nil {
 			defer resp.Body.Close()
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(resp.StatusCode)
@@ -163,49 +164,6 @@ func (a *Agent) forwardDrain(w http.ResponseWriter, r *http.Request, n int32, bo
 		}
 	}
 	writeDrainJSON(w, http.StatusBadGateway, map[string]any{"agent_id": n, "error": fmt.Sprintf("drain: agent %d at %s: %v", n, addr, err)})
-}
-
-// drainTarget decides where a drain for agent id goes: the HTTP address
-// gossip advertises for it (dialable: an unspecified host is replaced by
-// the Kafka host), but only when the store vouches for it. Gossip is
-// unauthenticated, so anyone who can reach the gossip port could otherwise
-// advertise an agent whose HTTP address is any URL on the operator's
-// network and have this agent POST to it. The rule: id must be registered
-// in the store (reg, regErr from metadata.Store.Agent), and the address
-// must be the one registered, or have the registered Kafka host and the
-// registered HTTP port. Anything else is refused with the status to answer,
-// and nothing is fetched.
-func drainTarget(id int32, members []membership.Member, reg metadata.AgentInfo, regErr error) (addr string, status int, err error) {
-	switch {
-	case errors.Is(regErr, metadata.ErrUnknownAgent):
-		return "", http.StatusNotFound, fmt.Errorf("drain: agent %d is not registered in the store", id)
-	case regErr != nil:
-		return "", http.StatusBadGateway, fmt.Errorf("drain: agent %d: %w", id, regErr)
-	}
-	for _, m := range members {
-		if m.ID == id && m.HTTPAddr != "" {
-			addr = dialableHTTP(m.HTTPAddr, m.KafkaAddr)
-		}
-	}
-	if addr == "" {
-		return "", http.StatusNotFound, fmt.Errorf("drain: agent %d is not a live member of the cluster", id)
-	}
-	if addr == dialableHTTP(reg.HTTPAddr, reg.KafkaAddr) {
-		return addr, 0, nil
-	}
-	host, port, err1 := net.SplitHostPort(addr)
-	regKafkaHost, _, err2 := net.SplitHostPort(reg.KafkaAddr)
-	_, regPort, err3 := net.SplitHostPort(reg.HTTPAddr)
-	if err1 == nil && err2 == nil && err3 == nil && host == regKafkaHost && port == regPort {
-		return addr, 0, nil
-	}
-	return "", http.StatusForbidden, fmt.Errorf("drain: agent %d advertises HTTP address %s, which is not the one registered in the store (HTTP %s, Kafka %s); drain it through its own address", id, addr, reg.HTTPAddr, reg.KafkaAddr)
-}
-
-var drainClient = &http.Client{
-	Timeout: 10 * time.Second,
-	// A redirect would take the request somewhere drainTarget did not check.
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }
 
 func writeDrainJSON(w http.ResponseWriter, status int, v map[string]any) {

@@ -13,12 +13,13 @@ import (
 	"github.com/strata-streaming/strata/agent/partition"
 )
 
-// newHTTPServer serves:
+// newHTTPServer serves, behind --http-token-file's tokens for every
+// method but GET and HEAD and for profiles (httpauth.go):
 //
 //	/metrics        Prometheus exposition of the agent's registry
 //	/healthz        200 while the process serves HTTP at all (liveness)
 //	/readyz         200 once the Kafka listener serves, 503 before and while stopping
-//	/debug/pprof/   Go profiles
+//	/debug/pprof/   Go profiles, with --http-pprof
 //	/               a plain-text status page
 //	/console/       the web console, and its JSON under /v1/console (console.go)
 func (a *Agent) newHTTPServer() *http.Server {
@@ -34,22 +35,25 @@ func (a *Agent) newHTTPServer() *http.Server {
 		}
 		fmt.Fprintln(w, "ready")
 	})
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if a.cfg.HTTPPprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	mux.HandleFunc("GET /v1/tiering", a.tieringStatus)
 	mux.HandleFunc("/v1/drain", a.drainHandler)
 	mux.HandleFunc("/{$}", a.statusPage)
 	a.registerConsole(mux)
 	return &http.Server{
-		Handler:           mux,
+		Handler:           a.httpTokens.requireToken(mux),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Every request body here is a few bytes of JSON.
 		ReadTimeout:    time.Minute,
 		MaxHeaderBytes: 64 << 10,
 		IdleTimeout:    a.cfg.HTTPIdleTimeout,
+		ConnState:      a.httpConns.ConnState,
 		// No WriteTimeout: /debug/pprof/profile and /trace write after
 		// sampling for ?seconds=, 30 by default and often more, and a
 		// forwarded drain or the console's fan-out waits on other agents.

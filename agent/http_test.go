@@ -134,10 +134,10 @@ func TestDrainRefusesCrossOrigin(t *testing.T) {
 	}
 }
 
-// TestDrainTarget: a drain is forwarded only to the address the store
-// registered for the agent; an unregistered id, or a gossip address
-// elsewhere, is refused before anything is fetched.
-func TestDrainTarget(t *testing.T) {
+// TestPeerHTTPAddr: a drain is forwarded, and a console report fetched,
+// only at the address the store registered for the agent; an unregistered
+// id, or a gossip address elsewhere, is refused before anything is fetched.
+func TestPeerHTTPAddr(t *testing.T) {
 	reg := metadata.AgentInfo{ID: 2, KafkaAddr: "agent-2.strata:9092", HTTPAddr: "[::]:9644"}
 	member := func(httpAddr string) []membership.Member {
 		return []membership.Member{{ID: 1, KafkaAddr: "agent-1.strata:9092", HTTPAddr: "[::]:9644"}, {ID: 2, KafkaAddr: "agent-2.strata:9092", HTTPAddr: httpAddr}}
@@ -160,7 +160,7 @@ func TestDrainTarget(t *testing.T) {
 		{"other port on its host", member("agent-2.strata:22"), reg, nil, "", http.StatusForbidden},
 		{"unspecified host, other Kafka host", []membership.Member{{ID: 2, KafkaAddr: "evil.example:9092", HTTPAddr: "[::]:9644"}}, reg, nil, "", http.StatusForbidden},
 	} {
-		addr, status, err := drainTarget(2, tc.members, tc.reg, tc.regErr)
+		addr, status, err := peerHTTPAddr(2, tc.members, tc.reg, tc.regErr)
 		if addr != tc.addr || status != tc.status || (err == nil) != (tc.status == 0) {
 			t.Errorf("%s: got %q %d %v, want %q %d", tc.name, addr, status, err, tc.addr, tc.status)
 		}

@@ -12,7 +12,8 @@ package agent
 // PLAINTEXT listener carries replication between agents (a follower
 // fetches from its leader's registered Kafka address without SASL), so one
 // is required; bind it to a private address. SSL and SASL_SSL listeners
-// serve TLS with --tls-cert-file and --tls-key-file (tls.go).
+// serve TLS with --tls-cert-file and --tls-key-file (internal/tlsconfig),
+// asking client certificates as --tls-client-auth says.
 
 import (
 	"fmt"
@@ -79,7 +80,7 @@ func (c Config) listenerConfigs() ([]listenerConfig, error) {
 		if !ok {
 			return nil, fmt.Errorf("--listeners: listener %s has no security protocol in --listener-security-protocol-map", b.name)
 		}
-		if p.TLS() && (c.TLSCertFile == "" || c.TLSKeyFile == "") {
+		if p.TLS() && !c.TLS.Enabled() {
 			return nil, fmt.Errorf("--listeners: listener %s: protocol %s needs --tls-cert-file and --tls-key-file", b.name, p)
 		}
 		out = append(out, listenerConfig{Listener: kafka.Listener{Name: b.name, Protocol: p}, addr: b.addr})

@@ -52,7 +52,7 @@ func TestListenerConfigs(t *testing.T) {
 			c.KafkaAddr, c.AdvertisedKafkaAddr = tc.kafkaAddr, tc.advertisedAddr
 			c.Listeners, c.ListenerSecurityProtocolMap, c.AdvertisedListeners = tc.listeners, tc.protos, tc.adv
 			if tc.certs {
-				c.TLSCertFile, c.TLSKeyFile = "cert.pem", "key.pem"
+				c.TLS.CertFile, c.TLS.KeyFile = "cert.pem", "key.pem"
 			}
 			got, err := c.listenerConfigs()
 			if tc.err != "" {

@@ -65,6 +65,13 @@ type Config struct {
 	// ignored, so two clusters on one network never merge. The agent sets
 	// it from the cluster id in the store. At most 255 bytes.
 	Label string
+	// KeyFile (--gossip-key-file) holds the keys that encrypt and
+	// authenticate gossip, one base64 key per line, the first one used to
+	// encrypt (keyring.go). Empty: gossip is neither encrypted nor
+	// authenticated, and any host that reaches the port can join.
+	KeyFile string
+	// KeyReloadInterval is how often KeyFile is checked for changes.
+	KeyReloadInterval time.Duration
 
 	// EventQueueLimit is how many events may wait for the reader of
 	// Events. Past it the pending events are dropped and one EventOverflow
@@ -110,6 +117,7 @@ func DefaultConfig() Config {
 		EventQueueLimit:     4096,
 		BroadcastMaxBytes:   512,
 		BroadcastQueueLimit: 4096,
+		KeyReloadInterval:   5 * time.Second,
 	}
 }
 
@@ -146,6 +154,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.ProbeTimeout, "gossip-probe-timeout", c.ProbeTimeout, "How long a failure-detection ping may take before it counts as missed.")
 	fs.DurationVar(&c.GossipInterval, "gossip-interval", c.GossipInterval, "How often membership changes and broadcasts are sent to a few random agents.")
 	fs.IntVar(&c.SuspicionMult, "gossip-suspicion-mult", c.SuspicionMult, "Multiplier of the time a suspected agent has to refute before it is declared failed.")
+	fs.StringVar(&c.KeyFile, "gossip-key-file", c.KeyFile, "File of base64 keys (16, 24 or 32 bytes; one per line, the first encrypts) that encrypt and authenticate gossip; agents without a key of it cannot join. Re-read when it changes, for rotation (docs/security.md).")
 	fs.DurationVar(&c.PushPullInterval, "gossip-push-pull-interval", c.PushPullInterval, "How often the full member list is exchanged with a random agent over TCP.")
 }
 
@@ -195,6 +204,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("BroadcastQueueLimit %d: must be at least 1", c.BroadcastQueueLimit)
 	case len(c.Label) > 255:
 		return fmt.Errorf("Label of %d bytes: at most 255", len(c.Label))
+	case c.KeyReloadInterval <= 0:
+		return fmt.Errorf("KeyReloadInterval %v: must be positive", c.KeyReloadInterval)
+	}
+	if c.KeyFile != "" {
+		if _, err := readKeyFile(c.KeyFile); err != nil {
+			return fmt.Errorf("--gossip-key-file %q: %w", c.KeyFile, err)
+		}
 	}
 	return nil
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/strata-streaming/strata/internal/secretfile"
 )
 
 var (
@@ -35,10 +37,11 @@ type Membership struct {
 	queue  *eventQueue
 	events chan Event
 	bq     *memberlist.TransmitLimitedQueue
-	seq    atomic.Uint64 // last broadcast sequence number
-	bound  string        // the address the transport is bound to
-	id     int32         // self.ID, which never changes
-	name   string        // self.Name, which never changes
+	ring   *memberlist.Keyring // nil without --gossip-key-file
+	seq    atomic.Uint64       // last broadcast sequence number
+	bound  string              // the address the transport is bound to
+	id     int32               // self.ID, which never changes
+	name   string              // self.Name, which never changes
 	// gossipAddr is self.GossipAddr, which never changes.
 	gossipAddr string
 
@@ -157,6 +160,17 @@ func Start(cfg Config, self Member) (*Membership, error) {
 	mlc.TCPTimeout = cfg.TCPTimeout
 	mlc.GossipToTheDeadTime = cfg.GossipToTheDeadTime
 	mlc.Label = cfg.Label
+	var keys *secretfile.Watcher
+	if cfg.KeyFile != "" {
+		keys = m.keyWatcher()
+		if err := keys.Load(); err != nil {
+			_ = nt.Shutdown()
+			return nil, fmt.Errorf("membership: --gossip-key-file %q: %w", cfg.KeyFile, err)
+		}
+		// Both verify settings are memberlist's defaults; set here so that
+		// no change of defaults lets plain gossip in.
+		mlc.Keyring, mlc.GossipVerifyIncoming, mlc.GossipVerifyOutgoing = m.ring, true, true
+	}
 	mlc.Delegate = m.del
 	mlc.Events = m.del
 	mlc.Alive = m.del
@@ -176,6 +190,13 @@ func Start(cfg Config, self Member) (*Membership, error) {
 		defer m.wg.Done()
 		m.queue.dispatch(m.events, m.done)
 	}()
+	if keys != nil {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			keys.Run(m.done)
+		}()
+	}
 	go func() {
 		defer m.wg.Done()
 		m.joinLoop()

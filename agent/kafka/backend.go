@@ -216,6 +216,9 @@ type PartitionReader interface {
 	// DataSignal is closed at this partition's next append or state
 	// change; a follower's long poll waits on it alone.
 	DataSignal() <-chan struct{}
+	// DecompressionChecks are the verdicts on batches stored before
+	// Produce bounded decompression (quarantine.go); nil for none.
+	DecompressionChecks() DecompressionChecks
 }
 
 // PartitionWriter changes the log: Produce and DeleteRecords.

@@ -40,8 +40,9 @@ func (inertPartition) Size() int64                { return 0 }
 func (inertPartition) FindByTimestamp(context.Context, int64) ([]byte, error) {
 	return nil, nil
 }
-func (inertPartition) MaxTimestampBatch() ([]byte, error) { return nil, nil }
-func (inertPartition) DataSignal() <-chan struct{}        { return nil }
+func (inertPartition) MaxTimestampBatch() ([]byte, error)       { return nil, nil }
+func (inertPartition) DataSignal() <-chan struct{}              { return nil }
+func (inertPartition) DecompressionChecks() DecompressionChecks { return nil }
 
 func (inertPartition) Append([]byte, int16) (log.AppendResult, AppendWait, error) {
 	return log.AppendResult{}, nil, errNotModelled

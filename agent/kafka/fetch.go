@@ -23,7 +23,9 @@ package kafka
 // Long polls wake on any new data on this agent and re-read. A partition
 // with nothing to return carries an empty record set, never a null one
 // (librdkafka rejects null as a protocol error; Kafka sends empty).
-// Offsets below the local log are read from the store, after every
+// Batches stored before Produce bounded decompression that decompress past
+// the limit are served as empty batches, to consumers and followers alike
+// (quarantine.go). Offsets below the local log are read from the store, after every
 // partition read locally, so a slow store never delays those; such a read
 // waits at most until MaxWaitMs or Config.RemoteFetchMaxWait, whichever is
 // later, then the partition answers empty while the read goes on and warms
@@ -208,7 +210,7 @@ func (s *Server) fetchOnce(ctx context.Context, deadline time.Time, r *request, 
 	for _, rd := range append(local, remote...) {
 		fp := &resp.Topics[rd.topic].Partitions[rd.idx]
 		if replicaID := fetchReplicaID(r, req); replicaID >= 0 {
-			total += s.replicaFetchPartition(rd.p, replicaID, rd.rp, maxTotal-total, total == 0, fp)
+			total += s.replicaFetchPartition(ctx, rd.t, rd.p, replicaID, rd.rp, maxTotal-total, total == 0, fp)
 			continue
 		}
 		total += s.fetchPartition(ctx, rd.t, rd.p, rd.rp, maxTotal-total, total == 0, fp)
@@ -251,6 +253,7 @@ func (s *Server) fetchPartition(ctx context.Context, t *Topic, p PartitionReader
 		}
 		return 0
 	}
+	data = s.quarantine(ctx, t, rp.Partition, p.DecompressionChecks(), fp.LogStartOffset, data)
 	if len(data) > 0 {
 		fp.RecordBatches = data
 	}
@@ -269,8 +272,10 @@ func fetchReplicaID(r *request, req *kmsg.FetchRequest) int32 {
 
 // replicaFetchPartition serves a follower: records up to the log end, not
 // the HW, and the fetch counted towards the HW and the ISR. The follower
-// learns the HW and the leader's local log start from the answer.
-func (s *Server) replicaFetchPartition(p Replication, replicaID int32, rp kmsg.FetchRequestTopicPartition, budget int, first bool, fp *kmsg.FetchResponseTopicPartition) int {
+// learns the HW and the leader's local log start from the answer. Batches
+// stored before the decompression bound pass the consumers' rule
+// (quarantine.go), so a follower never copies a bomb.
+func (s *Server) replicaFetchPartition(ctx context.Context, t *Topic, p Partition, replicaID int32, rp kmsg.FetchRequestTopicPartition, budget int, first bool, fp *kmsg.FetchResponseTopicPartition) int {
 	maxBytes := min(int(rp.PartitionMaxBytes), budget)
 	if maxBytes <= 0 && !first {
 		return 0
@@ -283,10 +288,11 @@ func (s *Server) replicaFetchPartition(p Replication, replicaID int32, rp kmsg.F
 		}
 		return 0
 	}
-	if len(res.Records) > 0 {
-		fp.RecordBatches = res.Records
+	records := s.quarantine(ctx, t, rp.Partition, p.DecompressionChecks(), res.LogStartOffset, res.Records)
+	if len(records) > 0 {
+		fp.RecordBatches = records
 	}
-	return len(res.Records)
+	return len(records)
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -24,7 +24,8 @@ type metrics struct {
 	fetchSessionEvictions  prometheus.Counter
 	fetchesBySession       *prometheus.CounterVec
 
-	authentications *prometheus.CounterVec
+	authentications     *prometheus.CounterVec
+	decompressionChecks *prometheus.CounterVec
 }
 
 // NewMetrics registers the server's metrics on reg.
@@ -64,13 +65,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		authentications: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_kafka_sasl_authentications_total", Help: "SASL authentications on SASL listeners, by mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, or none for a connection that sent another request first) and outcome (ok, failed, or refused: the connection was closed for a request before authentication).",
 		}, []string{"mechanism", "outcome"}),
+		decompressionChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_fetch_decompression_checks_total", Help: "Batches stored before Produce bounded decompression that a fetch checked, by verdict: good, or bad (over the limit, served as an empty batch).",
+		}, []string{"verdict"}),
 	}
 	for _, reason := range []string{refusedTotal, refusedPerIP, refusedRate} {
 		m.refusals.WithLabelValues(reason) // exported at 0 from the start
 	}
 	if reg != nil {
 		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut, m.conns, m.refusals,
-			m.fetchSessionCount, m.fetchSessionPartitions, m.fetchSessionEvictions, m.fetchesBySession, m.authentications)
+			m.fetchSessionCount, m.fetchSessionPartitions, m.fetchSessionEvictions, m.fetchesBySession,
+			m.decompressionChecks, m.authentications)
 	}
 	return &Metrics{m: m}
 }
@@ -152,5 +157,15 @@ func (m *metrics) authenticated(mechanism string, ok bool) {
 func (m *metrics) saslRefused() {
 	if m != nil {
 		m.authentications.WithLabelValues("none", "refused").Inc()
+	}
+}
+
+func (m *metrics) decompressionChecked(bad bool) {
+	if m != nil {
+		verdict := "good"
+		if bad {
+			verdict = "bad"
+		}
+		m.decompressionChecks.WithLabelValues(verdict).Inc()
 	}
 }

@@ -14,6 +14,7 @@
 //	log-start-offset-checkpoint     the start raised by DeleteRecords     (state.go)
 //	producer-state/<offset>.snap    idempotence state as of <offset>      (producer.go)
 //	clean-shutdown                  written by Close, removed by Open
+//	decompression-checks            W and old batches' verdicts           (quarantine.go)
 //
 // The state files share a versioned, CRC-32C framing (checkpoint.go) and
 // are replaced atomically (write temp, fsync, rename, fsync directory).

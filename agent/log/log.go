@@ -73,6 +73,9 @@ type Log struct {
 	failed    error
 	closed    bool
 
+	// checks are the decompression checks of old batches (quarantine.go).
+	checks decompressionChecks
+
 	flusherMu   sync.Mutex
 	flusherStop chan struct{}
 	flusherWG   sync.WaitGroup
@@ -122,7 +125,11 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 			return nil, storageErr("mkdir", d, err)
 		}
 	}
-	if err := l.recover(); err != nil {
+	err := l.recover()
+	if err == nil {
+		err = l.loadChecks(l.leoLocked())
+	}
+	if err != nil {
 		for _, s := range l.segs {
 			s.retire()
 		}
@@ -302,6 +309,9 @@ func (l *Log) Close() error {
 }
 
 func (l *Log) shutdownLocked() error {
+	if err := l.flushChecks(); err != nil {
+		return err
+	}
 	a := l.active()
 	if err := l.trimLocked(a); err != nil {
 		return err

@@ -10,7 +10,9 @@ import (
 // AppendReplicated writes batches a follower fetched from its leader. They
 // already carry their offsets and leader epochs, which are kept: the
 // follower's log must be the leader's byte for byte, so that epochs and
-// offsets agree when it leads in turn. The first batch must start at the
+// offsets agree when it leads in turn (a decompression bomb stored before
+// the bound comes in its empty form, with the same offsets and epoch:
+// agent/kafka/quarantine.go). The first batch must start at the
 // log end and the batches must be contiguous; every CRC is checked, since
 // the bytes crossed the network. Producer state is updated (a follower that
 // becomes leader recognises retried batches) but not enforced: the leader

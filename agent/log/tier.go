@@ -153,6 +153,11 @@ func (l *Log) RestartAt(offset int64, producerSnapshot []byte) error {
 	case offset < leo || l.lso != leo || len(l.segs) != 1 || l.active().size != 0:
 		return fmt.Errorf("log: restart at %d: the log is not empty (start %d, end %d)", offset, l.lso, leo)
 	}
+	// Below offset is the bucket, written by whichever agent led:
+	// checked at fetch, like this log's own oldest batches.
+	if err := l.raiseValidatedFrom(offset); err != nil {
+		return err
+	}
 	old := l.active()
 	seg, err := openSegment(l.fs, l.dir, offset, true)
 	if err != nil {

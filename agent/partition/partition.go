@@ -130,6 +130,10 @@ func (p *Partition) Read(ctx context.Context, offset int64, maxBytes int, minOne
 	return b, p.closedErr(err)
 }
 
+// DecompressionChecks are the log's: its W and the verdicts on older
+// batches, below the local log and in the bucket alike.
+func (p *Partition) DecompressionChecks() kafka.DecompressionChecks { return p.log }
+
 // Local implements kafka.ReplicaInfo: this is a replica on this agent.
 func (p *Partition) Local() bool { return true }
 

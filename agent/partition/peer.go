@@ -57,15 +57,16 @@ func (p *Peer) Append([]byte, int16) (log.AppendResult, kafka.AppendWait, error)
 func (p *Peer) Read(context.Context, int64, int, bool) ([]byte, error) {
 	return nil, p.notHere()
 }
-func (p *Peer) Local() bool                        { return false }
-func (p *Peer) ReadsFromStore(int64) bool          { return false }
-func (p *Peer) HighWatermark() int64               { return -1 }
-func (p *Peer) LogStartOffset() int64              { return -1 }
-func (p *Peer) LocalLogStartOffset() int64         { return -1 }
-func (p *Peer) HighestTieredOffset() int64         { return -1 }
-func (p *Peer) LogEndOffset() int64                { return -1 }
-func (p *Peer) Size() int64                        { return 0 }
-func (p *Peer) MaxTimestampBatch() ([]byte, error) { return nil, p.notHere() }
+func (p *Peer) Local() bool                                    { return false }
+func (p *Peer) ReadsFromStore(int64) bool                      { return false }
+func (p *Peer) DecompressionChecks() kafka.DecompressionChecks { return nil }
+func (p *Peer) HighWatermark() int64                           { return -1 }
+func (p *Peer) LogStartOffset() int64                          { return -1 }
+func (p *Peer) LocalLogStartOffset() int64                     { return -1 }
+func (p *Peer) HighestTieredOffset() int64                     { return -1 }
+func (p *Peer) LogEndOffset() int64                            { return -1 }
+func (p *Peer) Size() int64                                    { return 0 }
+func (p *Peer) MaxTimestampBatch() ([]byte, error)             { return nil, p.notHere() }
 func (p *Peer) FindByTimestamp(context.Context, int64) ([]byte, error) {
 	return nil, p.notHere()
 }

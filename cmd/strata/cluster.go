@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/strata-streaming/strata/agent/placement"
+	"github.com/strata-streaming/strata/internal/secretfile"
 )
 
 func newClusterCmd() *cobra.Command {
@@ -279,6 +280,7 @@ func newAgentDrainCmd() *cobra.Command {
 	var addr string
 	var wait, force bool
 	var timeout, limit time.Duration
+	var tokenFile string
 	cmd := &cobra.Command{
 		Use:   "drain [AGENT-ID]",
 		Short: "Move an agent's leaderships and replicas to the others, then stop it",
@@ -302,7 +304,11 @@ func newAgentDrainCmd() *cobra.Command {
 				body["timeout"] = limit.String()
 			}
 			target := "http://" + addr + "/v1/drain?" + q.Encode()
-			st, err := drainCall(http.MethodPost, target, body)
+			token, err := httpToken(tokenFile)
+			if err != nil {
+				return err
+			}
+			st, err := drainCall(http.MethodPost, target, body, token)
 			if err != nil {
 				return err
 			}
@@ -316,7 +322,7 @@ func newAgentDrainCmd() *cobra.Command {
 			deadline := time.Now().Add(timeout)
 			for time.Now().Before(deadline) {
 				time.Sleep(500 * time.Millisecond)
-				st, err := drainCall(http.MethodGet, target, nil)
+				st, err := drainCall(http.MethodGet, target, nil, "")
 				switch {
 				case errors.Is(err, errAgentGone):
 					fmt.Fprintln(cmd.OutOrStdout(), "drained; the agent has stopped")
@@ -334,8 +340,22 @@ func newAgentDrainCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&force, "force", false, "Stop the agent at the time limit even if replicas are left, or when the others cannot hold them all.")
 	cmd.Flags().DurationVar(&limit, "drain-timeout", 0, "Time limit of the drain; 0 means the agent's --drain-timeout (5m when that is 0).")
 	cmd.Flags().BoolVar(&wait, "wait", false, "Wait until the agent has stopped.")
+	cmd.Flags().StringVar(&tokenFile, "http-token-file", "", "The agents' --http-token-file; its first token authorizes the drain.")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "Longest --wait.")
 	return cmd
+}
+
+// httpToken is the first token of an agent's --http-token-file, or "" when
+// path is empty.
+func httpToken(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	lines, err := secretfile.Read(path)
+	if err != nil {
+		return "", fmt.Errorf("--http-token-file %s: %w", path, err)
+	}
+	return lines[0].Text, nil
 }
 
 // drainStatus is the agent's /v1/drain answer.
@@ -354,7 +374,7 @@ var errAgentGone = errors.New("the agent has stopped")
 // agent requires of a state-changing request. A refused or failed drain
 // comes back in Error; only transport failures and unexpected answers are
 // errors.
-func drainCall(method, target string, body map[string]any) (drainStatus, error) {
+func drainCall(method, target string, body map[string]any, token string) (drainStatus, error) {
 	var st drainStatus
 	var payload io.Reader
 	if body != nil {
@@ -370,6 +390,9 @@ func drainCall(method, target string, body map[string]any) (drainStatus, error) 
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -22,6 +22,13 @@
 // Fetch answer and never reads it is cut off after --connections-max-idle
 // instead of holding the answer's memory for as long as it likes.
 //
+// TestIdleHTTPKeepAlives holds 2,000 idle keep-alive connections to the
+// HTTP port of an agent limited to 2,048 open files, and
+// TestKafkaConnectionFlood 10,000 Kafka connections from 127.0.0.2, while
+// the good clients keep producing from 127.0.0.1: the agent must keep
+// serving them, hold no more than its limits admit, and (HTTP) close what
+// it holds after --http-idle-timeout.
+//
 // TestProtocolAbuse and TestSoak read back every acknowledged record and
 // print their numbers with t.Log, so run them with -v to see them:
 //

@@ -7,4 +7,7 @@
 // The package has no non-test code. Each test file shares one agent between
 // its subtests (they use distinct topics) to keep the run short. kcat tests
 // skip when kcat is not on PATH, unless CI=true, where they fail.
+// TestConsumePastStoredBomb alone also writes to an agent's data directory
+// through agent/log, between two runs, to stand for what an older build
+// left there.
 package e2e

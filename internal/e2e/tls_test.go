@@ -3,11 +3,11 @@ package e2e
 import (
 	"bytes"
 	"crypto/tls"
+	"crypto/x509/pkix"
 	"fmt"
 	"io"
 	"net"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,19 +16,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-streaming/strata/internal/testagent"
-	"github.com/strata-streaming/strata/internal/testcert"
+	"github.com/strata-streaming/strata/internal/tlstest"
 )
 
 // startTLSAgent starts an agent with PLAINTEXT, SSL and SASL_SSL
 // listeners, a certificate from a fresh CA and the SASL admin user.
-func startTLSAgent(t *testing.T) (*testagent.Agent, *testcert.CA) {
+func startTLSAgent(t *testing.T) (*testagent.Agent, *tlstest.CA) {
 	t.Helper()
-	dir := t.TempDir()
-	ca := testcert.NewCA(t, dir)
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	ca.Issue(t, "strata-agent", certFile, keyFile)
+	ca := tlstest.NewCA(t, "strata test CA")
+	files := ca.Issue(t, "agent", pkix.Name{CommonName: "strata-agent"})
 	a := testagent.Start(t, testagent.Options{ExtraListeners: []string{"SSL", "SASL_SSL"}, ExtraArgs: []string{
-		"--tls-cert-file", certFile, "--tls-key-file", keyFile,
+		"--tls-cert-file", files.CertFile, "--tls-key-file", files.KeyFile,
 		"--add-scram", fmt.Sprintf("SCRAM-SHA-512=[name=%s,password=%s]", saslAdminUser, saslAdminPassword),
 	}})
 	return a, ca
@@ -49,7 +47,7 @@ func TestTLSListeners(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			addr := a.ListenerAddr(tc.listener)
-			opts := append([]kgo.Opt{kgo.DialTLSConfig(ca.ClientConfig())}, tc.opts...)
+			opts := append([]kgo.Opt{kgo.DialTLSConfig(&tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12})}, tc.opts...)
 			cl := newKgo(t, addr, opts...)
 			topic := "tls-" + strings.ReplaceAll(name, "/", "-")
 			createTopic(t, kadm.NewClient(cl), topic, 1, nil)
@@ -103,7 +101,7 @@ func TestKcatSASLSSL(t *testing.T) {
 	a, ca := startTLSAgent(t)
 	for _, mech := range []string{"SCRAM-SHA-512", "PLAIN"} {
 		t.Run(mech, func(t *testing.T) {
-			auth := []string{"-b", a.ListenerAddr("SASL_SSL"), "-X", "security.protocol=SASL_SSL", "-X", "ssl.ca.location=" + ca.File,
+			auth := []string{"-b", a.ListenerAddr("SASL_SSL"), "-X", "security.protocol=SASL_SSL", "-X", "ssl.ca.location=" + ca.CertFile,
 				"-X", "sasl.mechanisms=" + mech, "-X", "sasl.username=" + saslAdminUser, "-X", "sasl.password=" + saslAdminPassword}
 			topic := "kcat-sasl-ssl-" + mech
 			var in bytes.Buffer
@@ -135,8 +133,8 @@ func TestCLITLS(t *testing.T) {
 		}
 		return stdout.String()
 	}
-	run(true, "user", "create", "tls-user", "--password", "x-secret", "--tls-ca-file", ca.File)
-	if out := run(true, "user", "list", "--tls-ca-file", ca.File); !hasRow(out, "tls-user", "") {
+	run(true, "user", "create", "tls-user", "--password", "x-secret", "--tls-ca-file", ca.CertFile)
+	if out := run(true, "user", "list", "--tls-ca-file", ca.CertFile); !hasRow(out, "tls-user", "") {
 		t.Fatalf("user list over SASL_SSL:\n%s", out)
 	}
 	run(false, "user", "list", "--tls") // the test CA is not a system root

@@ -19,6 +19,7 @@ package miniotest
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -42,6 +43,10 @@ const InstallCommand = "go install github.com/minio/minio@v0.0.0-20260212201848-
 // Region is the region the server answers for (MinIO's default).
 const Region = "us-east-1"
 
+// KMSKeyID names the server's one KMS key, for SSE-KMS
+// (s3://...?sse=aws:kms&kms-key-id=KMSKeyID). SSE-S3 uses it too.
+const KMSKeyID = "strata-test-key"
+
 const (
 	// startTimeout bounds the wait for a started server to become ready.
 	startTimeout = 60 * time.Second
@@ -62,6 +67,7 @@ type Server struct {
 	addr      string // 127.0.0.1:port
 	accessKey string
 	secretKey string
+	kmsKey    string // base64 of 32 random bytes
 	dir       string // holds data/, certs/ and the log
 	client    *minio.Client
 	proc      *process
@@ -85,6 +91,7 @@ func Start(t testing.TB) *Server {
 		dir:       dir,
 		accessKey: "strata-" + randomHex(t, 6),
 		secretKey: randomHex(t, 20),
+		kmsKey:    randomBase64(t, 32),
 	}
 	for _, sub := range []string{"data", "certs"} {
 		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
@@ -193,10 +200,16 @@ func (s *Server) Env() []string {
 	}
 }
 
-func randomHex(t testing.TB, n int) string {
+func randomHex(t testing.TB, n int) string { return hex.EncodeToString(randomBytes(t, n)) }
+
+func randomBase64(t testing.TB, n int) string {
+	return base64.StdEncoding.EncodeToString(randomBytes(t, n))
+}
+
+func randomBytes(t testing.TB, n int) []byte {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatalf("miniotest: random: %v", err)
 	}
-	return hex.EncodeToString(b)
+	return b
 }

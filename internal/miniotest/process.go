@@ -59,6 +59,9 @@ func (s *Server) start(t testing.TB, bin string, attempt int) error {
 		"MINIO_ROOT_PASSWORD="+s.secretKey,
 		"MINIO_BROWSER=off",
 		"MINIO_UPDATE=off",
+		// A built-in KMS key, so that SSE-S3 and SSE-KMS (KMSKeyID) work
+		// as they do on AWS; objects are encrypted only when asked.
+		"MINIO_KMS_SECRET_KEY="+KMSKeyID+":"+s.kmsKey,
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = sysProcAttr()

@@ -77,6 +77,11 @@ type Options struct {
 	// address it listens on and advertises there (internal/netns). IP is
 	// 127.0.0.1 when empty.
 	NetNS, IP string
+	// OpenFileLimit, if positive, runs the agent with RLIMIT_NOFILE set to
+	// it, soft and hard (through prlimit(1), which execs the agent: the
+	// PID and signals are the agent's). Go cannot raise a soft limit past
+	// an equal hard one, so the agent really has this many descriptors.
+	OpenFileLimit int
 }
 
 // Agent is one strata agent subprocess, possibly restarted several times on
@@ -332,6 +337,8 @@ func (a *Agent) start() error {
 		"--kafka-addr", a.kafkaAddr,
 		"--advertised-kafka-addr", a.kafkaAddr,
 		"--http-addr", a.httpAddr,
+		// Goroutine dumps of a failing test come from /debug/pprof.
+		"--http-pprof",
 		"--gossip-addr", a.gossipAddr,
 		// Stop at once on SIGTERM, as a failure would; tests of the drain
 		// ask for one in ExtraArgs.
@@ -345,10 +352,14 @@ func (a *Agent) start() error {
 		args = append(args, "--listeners", listeners, "--advertised-listeners", listeners)
 	}
 	args = append(args, a.opts.ExtraArgs...)
-	cmd := exec.Command(a.bin, args...)
-	if a.opts.NetNS != "" {
-		cmd = exec.Command("ip", append([]string{"netns", "exec", a.opts.NetNS, a.bin}, args...)...)
+	argv := append([]string{a.bin}, args...)
+	if n := a.opts.OpenFileLimit; n > 0 {
+		argv = append([]string{"prlimit", fmt.Sprintf("--nofile=%d:%d", n, n), "--"}, argv...)
 	}
+	if a.opts.NetNS != "" {
+		argv = append([]string{"ip", "netns", "exec", a.opts.NetNS}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), a.opts.Env...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile

@@ -23,6 +23,10 @@ import (
 //	part-size=BYTES          multipart part size, at least 5 MiB (default 16 MiB)
 //	upload-concurrency=N     parts of one upload in flight (default 4)
 //	max-attempts=N           attempts per request, retries included (default 5)
+//	sse=AES256|aws:kms|aws:kms:dsse
+//	                         server-side encryption of every object written (default: the bucket's own)
+//	kms-key-id=ID            the KMS key of sse=aws:kms (default: the account's aws/s3 key)
+//	sse-bucket-key=true      an S3 Bucket Key for sse=aws:kms, which cuts KMS requests (and their cost)
 //
 // For example s3://strata/prod?endpoint=http://127.0.0.1:9000&region=us-east-1&path-style=true.
 // Credentials never come from the URL (one that carries them is refused):

@@ -525,3 +525,60 @@ func TestS3Closed(t *testing.T) {
 		t.Fatalf("List after Close: %v", err)
 	}
 }
+
+// TestS3ServerSideEncryption: with sse= in the store URL every object is
+// written encrypted as asked, in one PutObject and in parts, and reads
+// back; MinIO reports the encryption and the KMS key of each object.
+func TestS3ServerSideEncryption(t *testing.T) {
+	srv := miniotest.Start(t)
+	setEnv(t, srv.Env())
+	data := bytes.Repeat([]byte("archived for years "), objstore.S3MinPartSize/10) // two parts at the smallest part size
+	for _, tc := range []struct {
+		query, wantSSE, wantKey string
+	}{
+		{"sse=AES256", "AES256", ""},
+		{"sse=aws:kms&kms-key-id=" + miniotest.KMSKeyID, "aws:kms", miniotest.KMSKeyID},
+	} {
+		t.Run(tc.wantSSE, func(t *testing.T) {
+			bucket := srv.NewBucket(t)
+			url := srv.StoreURL(bucket, "enc") + "&part-size=" + strconv.Itoa(objstore.S3MinPartSize) + "&" + tc.query
+			b, err := objstore.Open(t.Context(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			for _, key := range []string{"small", "large"} {
+				body := []byte("manifest")
+				if key == "large" {
+					body = data
+				}
+				if _, err := b.Put(t.Context(), key, body, objstore.PutOptions{IfAbsent: true}); err != nil {
+					t.Fatalf("put %s: %v", key, err)
+				}
+				got, _, err := b.Get(t.Context(), key)
+				if err != nil || !bytes.Equal(got, body) {
+					t.Fatalf("get %s: %d bytes, %v", key, len(got), err)
+				}
+				info, err := srv.Client().StatObject(t.Context(), bucket, "enc/"+key, minio.StatObjectOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sse := info.Metadata.Get("X-Amz-Server-Side-Encryption")
+				keyID := info.Metadata.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id")
+				if sse != tc.wantSSE || (tc.wantKey != "" && !strings.HasSuffix(keyID, tc.wantKey)) {
+					t.Fatalf("%s: stored with encryption %q, key %q; want %q, %q", key, sse, keyID, tc.wantSSE, tc.wantKey)
+				}
+			}
+		})
+	}
+	for query, want := range map[string]string{
+		"sse=DES":                     "want AES256",
+		"kms-key-id=k":                "a KMS key needs sse=aws:kms",
+		"sse=AES256&sse-bucket-key=1": "a bucket key needs sse=aws:kms",
+	} {
+		_, err := objstore.Open(t.Context(), srv.StoreURL(srv.NewBucket(t), "enc")+"&"+query)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error saying %q", query, err, want)
+		}
+	}
+}

@@ -83,6 +83,23 @@ func (b *S3Bucket) conditionLost(ctx context.Context, key string, opts PutOption
 	return nil
 }
 
+// encryption is the server-side encryption settings of a new object: the
+// zero values (the bucket's default) unless S3Config.SSE is set.
+func (b *S3Bucket) encryption() (types.ServerSideEncryption, *string, *bool) {
+	if b.cfg.SSE == "" {
+		return "", nil, nil
+	}
+	var keyID *string
+	if b.cfg.SSEKMSKeyID != "" {
+		keyID = aws.String(b.cfg.SSEKMSKeyID)
+	}
+	var bucketKey *bool
+	if b.cfg.SSEBucketKey {
+		bucketKey = aws.Bool(true)
+	}
+	return types.ServerSideEncryption(b.cfg.SSE), keyID, bucketKey
+}
+
 // putObject sends the object in one PutObject.
 func (b *S3Bucket) putObject(ctx context.Context, key string, r io.ReaderAt, size int64, opts PutOptions) (string, error) {
 	in := &s3.PutObjectInput{
@@ -91,6 +108,7 @@ func (b *S3Bucket) putObject(ctx context.Context, key string, r io.ReaderAt, siz
 		Body:          io.NewSectionReader(r, 0, size),
 		ContentLength: aws.Int64(size),
 	}
+	in.ServerSideEncryption, in.SSEKMSKeyId, in.BucketKeyEnabled = b.encryption()
 	if opts.IfAbsent {
 		in.IfNoneMatch = aws.String("*")
 	}
@@ -109,7 +127,9 @@ func (b *S3Bucket) putObject(ctx context.Context, key string, r io.ReaderAt, siz
 // object as a whole, decided when it appears. Any failure aborts the
 // upload, so no parts are left to be billed.
 func (b *S3Bucket) putMultipart(ctx context.Context, key string, r io.ReaderAt, size int64, opts PutOptions) (etag string, err error) {
-	created, err := b.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &b.cfg.Bucket, Key: &key})
+	create := &s3.CreateMultipartUploadInput{Bucket: &b.cfg.Bucket, Key: &key}
+	create.ServerSideEncryption, create.SSEKMSKeyId, create.BucketKeyEnabled = b.encryption()
+	created, err := b.client.CreateMultipartUpload(ctx, create)
 	if err != nil {
 		return "", b.writeError(ctx, key, PutOptions{}, err)
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // s3URLParams are the query parameters an s3:// store URL takes.
-var s3URLParams = []string{"endpoint", "region", "path-style", "part-size", "upload-concurrency", "max-attempts"}
+var s3URLParams = []string{"endpoint", "region", "path-style", "part-size", "upload-concurrency", "max-attempts", "sse", "kms-key-id", "sse-bucket-key"}
 
 // parseS3URL turns an s3:// store URL into a configuration and a key
 // prefix (see Open for the syntax). It makes no request. Errors show the
@@ -89,6 +89,16 @@ func parseS3URL(raw string) (S3Config, string, error) {
 				return S3Config{}, "", bad("a number")
 			}
 			cfg.MaxAttempts = v
+		case "sse":
+			cfg.SSE = value
+		case "kms-key-id":
+			cfg.SSEKMSKeyID = value
+		case "sse-bucket-key":
+			v, err := strconv.ParseBool(value)
+			if err != nil {
+				return S3Config{}, "", bad("true or false")
+			}
+			cfg.SSEBucketKey = v
 		}
 	}
 	// A custom endpoint is almost always MinIO, Ceph or another store that

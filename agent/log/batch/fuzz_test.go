@@ -105,6 +105,18 @@ func FuzzRecordsSection(f *testing.F) {
 		_, _, _, _ = OffsetAtTimestamp(raw, 0, limit)
 		_, _, _ = MaxTimestampOffset(raw, limit)
 		_, _, rerr := Records(raw, limit)
+		// The fetch path's check agrees with decompressing about the limit
+		// (snappy it judges by the lengths claimed, without decoding).
+		_, derr := Decompress(o.Codec, sec, limit)
+		cerr := CheckDecompressedSize(o.Codec, sec, limit)
+		if errors.Is(cerr, ErrDecompressLimit) != errors.Is(derr, ErrDecompressLimit) || derr == nil && cerr != nil {
+			t.Fatalf("%v: CheckDecompressedSize %v, Decompress %v", o.Codec, cerr, derr)
+		}
+		if e, eerr := Emptied(raw); eerr == nil {
+			if _, err := Check(e); err != nil {
+				t.Fatalf("emptied batch: %v", err)
+			}
+		}
 		if err != nil {
 			return
 		}

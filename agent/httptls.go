@@ -1,0 +1,61 @@
+package agent
+
+// HTTPS on the HTTP port (--http-tls). The port carries drain requests and
+// their bearer tokens (httpauth.go), so on a shared network it is served
+// over TLS with the agent's certificate (--tls-cert-file, --tls-key-file,
+// reloaded when renewed). Agents call each other's HTTP ports (forwarded
+// drains, the console's view of the cluster) over HTTPS too, trusting the
+// CAs of --tls-client-ca-file (Kafka's truststore plays the same double
+// part) or, without it, the system's. A cluster turns HTTPS on for all its
+// agents at once: an agent asks the others in its own scheme.
+//
+// Client certificates are not asked on the HTTP port: Prometheus and the
+// kubelet's probes carry none, and drains are authorized by token.
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/strata-streaming/strata/internal/tlsconfig"
+)
+
+// peerHTTPTimeout bounds an agent's call to another agent's HTTP port.
+const peerHTTPTimeout = 10 * time.Second
+
+// setupHTTPTLS wraps the bound HTTP listener in TLS when --http-tls is set,
+// and makes the client and scheme this agent calls the others with.
+func (a *Agent) setupHTTPTLS() error {
+	a.peerClient = &http.Client{
+		Timeout: peerHTTPTimeout,
+		// A redirect would take a request somewhere peerHTTPAddr did not
+		// check.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	a.httpScheme = "http"
+	if !a.cfg.HTTPTLS {
+		return nil
+	}
+	srv, err := tlsconfig.NewServer(tlsconfig.Files{CertFile: a.cfg.TLS.CertFile, KeyFile: a.cfg.TLS.KeyFile}, a.logger.With("listener", "http"))
+	if err != nil {
+		return fmt.Errorf("--http-tls: %w", err)
+	}
+	a.httpLn = tls.NewListener(a.httpLn, srv.Config())
+	trust := &tls.Config{MinVersion: tls.VersionTLS12}
+	if a.cfg.TLS.ClientCAFile != "" {
+		pem, err := os.ReadFile(a.cfg.TLS.ClientCAFile)
+		if err != nil {
+			return fmt.Errorf("--tls-client-ca-file: %w", err)
+		}
+		trust.RootCAs = x509.NewCertPool()
+		if !trust.RootCAs.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("--tls-client-ca-file %s: no PEM certificate in it", a.cfg.TLS.ClientCAFile)
+		}
+	}
+	a.peerClient.Transport = &http.Transport{TLSClientConfig: trust, TLSHandshakeTimeout: peerHTTPTimeout}
+	a.httpScheme = "https"
+	return nil
+}
