@@ -355,6 +355,23 @@ func TestSASLCredentialsReachOtherAgents(t *testing.T) {
 	if err != nil || res.Error() != nil {
 		t.Fatalf("create frank: %v %v", err, res.Error())
 	}
+	// Each agent gossips its listeners: Metadata on the first agent's SASL
+	// listener names the second agent's SASL port, not its plaintext one.
+	_, secondPort, _ := net.SplitHostPort(second.ListenerAddr("SASL_PLAINTEXT"))
+	testwait.Until(t, 20*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		meta, err := adm.BrokerMetadata(ctx)
+		if err != nil {
+			return false
+		}
+		for _, b := range meta.Brokers {
+			if b.NodeID != meta.Controller && strconv.Itoa(int(b.Port)) == secondPort {
+				return true
+			}
+		}
+		return false
+	}, "Metadata on agent %s's SASL listener lists agent %s at its SASL port %s", first.Addr(), second.Addr(), secondPort)
 	testwait.Until(t, 20*time.Second, func() bool {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(second.ListenerAddr("SASL_PLAINTEXT")),
 			kgo.SASL(saslMechanism("SCRAM-SHA-512", "frank", "frank-secret")), kgo.RequestRetries(0))
