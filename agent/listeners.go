@@ -83,6 +83,9 @@ func (c Config) listenerConfigs() ([]listenerConfig, error) {
 		if p.TLS() && !c.TLS.Enabled() {
 			return nil, fmt.Errorf("--listeners: listener %s: protocol %s needs --tls-cert-file and --tls-key-file", b.name, p)
 		}
+		if p.SASL() && len(c.Kafka.SASLEnabledMechanisms) == 0 {
+			return nil, fmt.Errorf("--listeners: listener %s: protocol %s with an empty --sasl-enabled-mechanisms: no client could authenticate", b.name, p)
+		}
 		out = append(out, listenerConfig{Listener: kafka.Listener{Name: b.name, Protocol: p}, addr: b.addr})
 	}
 	if c.AdvertisedListeners != "" {

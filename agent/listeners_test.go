@@ -21,6 +21,7 @@ func TestListenerConfigs(t *testing.T) {
 		listeners, protos, adv    string
 		kafkaAddr, advertisedAddr string
 		certs                     bool // set --tls-cert-file and --tls-key-file
+		noMechanisms              bool // empty --sasl-enabled-mechanisms
 		want                      []want
 		err                       string
 	}{
@@ -44,6 +45,7 @@ func TestListenerConfigs(t *testing.T) {
 		{name: "advertised unknown", listeners: "PLAINTEXT://:9092", adv: "SASL_PLAINTEXT://h:9093", err: "not in --listeners"},
 		{name: "advertised without port", listeners: "PLAINTEXT://:9092", adv: "PLAINTEXT://h:0", err: "--advertised-listeners PLAINTEXT"},
 		{name: "advertised alone", kafkaAddr: ":9092", adv: "PLAINTEXT://h:9092", err: "needs --listeners"},
+		{name: "sasl without mechanisms", listeners: "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093", noMechanisms: true, err: "empty --sasl-enabled-mechanisms"},
 		{name: "bad protocol", listeners: "PLAINTEXT://:9092", protos: "PLAINTEXT:TLS", err: "unknown security protocol"},
 	}
 	for _, tc := range tests {
@@ -51,6 +53,9 @@ func TestListenerConfigs(t *testing.T) {
 			c := DefaultConfig()
 			c.KafkaAddr, c.AdvertisedKafkaAddr = tc.kafkaAddr, tc.advertisedAddr
 			c.Listeners, c.ListenerSecurityProtocolMap, c.AdvertisedListeners = tc.listeners, tc.protos, tc.adv
+			if tc.noMechanisms {
+				c.Kafka.SASLEnabledMechanisms = nil
+			}
 			if tc.certs {
 				c.TLS.CertFile, c.TLS.KeyFile = "cert.pem", "key.pem"
 			}
