@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"testing"
@@ -427,4 +428,66 @@ func TestSASLHandshakeV0(t *testing.T) {
 	t.Run("wrong-password", func(t *testing.T) {
 		expectClosed(t, exchange(t, "wrong"))
 	})
+}
+
+// TestSASLGarbageTokens: random tokens in SaslAuthenticate (and as bare
+// frames after SaslHandshake v0), for each mechanism, fail and close their
+// connection; the agent keeps serving, and a real login still works.
+func TestSASLGarbageTokens(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	a := startSASLAgent(t)
+	addr := a.ListenerAddr("SASL_PLAINTEXT")
+	garbage := func() []byte {
+		b := make([]byte, rng.IntN(600))
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+		}
+		if rng.IntN(3) == 0 { // something close to a SCRAM message
+			b = append([]byte("n,,n=admin,r="), b...)
+		}
+		return b
+	}
+	for i := range 60 {
+		mech := []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}[i%3]
+		c := saslConn(t, addr, mech)
+		req := kmsg.NewPtrSASLAuthenticateRequest()
+		req.Version, req.SASLAuthBytes = 1, garbage()
+		resp, err := doE2E(t, c, req)
+		if err != nil {
+			t.Fatalf("token %d (%s): %v", i, mech, err)
+		}
+		if code := resp.(*kmsg.SASLAuthenticateResponse).ErrorCode; code == kerr.SaslAuthenticationFailed.Code {
+			expectClosed(t, c)
+		} else if code != 0 {
+			t.Fatalf("token %d (%s) answered %v", i, mech, kerr.ErrorForCode(code))
+		}
+		c.Close()
+	}
+	for i := range 20 {
+		c, err := kafkawire.Dial(ctxT(t, 5*time.Second), addr, kafkawire.DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := kmsg.NewPtrSASLHandshakeRequest()
+		hs.Version, hs.Mechanism = 0, []string{"PLAIN", "SCRAM-SHA-512"}[i%2]
+		if _, err := doE2E(t, c, hs); err != nil {
+			t.Fatal(err)
+		}
+		token := garbage()
+		c.NetConn().Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(token))), token...))
+		c.NetConn().SetReadDeadline(time.Now().Add(2 * time.Second))
+		io.Copy(io.Discard, c.NetConn()) // an answer (a SCRAM server-first) or nothing, then EOF or the deadline
+		c.Close()
+	}
+	cl := newKgo(t, addr, kgo.SASL(saslMechanism("SCRAM-SHA-512", saslAdminUser, saslAdminPassword)))
+	if err := cl.Ping(ctxT(t, opTimeout)); err != nil {
+		t.Fatalf("a real login after the garbage: %v", err)
+	}
+}
+
+func doE2E(t *testing.T, c *kafkawire.Conn, req kmsg.Request) (kmsg.Response, error) {
+	t.Helper()
+	return c.Do(ctxT(t, 5*time.Second), req)
 }
