@@ -28,6 +28,7 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -51,6 +52,7 @@ import (
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/internal/secretfile"
+	"github.com/strata-streaming/strata/internal/tlsconfig"
 	"github.com/strata-streaming/strata/internal/vfs"
 	"github.com/strata-streaming/strata/membership"
 	"github.com/strata-streaming/strata/tiering"
@@ -95,10 +97,14 @@ type Agent struct {
 	pids   producerIDs
 	coords coordinators
 
-	kafkaLn  net.Listener
-	httpLn   net.Listener
-	kafkaSrv *kafka.Server
-	httpSrv  *http.Server
+	// listeners are the Kafka listeners; kafkaLn and advertised are the
+	// first's, the one replication and the console use (listeners.go).
+	listeners []boundListener
+	kafkaLn   net.Listener
+	users     userCache
+	httpLn    net.Listener
+	kafkaSrv  *kafka.Server
+	httpSrv   *http.Server
 	// httpConns is httpLn, bounding its connections (--http-max-connections).
 	httpConns *httpconns.Listener
 	// httpTokens is nil without --http-token-file; httpTokenWatch keeps
@@ -182,6 +188,9 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	if err := a.openTiering(); err != nil {
 		return nil, err
 	}
+	if err := a.bootstrapUsers(ctx); err != nil {
+		return nil, err
+	}
 	a.ctl = control.New(a.id, control.Config{Rack: cfg.Rack, ReplicaLagTimeMax: cfg.ReplicaLagTimeMax, ReconcileInterval: cfg.ReconcileInterval,
 		AutoRebalance: cfg.AutoRebalance, AutoLeaderRebalance: cfg.AutoLeaderRebalance, RebalanceSettle: cfg.RebalanceSettle,
 		RebalanceMaxMoves: cfg.RebalanceMaxMoves, RebalanceMaxMovesPerAgent: cfg.RebalanceMaxMovesPerAgent, DrainTimeout: cfg.DrainTimeout},
@@ -241,24 +250,43 @@ func (a *Agent) openDataDir() error {
 	return nil
 }
 
-// bind opens both listeners and works out the advertised address.
+// bind opens the Kafka listeners and the HTTP one and works out the
+// advertised addresses.
 func (a *Agent) bind() error {
-	var err error
-	if a.kafkaLn, err = net.Listen("tcp", a.cfg.KafkaAddr); err != nil {
-		return fmt.Errorf("--kafka-addr %s: %w", a.cfg.KafkaAddr, err)
+	configs, _ := a.cfg.listenerConfigs() // checked by Validate
+	var kafkaTLS *tlsconfig.Server
+	for _, lc := range configs {
+		if lc.Protocol.TLS() && kafkaTLS == nil {
+			var err error
+			if kafkaTLS, err = tlsconfig.NewServer(a.cfg.TLS, a.logger.With("listener", "kafka")); err != nil {
+				return err
+			}
+		}
 	}
+	for _, lc := range configs {
+		ln, err := net.Listen("tcp", lc.addr)
+		if err != nil {
+			if a.cfg.Listeners == "" {
+				return fmt.Errorf("--kafka-addr %s: %w", lc.addr, err)
+			}
+			return fmt.Errorf("--listeners %s://%s: %w", lc.Name, lc.addr, err)
+		}
+		if lc.Protocol.TLS() {
+			ln = tls.NewListener(ln, kafkaTLS.Config())
+		}
+		adv := lc.advertised
+		if adv == (hostPort{}) {
+			adv = hostPort{host: "localhost", port: int32(ln.Addr().(*net.TCPAddr).Port)}
+		}
+		a.listeners = append(a.listeners, boundListener{Listener: lc.Listener, ln: ln, advertised: adv})
+	}
+	a.kafkaLn, a.advertised = a.listeners[0].ln, a.listeners[0].advertised
 	httpLn, err := net.Listen("tcp", a.cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("--http-addr %s: %w", a.cfg.HTTPAddr, err)
 	}
 	a.httpConns = httpconns.New(httpLn, a.cfg.HTTPMaxConnections, a.logger.With("component", "http"), a.registry)
 	a.httpLn = a.httpConns
-	if a.cfg.AdvertisedKafkaAddr != "" {
-		a.advertised, _ = splitAdvertised(a.cfg.AdvertisedKafkaAddr) // checked by Validate
-		return nil
-	}
-	port := a.kafkaLn.Addr().(*net.TCPAddr).Port
-	a.advertised = hostPort{host: "localhost", port: int32(port)}
 	return nil
 }
 
@@ -324,8 +352,19 @@ func (a *Agent) advertisedAddr() string {
 	return net.JoinHostPort(a.advertised.host, strconv.Itoa(int(a.advertised.port)))
 }
 
-// KafkaAddr is the address the Kafka listener is bound to.
+// KafkaAddr is the address the Kafka listener is bound to (the first
+// PLAINTEXT one under --listeners).
 func (a *Agent) KafkaAddr() net.Addr { return a.kafkaLn.Addr() }
+
+// ListenerAddr is the address the named Kafka listener is bound to, or nil.
+func (a *Agent) ListenerAddr(name string) net.Addr {
+	for _, l := range a.listeners {
+		if l.Name == name {
+			return l.ln.Addr()
+		}
+	}
+	return nil
+}
 
 // HTTPAddr is the address the HTTP listener is bound to.
 func (a *Agent) HTTPAddr() net.Addr { return a.httpLn.Addr() }
@@ -334,14 +373,20 @@ func (a *Agent) HTTPAddr() net.Addr { return a.httpLn.Addr() }
 // server fails, then closes the agent. It returns nil after a requested
 // stop.
 func (a *Agent) Run(ctx context.Context) error {
-	errc := make(chan error, 2)
+	errc := make(chan error, 1+len(a.listeners))
 	close(a.running)
-	a.wg.Add(7)
+	a.wg.Add(7 + len(a.listeners))
+	for _, l := range a.listeners {
+		go func() {
+			defer a.wg.Done()
+			if err := a.kafkaSrv.ServeListener(l.ln, l.Listener); err != nil {
+				errc <- fmt.Errorf("kafka listener %s: %w", l.Name, err)
+			}
+		}()
+	}
 	go func() {
 		defer a.wg.Done()
-		if err := a.kafkaSrv.Serve(a.kafkaLn); err != nil {
-			errc <- fmt.Errorf("kafka listener: %w", err)
-		}
+		a.usersLoop()
 	}()
 	go func() {
 		defer a.wg.Done()
@@ -465,10 +510,11 @@ func (a *Agent) closePartitions() error {
 // release closes what New opened before the servers: listeners not yet
 // served, the bucket and the directory lock. Safe on a half-built agent.
 func (a *Agent) release() {
-	for _, ln := range []net.Listener{a.kafkaLn, a.httpLn} {
-		if ln != nil {
-			ln.Close()
-		}
+	for _, l := range a.listeners {
+		l.ln.Close()
+	}
+	if a.httpLn != nil {
+		a.httpLn.Close()
 	}
 	if a.bucket != nil {
 		a.bucket.Close()

@@ -24,7 +24,7 @@ func (a *Agent) startMembership() error {
 	// Agents of another cluster (another store) are never merged in.
 	cfg.Label = "strata/" + a.clusterID
 	m, err := membership.Start(cfg, membership.Member{ID: a.id, KafkaAddr: a.advertisedAddr(),
-		HTTPAddr: a.httpLn.Addr().String(), Rack: a.cfg.Rack, State: membership.StateJoining})
+		HTTPAddr: a.httpLn.Addr().String(), Rack: a.cfg.Rack, State: membership.StateJoining, Listeners: a.listenersGossip()})
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (a *Agent) Brokers() []kafka.Broker {
 			continue
 		}
 		seen[m.ID] = true
-		b := kafka.Broker{ID: m.ID, Host: host, Port: int32(p)}
+		b := kafka.Broker{ID: m.ID, Host: host, Port: int32(p), Endpoints: parseEndpoints(m.Listeners)}
 		if m.Rack != "" {
 			rack := m.Rack
 			b.Rack = &rack
@@ -90,7 +90,7 @@ func (a *Agent) Brokers() []kafka.Broker {
 }
 
 func (a *Agent) self() kafka.Broker {
-	b := kafka.Broker{ID: a.id, Host: a.advertised.host, Port: a.advertised.port}
+	b := kafka.Broker{ID: a.id, Host: a.advertised.host, Port: a.advertised.port, Endpoints: parseEndpoints(a.listenersGossip())}
 	if a.cfg.Rack != "" {
 		rack := a.cfg.Rack
 		b.Rack = &rack

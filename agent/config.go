@@ -14,6 +14,7 @@ import (
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/internal/scram"
 	"github.com/strata-streaming/strata/internal/tlsconfig"
 	"github.com/strata-streaming/strata/membership"
 	"github.com/strata-streaming/strata/tiering"
@@ -33,6 +34,25 @@ type Config struct {
 	// AdvertisedKafkaAddr (--advertised-kafka-addr) is the host:port clients
 	// are told to connect to; empty means localhost with the listener's port.
 	AdvertisedKafkaAddr string
+	// Listeners (--listeners) are Kafka listeners in Kafka's form,
+	// NAME://host:port,...; empty means one PLAINTEXT listener on
+	// KafkaAddr (listeners.go).
+	Listeners string
+	// ListenerSecurityProtocolMap (--listener-security-protocol-map) is
+	// listener.security.protocol.map, NAME:PROTOCOL,...; empty is Kafka's
+	// default, each protocol name mapped to itself.
+	ListenerSecurityProtocolMap string
+	// AdvertisedListeners (--advertised-listeners) are the addresses
+	// clients are told, NAME://host:port,...; a listener left out is
+	// advertised as localhost with its bound port.
+	AdvertisedListeners string
+	// AddScram (--add-scram, repeatable) creates SCRAM credentials at
+	// start when absent, in kafka-storage's form
+	// SCRAM-SHA-256=[name=admin,password=admin-secret].
+	AddScram []string
+	// CredentialsRefreshInterval (--credentials-refresh-interval) is how
+	// often the agent re-reads SCRAM credentials from the store.
+	CredentialsRefreshInterval time.Duration
 	// HTTPAddr (--http-addr) serves /metrics, /healthz, /readyz, the console, drain and, with HTTPPprof, /debug/pprof.
 	HTTPAddr string
 	// HTTPIdleTimeout (--http-idle-timeout) closes a keep-alive HTTP
@@ -193,6 +213,7 @@ func DefaultConfig() Config {
 		Console:                        console.DefaultPrices(),
 		Gossip:                         membership.DefaultConfig(),
 		ReconcileInterval:              10 * time.Second,
+		CredentialsRefreshInterval:     5 * time.Second,
 		TopicDefaults:                  metadata.Defaults{},
 	}
 }
@@ -217,6 +238,13 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Store, "store", c.Store, "Object store URL: file:///abs/path, file://./relative/path, s3://bucket/prefix?endpoint=...&region=...&path-style=true (credentials from the AWS environment) or mem://; empty means file://<data-dir>/store.")
 	fs.StringVar(&c.KafkaAddr, "kafka-addr", c.KafkaAddr, "Address the Kafka listener binds to.")
 	fs.StringVar(&c.AdvertisedKafkaAddr, "advertised-kafka-addr", c.AdvertisedKafkaAddr, "host:port clients are told to connect to; empty means localhost with the listener's port.")
+	fs.StringVar(&c.Listeners, "listeners", c.Listeners, "Kafka listeners as NAME://host:port,... (Kafka's listeners), e.g. PLAINTEXT://:9092,SASL_PLAINTEXT://:9093; replaces --kafka-addr. One PLAINTEXT listener is required: replication between agents uses the first. See docs/security.md.")
+	fs.StringVar(&c.ListenerSecurityProtocolMap, "listener-security-protocol-map", c.ListenerSecurityProtocolMap, "Security protocol of each listener name as NAME:PROTOCOL,... (listener.security.protocol.map); empty maps PLAINTEXT, SASL_PLAINTEXT, SSL and SASL_SSL to themselves. SSL and SASL_SSL need --tls-cert-file and --tls-key-file.")
+	fs.StringVar(&c.AdvertisedListeners, "advertised-listeners", c.AdvertisedListeners, "Addresses clients are told to connect to, per listener, as NAME://host:port,... (advertised.listeners); a listener left out is advertised as localhost with its port.")
+	fs.StringSliceVar(&c.Kafka.SASLEnabledMechanisms, "sasl-enabled-mechanisms", c.Kafka.SASLEnabledMechanisms, "SASL mechanisms SASL_PLAINTEXT and SASL_SSL listeners offer, of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (sasl.enabled.mechanisms). PLAIN checks the password against the user's SCRAM credential.")
+	fs.Int32Var(&c.Kafka.SASLMaxReceiveBytes, "sasl-server-max-receive-size", c.Kafka.SASLMaxReceiveBytes, "Largest request, in bytes, a SASL listener accepts before the client has authenticated (sasl.server.max.receive.size).")
+	fs.StringArrayVar(&c.AddScram, "add-scram", c.AddScram, "Create a SCRAM credential at start if the user has none of that mechanism, as kafka-storage format --add-scram: 'SCRAM-SHA-256=[name=admin,password=admin-secret]' (also iterations=, salt=); repeatable.")
+	fs.DurationVar(&c.CredentialsRefreshInterval, "credentials-refresh-interval", c.CredentialsRefreshInterval, "How often the agent re-reads SCRAM credentials from the store, so that a change made through another agent applies here.")
 	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "Address of the HTTP server: /metrics, /healthz, /readyz, the console, drain, and /debug/pprof with --http-pprof.")
 	fs.DurationVar(&c.HTTPIdleTimeout, "http-idle-timeout", c.HTTPIdleTimeout, "Close a keep-alive HTTP connection that has been idle this long.")
 	fs.StringVar(&c.HTTPTokenFile, "http-token-file", c.HTTPTokenFile, "File of bearer tokens (one per line, at least 22 bytes each) that every HTTP request but GET and HEAD, and /debug/pprof, must carry; shared by the cluster's agents, re-read when it changes. Empty: the HTTP port asks no credentials.")
@@ -310,9 +338,12 @@ func (c Config) Validate() error {
 			return fmt.Errorf("--%s %q: want host:port (%v)", a.flag, a.addr, err)
 		}
 	}
-	if c.AdvertisedKafkaAddr != "" {
-		if _, err := splitAdvertised(c.AdvertisedKafkaAddr); err != nil {
-			return fmt.Errorf("--advertised-kafka-addr %q: %v", c.AdvertisedKafkaAddr, err)
+	if _, err := c.listenerConfigs(); err != nil {
+		return err
+	}
+	for _, spec := range c.AddScram {
+		if _, err := scram.ParseBootstrap(spec); err != nil {
+			return fmt.Errorf("--add-scram: %w", err)
 		}
 	}
 	switch {
@@ -356,6 +387,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--group-consumer-heartbeat-interval %v: must be at least 10ms", c.GroupConsumerHeartbeatInterval)
 	case c.GroupConsumerSessionTimeout <= c.GroupConsumerHeartbeatInterval:
 		return fmt.Errorf("--group-consumer-session-timeout %v: must be longer than --group-consumer-heartbeat-interval %v", c.GroupConsumerSessionTimeout, c.GroupConsumerHeartbeatInterval)
+	case c.CredentialsRefreshInterval < 100*time.Millisecond:
+		return fmt.Errorf("--credentials-refresh-interval %v: must be at least 100ms", c.CredentialsRefreshInterval)
 	case c.ReconcileInterval < 100*time.Millisecond:
 		return fmt.Errorf("--reconcile-interval %v: must be at least 100ms", c.ReconcileInterval)
 	case c.Gossip.Validate() != nil:

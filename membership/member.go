@@ -61,6 +61,12 @@ type Member struct {
 	HTTPAddr  string // HTTP server (metrics, health), host:port; may be empty
 	Rack      string // may be empty
 	State     State
+	// Listeners are the agent's advertised Kafka listeners by name,
+	// "NAME=host:port,NAME=host:port" (--advertised-listeners), so that
+	// Metadata can answer a client with the endpoints of the listener it
+	// connected on; empty for an agent with only --kafka-addr. A string
+	// keeps Member comparable.
+	Listeners string
 
 	// Name is the memberlist node name, "agent-<id>-<8 hex digits>": unique
 	// per process start, so a restarted agent is a new node and never
@@ -79,7 +85,7 @@ type Member struct {
 const MetaMaxBytes = memberlist.MetaMaxSize
 
 // metaVersion is the version byte written in node meta.
-const metaVersion = 1
+const metaVersion = 2
 
 // ErrMetaTooLarge is returned (wrapped) by Start and SetState when the
 // encoded member does not fit in MetaMaxBytes.
@@ -101,7 +107,7 @@ func (m Member) validateSelf() error {
 	return nil
 }
 
-// encodeMeta lays out m as node meta, version 1:
+// encodeMeta lays out m as node meta, version 2:
 //
 //	+---------+-------+----------------+--------------------+
 //	| version | state | agent id       | started            |
@@ -110,6 +116,9 @@ func (m Member) validateSelf() error {
 //	| kafka addr          | http addr           | rack                |
 //	| uvarint len + bytes | uvarint len + bytes | uvarint len + bytes |
 //	+---------------------+---------------------+---------------------+
+//	| listeners (version 2 on) |
+//	| uvarint len + bytes      |
+//	+--------------------------+
 //
 // Later versions only append fields, so a reader parses the fields it knows
 // and ignores the bytes after them. Name and GossipAddr are not encoded:
@@ -122,19 +131,19 @@ func encodeMeta(m Member) ([]byte, error) {
 	if ms < 0 {
 		return nil, fmt.Errorf("membership: agent %d: start time %v before 1970", m.ID, m.Started)
 	}
-	n := 6 + binary.MaxVarintLen64 + 3*binary.MaxVarintLen64 + len(m.KafkaAddr) + len(m.HTTPAddr) + len(m.Rack)
+	n := 6 + binary.MaxVarintLen64 + 4*binary.MaxVarintLen64 + len(m.KafkaAddr) + len(m.HTTPAddr) + len(m.Rack) + len(m.Listeners)
 	b := make([]byte, 0, n)
 	b = append(b, metaVersion, byte(m.State))
 	b = binary.BigEndian.AppendUint32(b, uint32(m.ID))
 	b = binary.AppendUvarint(b, uint64(ms))
-	for _, s := range []string{m.KafkaAddr, m.HTTPAddr, m.Rack} {
+	for _, s := range []string{m.KafkaAddr, m.HTTPAddr, m.Rack, m.Listeners} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
 	if len(b) > MetaMaxBytes {
 		return nil, fmt.Errorf("%w: agent %d encodes to %d bytes, the limit is %d "+
-			"(Kafka address %d bytes, HTTP address %d, rack %d): shorten them",
-			ErrMetaTooLarge, m.ID, len(b), MetaMaxBytes, len(m.KafkaAddr), len(m.HTTPAddr), len(m.Rack))
+			"(Kafka address %d bytes, HTTP address %d, rack %d, listeners %d): shorten them",
+			ErrMetaTooLarge, m.ID, len(b), MetaMaxBytes, len(m.KafkaAddr), len(m.HTTPAddr), len(m.Rack), len(m.Listeners))
 	}
 	return b, nil
 }
@@ -165,7 +174,11 @@ func decodeMeta(b []byte) (Member, error) {
 	}
 	m.Started = time.UnixMilli(int64(ms))
 	rest = rest[n:]
-	for _, field := range []*string{&m.KafkaAddr, &m.HTTPAddr, &m.Rack} {
+	fields := []*string{&m.KafkaAddr, &m.HTTPAddr, &m.Rack}
+	if b[0] >= 2 {
+		fields = append(fields, &m.Listeners)
+	}
+	for _, field := range fields {
 		l, n := binary.Uvarint(rest)
 		if n <= 0 || l > uint64(len(rest)-n) {
 			return Member{}, fmt.Errorf("%w: string field overruns the meta", errBadMeta)

@@ -14,6 +14,7 @@ func TestMetaRoundTrip(t *testing.T) {
 		{ID: 7, KafkaAddr: "10.0.0.7:9092", HTTPAddr: "10.0.0.7:9644", Rack: "eu-west-1a", State: StateActive, Started: started},
 		{ID: 2147483647, KafkaAddr: "[::1]:9092", HTTPAddr: ":9644", Rack: "r", State: StateDraining, Started: time.UnixMilli(0)},
 		{ID: 3, KafkaAddr: strings.Repeat("k", 200), HTTPAddr: strings.Repeat("h", 150), Rack: strings.Repeat("r", 140), State: StateActive, Started: started},
+		{ID: 8, KafkaAddr: "10.0.0.8:9092", Listeners: "PLAINTEXT=10.0.0.8:9092,SASL_PLAINTEXT=10.0.0.8:9093", State: StateActive, Started: started},
 	} {
 		b, err := encodeMeta(m)
 		if err != nil {
@@ -38,8 +39,8 @@ func TestMetaCompact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 6 fixed + 6 for the start time + 3 length bytes + the strings.
-	if want := 6 + 6 + 3 + len(m.KafkaAddr) + len(m.HTTPAddr) + len(m.Rack); len(b) != want {
+	// 6 fixed + 6 for the start time + 4 length bytes + the strings.
+	if want := 6 + 6 + 4 + len(m.KafkaAddr) + len(m.HTTPAddr) + len(m.Rack); len(b) != want {
 		t.Fatalf("meta is %d bytes, want %d", len(b), want)
 	}
 }
@@ -58,11 +59,24 @@ func TestMetaTooLarge(t *testing.T) {
 func TestMetaNewerVersionReadable(t *testing.T) {
 	m := Member{ID: 4, KafkaAddr: "a:1", HTTPAddr: "b:2", Rack: "c", State: StateActive, Started: time.UnixMilli(5)}
 	b, _ := encodeMeta(m)
-	b[0] = 2                           // a later version ...
+	b[0] = 3                           // a later version ...
 	b = append(b, 0x03, 'n', 'e', 'w') // ... appends a field
 	got, err := decodeMeta(b)
 	if err != nil || got != m {
 		t.Fatalf("decode of a newer version = %+v, %v; want %+v", got, err, m)
+	}
+}
+
+// TestMetaVersion1Readable: an agent of before listeners were gossiped
+// wrote version 1, which has no listeners field.
+func TestMetaVersion1Readable(t *testing.T) {
+	m := Member{ID: 4, KafkaAddr: "a:1", HTTPAddr: "b:2", Rack: "c", State: StateActive, Started: time.UnixMilli(5)}
+	b, _ := encodeMeta(m)
+	b[0] = 1
+	b = b[:len(b)-1] // the empty listeners field
+	got, err := decodeMeta(b)
+	if err != nil || got != m {
+		t.Fatalf("decode of version 1 = %+v, %v; want %+v", got, err, m)
 	}
 }
 

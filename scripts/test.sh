@@ -60,3 +60,6 @@ fuzz ./agent/metadata/ FuzzReadObjects
 fuzz ./agent/kafka/ FuzzHandleRequest
 fuzz ./membership/ FuzzDecodeMeta
 fuzz ./membership/ FuzzDecodeMessage
+fuzz ./internal/scram/ FuzzConversation
+fuzz ./internal/scram/ FuzzParsePlain
+fuzz ./internal/scram/ FuzzParseBootstrap

@@ -7,6 +7,7 @@ import (
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/internal/scram"
 )
 
 // The handlers' view of the agent comes in families, one per kind of caller,
@@ -85,6 +86,26 @@ type Reassignments interface {
 	ElectPreferredLeader(ctx context.Context, topic string, partition int32) error
 }
 
+// Users holds the SCRAM credentials SASL authenticates against
+// (docs/security.md).
+type Users interface {
+	// ScramCredential returns a user's credential for one mechanism from
+	// the agent's cache, without blocking: it runs on every SASL login.
+	ScramCredential(user string, m *scram.Mechanism) (scram.Credential, bool)
+	// ScramUsers reads every user's credentials from the store.
+	ScramUsers(ctx context.Context) (map[string][]scram.Credential, error)
+	// UpsertScramCredential creates or replaces a user's credential for
+	// its mechanism.
+	UpsertScramCredential(ctx context.Context, user string, c scram.Credential) error
+	// DeleteScramCredential removes a user's credential for m; it fails
+	// with ErrNoSuchCredential when there is none.
+	DeleteScramCredential(ctx context.Context, user string, m *scram.Mechanism) error
+}
+
+// ErrNoSuchCredential is returned by DeleteScramCredential for a user
+// without a credential of that mechanism.
+var ErrNoSuchCredential = errors.New("kafka: no such SCRAM credential")
+
 // Backend is every family at once: what the agent implements.
 type Backend interface {
 	Cluster
@@ -93,6 +114,7 @@ type Backend interface {
 	ProducerIDs
 	Groups
 	Reassignments
+	Users
 }
 
 // Backends are the families a Server is built from. A family left nil
@@ -109,11 +131,12 @@ type Backends struct {
 	ProducerIDs   ProducerIDs
 	Groups        Groups
 	Reassignments Reassignments
+	Users         Users
 }
 
 // BackendsOf returns every family of b.
 func BackendsOf(b Backend) Backends {
-	return Backends{Cluster: b, Topics: b, TopicAdmin: b, ProducerIDs: b, Groups: b, Reassignments: b}
+	return Backends{Cluster: b, Topics: b, TopicAdmin: b, ProducerIDs: b, Groups: b, Reassignments: b, Users: b}
 }
 
 // Reassignment is a partition move in progress.
@@ -131,6 +154,9 @@ type Broker struct {
 	Host string
 	Port int32
 	Rack *string
+	// Endpoints are the agent's advertised listeners by name; Host and
+	// Port are its default one (--advertised-kafka-addr).
+	Endpoints []Endpoint
 }
 
 // Topic is a snapshot of a topic's metadata and its local partitions.

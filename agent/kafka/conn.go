@@ -28,6 +28,19 @@ type request struct {
 	clientID      *string
 	msg           kmsg.Request
 	remote        string
+	// conn is the connection's state; nil in handler tests that build a
+	// request by hand.
+	conn *connState
+}
+
+// connState is what a connection's requests share: its listener and its
+// SASL state (sasl.go). Only the connection's reading goroutine touches it.
+type connState struct {
+	listener Listener
+	sasl     saslState
+	// closeAfter asks serveConn to close the connection once the current
+	// answer is sent (a failed authentication, as Kafka does).
+	closeAfter bool
 }
 
 // serveConn reads a connection's requests one at a time and answers them in
@@ -37,8 +50,9 @@ type request struct {
 // Any other request waits until the Produces before it are answered, which
 // keeps Kafka's one-request-at-a-time order for everything else (a Fetch
 // after a Produce on one connection sees its records).
-func (s *Server) serveConn(c net.Conn) {
+func (s *Server) serveConn(c net.Conn, l Listener) {
 	remote := c.RemoteAddr().String()
+	state := &connState{listener: l}
 	ctx, cancel := s.connContext()
 	br := bufio.NewReaderSize(c, connBufferBytes)
 	out := make(chan *answer, maxPipelined)
@@ -66,8 +80,17 @@ func (s *Server) serveConn(c net.Conn) {
 			return
 		}
 		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
-		if size < 8 || size > s.cfg.MaxRequestBytes {
-			s.logger.Warn("closing connection: bad frame size", "client", remote, "size", size, "max", s.cfg.MaxRequestBytes)
+		if state.sasl.raw && state.sasl.phase == saslAuthenticate {
+			// After SaslHandshake v0 a frame is a bare SASL token (sasl.go).
+			a, ok := s.readRawToken(br, state, size, remote)
+			if !ok {
+				return
+			}
+			out <- a
+			continue
+		}
+		if limit := s.frameLimit(state); size < 8 || size > limit {
+			s.logger.Warn("closing connection: bad frame size", "client", remote, "size", size, "max", limit)
 			return
 		}
 		frame, pooled, err := readFrame(br, int(size))
@@ -95,6 +118,15 @@ func (s *Server) serveConn(c net.Conn) {
 			return
 		}
 		req.remote = remote
+		req.conn = state
+		if !state.admits(req.key) {
+			if pooled {
+				produceFrames.put(frame)
+			}
+			s.metrics.saslRefused()
+			s.logger.Info("closing connection: request before SASL authentication", "client", remote, "api_key", req.key, "listener", l.Name)
+			return
+		}
 		start := time.Now()
 		a := &answer{req: req, done: make(chan struct{}), release: release}
 		if produce, ok := req.msg.(*kmsg.ProduceRequest); ok {
@@ -127,6 +159,9 @@ func (s *Server) serveConn(c net.Conn) {
 		a.resp = resp
 		close(a.done)
 		out <- a
+		if state.closeAfter {
+			return
+		}
 	}
 }
 
@@ -142,6 +177,9 @@ type answer struct {
 	// release gives the request's bytes back to the request budget once
 	// its answer is written or dropped; nil for an answer that holds none.
 	release func()
+	// bare is a SASL token answered without a response header, after
+	// SaslHandshake v0 (sasl.go); req and resp are nil.
+	bare []byte
 }
 
 // released gives a's bytes back to the request budget, if it holds any.
@@ -167,7 +205,7 @@ func (s *Server) writeAnswers(c net.Conn, bw *bufio.Writer, out <-chan *answer, 
 			}
 			<-a.done
 		}
-		if broken || a.resp == nil {
+		if broken || (a.resp == nil && a.bare == nil) {
 			a.released()
 			continue
 		}
@@ -175,7 +213,7 @@ func (s *Server) writeAnswers(c net.Conn, bw *bufio.Writer, out <-chan *answer, 
 		// and the answer's memory for as long as it keeps the connection:
 		// taking an answer gets as long as sending a request does.
 		c.SetWriteDeadline(time.Now().Add(s.cfg.IdleTimeout))
-		err := writeResponse(bw, a.req, a.resp)
+		err := writeAnswer(bw, a)
 		a.released()
 		if err != nil {
 			fail()
@@ -270,6 +308,19 @@ func parseRequest(frame []byte, maxTopics int) (*request, error) {
 		return nil, fmt.Errorf("%w: api key %d v%d: %v", errBadRequest, req.key, req.version, err)
 	}
 	return req, nil
+}
+
+func writeAnswer(w io.Writer, a *answer) error {
+	if a.req == nil {
+		var size [4]byte
+		binary.BigEndian.PutUint32(size[:], uint32(len(a.bare)))
+		if _, err := w.Write(size[:]); err != nil {
+			return err
+		}
+		_, err := w.Write(a.bare)
+		return err
+	}
+	return writeResponse(w, a.req, a.resp)
 }
 
 func writeResponse(w io.Writer, req *request, resp kmsg.Response) error {

@@ -6,7 +6,8 @@ package kafka
 // every agent changes it with conditional writes. ControllerID is therefore
 // the id of the agent answering, so admin tools that send controller
 // requests to "the controller" send them to an agent that serves them.
-// Brokers are the live agents that gossip knows. EndpointType (v1) must be
+// Brokers are the live agents that gossip knows, each at its endpoint for
+// the listener the client connected on. EndpointType (v1) must be
 // 1 (brokers); 2 (controllers) and anything else is UNSUPPORTED_ENDPOINT_TYPE,
 // since there are no controller endpoints. There are no ACLs, so when
 // authorized operations are requested every cluster operation is reported as
@@ -63,7 +64,8 @@ func handleDescribeCluster(ctx context.Context, s *Server, r *request, req *kmsg
 	resp.ControllerID = s.cluster.AgentID()
 	for _, b := range s.cluster.Brokers() {
 		rb := kmsg.NewDescribeClusterResponseBroker()
-		rb.NodeID, rb.Host, rb.Port, rb.Rack = b.ID, b.Host, b.Port, b.Rack
+		rb.Host, rb.Port = b.address(r.listenerName())
+		rb.NodeID, rb.Rack = b.ID, b.Rack
 		resp.Brokers = append(resp.Brokers, rb)
 	}
 	if req.IncludeClusterAuthorizedOperations {

@@ -52,6 +52,10 @@ func init() {
 	register(22, 0, 5, typed(handleInitProducerID))
 	register(19, 2, 7, typed(handleCreateTopics))
 	register(20, 1, 6, typed(handleDeleteTopics))
+	register(17, 0, 1, typed(handleSaslHandshake))
+	register(36, 0, 2, typed(handleSaslAuthenticate))
+	register(50, 0, 0, typed(handleDescribeUserScramCredentials))
+	register(51, 0, 0, typed(handleAlterUserScramCredentials))
 	registerAdmin()
 	registerGroups()
 }

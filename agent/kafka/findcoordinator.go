@@ -33,7 +33,8 @@ func handleFindCoordinator(ctx context.Context, s *Server, r *request, req *kmsg
 					c.ErrorCode = kerr.CoordinatorNotAvailable.Code
 				}
 			} else {
-				c.NodeID, c.Host, c.Port = b.ID, b.Host, b.Port
+				c.Host, c.Port = b.address(r.listenerName())
+				c.NodeID = b.ID
 			}
 		case 1:
 			c.ErrorCode = kerr.CoordinatorNotAvailable.Code

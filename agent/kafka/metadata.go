@@ -12,6 +12,8 @@ package kafka
 // leader -1 and LEADER_NOT_AVAILABLE, and replicas on agents that are not
 // live as offline, as Kafka does. ControllerID is this agent's id:
 // Strata has no controller, and clients only need some live broker there.
+// Each broker's address is its endpoint for the listener the client
+// connected on (listener.go), as Kafka answers.
 //
 // Unlike Kafka, auto-creation is bounded per request and per second
 // (autocreate.go): topics past the bounds are answered LEADER_NOT_AVAILABLE
@@ -34,7 +36,8 @@ func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.Metada
 	for _, br := range s.cluster.Brokers() {
 		live[br.ID] = true
 		mb := kmsg.NewMetadataResponseBroker()
-		mb.NodeID, mb.Host, mb.Port, mb.Rack = br.ID, br.Host, br.Port, br.Rack
+		mb.Host, mb.Port = br.address(r.listenerName())
+		mb.NodeID, mb.Rack = br.ID, br.Rack
 		resp.Brokers = append(resp.Brokers, mb)
 	}
 	cid := s.cluster.ClusterID()

@@ -28,6 +28,8 @@ type metrics struct {
 	requestBytesInUse   prometheus.Gauge
 	requestBudgetWaits  prometheus.Counter
 	autoCreateDeferrals *prometheus.CounterVec
+
+	authentications *prometheus.CounterVec
 }
 
 // NewMetrics registers the server's metrics on reg.
@@ -64,6 +66,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		fetchesBySession: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_kafka_fetch_requests_total", Help: "Fetch requests, by how their session served them: sessionless, full (opening a session), incremental, or error (unknown session or wrong epoch).",
 		}, []string{"session"}),
+		authentications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_kafka_sasl_authentications_total", Help: "SASL authentications on SASL listeners, by mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, or none for a connection that sent another request first) and outcome (ok, failed, or refused: the connection was closed for a request before authentication).",
+		}, []string{"mechanism", "outcome"}),
 		decompressionChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_fetch_decompression_checks_total", Help: "Batches stored before Produce bounded decompression that a fetch checked, by verdict: good, or bad (over the limit, served as an empty batch).",
 		}, []string{"verdict"}),
@@ -86,7 +91,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	if reg != nil {
 		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut, m.conns, m.refusals,
 			m.fetchSessionCount, m.fetchSessionPartitions, m.fetchSessionEvictions, m.fetchesBySession,
-			m.decompressionChecks, m.requestBytesInUse, m.requestBudgetWaits, m.autoCreateDeferrals)
+			m.decompressionChecks, m.requestBytesInUse, m.requestBudgetWaits, m.autoCreateDeferrals, m.authentications)
 	}
 	return &Metrics{m: m}
 }
@@ -152,6 +157,22 @@ func (m *metrics) fetchSessionEvicted() {
 func (m *metrics) fetched(kind fetchContextKind) {
 	if m != nil {
 		m.fetchesBySession.WithLabelValues(kind.String()).Inc()
+	}
+}
+
+func (m *metrics) authenticated(mechanism string, ok bool) {
+	if m != nil {
+		outcome := "ok"
+		if !ok {
+			outcome = "failed"
+		}
+		m.authentications.WithLabelValues(mechanism, outcome).Inc()
+	}
+}
+
+func (m *metrics) saslRefused() {
+	if m != nil {
+		m.authentications.WithLabelValues("none", "refused").Inc()
 	}
 }
 

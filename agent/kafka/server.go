@@ -24,6 +24,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -93,6 +95,12 @@ type Config struct {
 	// connection is closed before the request is decoded (topiclimit.go).
 	// Strata's own: Kafka has no such limit.
 	MaxTopicsPerRequest int
+	// SASLEnabledMechanisms is sasl.enabled.mechanisms: what SASL
+	// listeners offer, of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512.
+	SASLEnabledMechanisms []string
+	// SASLMaxReceiveBytes is sasl.server.max.receive.size: the largest
+	// frame a SASL connection may send before it has authenticated.
+	SASLMaxReceiveBytes int32
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -101,7 +109,7 @@ func DefaultConfig() Config {
 		MaxConnections: 10000, MaxConnectionsPerIP: 1000, FetchSessionCacheSlots: 1000, FetchSessionEvictionAge: 2 * time.Minute,
 		DecompressionMaxBytes: DefaultDecompressionBudget, QueuedMaxRequestBytes: DefaultQueuedMaxRequestBytes,
 		AutoCreateTopicsRate: DefaultAutoCreateTopicsRate, AutoCreateTopicsPerRequest: DefaultAutoCreateTopicsPerRequest,
-		MaxTopicsPerRequest: DefaultMaxTopicsPerRequest}
+		MaxTopicsPerRequest: DefaultMaxTopicsPerRequest, SASLEnabledMechanisms: AllMechanisms(), SASLMaxReceiveBytes: defaultSASLMaxReceive}
 }
 
 // Validate names the first bad field.
@@ -136,6 +144,14 @@ func (c Config) Validate() error {
 	if c.FetchSessionEvictionAge < 0 {
 		return fmt.Errorf("min-incremental-fetch-session-eviction %s: must not be negative", c.FetchSessionEvictionAge)
 	}
+	if c.SASLMaxReceiveBytes < 1024 {
+		return fmt.Errorf("sasl-server-max-receive-size %d: must be at least 1024", c.SASLMaxReceiveBytes)
+	}
+	for _, m := range c.SASLEnabledMechanisms {
+		if !slices.Contains(AllMechanisms(), m) {
+			return fmt.Errorf("sasl-enabled-mechanisms: %q is not one of %s", m, strings.Join(AllMechanisms(), ", "))
+		}
+	}
 	return nil
 }
 
@@ -149,6 +165,7 @@ type Server struct {
 	producerIDs   ProducerIDs
 	groups        Groups
 	reassignments Reassignments
+	users         Users
 	logger        *slog.Logger
 	metrics       *metrics
 	// sessions are the fetch sessions; they outlive connections.
@@ -161,7 +178,7 @@ type Server struct {
 	autoCreate *autoCreateLimiter
 
 	mu     sync.Mutex
-	ln     net.Listener
+	lns    []net.Listener
 	conns  map[net.Conn]struct{}
 	admit  *admission
 	closed bool
@@ -184,6 +201,7 @@ func New(cfg Config, b Backends, logger *slog.Logger, m *Metrics) *Server {
 		producerIDs:   orUnset(b.ProducerIDs, ProducerIDs(unset{"producer ids"})),
 		groups:        orUnset(b.Groups, Groups(unset{"groups"})),
 		reassignments: orUnset(b.Reassignments, Reassignments(unset{"reassignments"})),
+		users:         orUnset(b.Users, Users(unset{"users"})),
 		logger:        logger, metrics: m.get(), conns: map[net.Conn]struct{}{}, admit: newAdmission(cfg), stop: make(chan struct{}),
 		sessions:      newFetchSessionCache(cfg.FetchSessionCacheSlots, cfg.FetchSessionEvictionAge, m.get()),
 		decompression: newDecompressionBudget(cfg.DecompressionMaxBytes),
@@ -191,14 +209,20 @@ func New(cfg Config, b Backends, logger *slog.Logger, m *Metrics) *Server {
 		autoCreate:    newAutoCreateLimiter(cfg.AutoCreateTopicsRate, cfg.AutoCreateTopicsPerRequest)}
 }
 
-// Serve accepts connections until Close. It returns nil after Close.
-func (s *Server) Serve(ln net.Listener) error {
+// Serve accepts plaintext connections on ln (DefaultListener) until Close.
+// It returns nil after Close.
+func (s *Server) Serve(ln net.Listener) error { return s.ServeListener(ln, DefaultListener) }
+
+// ServeListener accepts connections on ln as listener l until Close; one
+// Server serves several listeners, each from its own call. It returns nil
+// after Close.
+func (s *Server) ServeListener(ln net.Listener, l Listener) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return ln.Close()
 	}
-	s.ln = ln
+	s.lns = append(s.lns, ln)
 	s.mu.Unlock()
 	var backoff time.Duration
 	lastRefusal := map[string]time.Time{}
@@ -252,7 +276,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
-			s.serveConn(c)
+			s.serveConn(c, l)
 			s.mu.Lock()
 			delete(s.conns, c)
 			s.admit.release(addr)
@@ -290,8 +314,8 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	close(s.stop)
-	if s.ln != nil {
-		s.ln.Close()
+	for _, ln := range s.lns {
+		ln.Close()
 	}
 	for c := range s.conns {
 		c.Close()

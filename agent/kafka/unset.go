@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/internal/scram"
 )
 
 // ErrNoBackend: the server was built without the backend family a request
@@ -65,6 +66,17 @@ func (u unset) AlterPartitionReassignment(context.Context, string, int32, []int3
 }
 func (unset) PartitionReassignments(map[string][]int32) []Reassignment { return nil }
 func (u unset) ElectPreferredLeader(context.Context, string, int32) error {
+	return u.err()
+}
+
+func (unset) ScramCredential(string, *scram.Mechanism) (scram.Credential, bool) {
+	return scram.Credential{}, false
+}
+func (u unset) ScramUsers(context.Context) (map[string][]scram.Credential, error) {
+	return nil, u.err()
+}
+func (u unset) UpsertScramCredential(context.Context, string, scram.Credential) error { return u.err() }
+func (u unset) DeleteScramCredential(context.Context, string, *scram.Mechanism) error {
 	return u.err()
 }
 

@@ -40,6 +40,9 @@ var (
 	ErrConflict = errors.New("metadata: concurrent update conflict")
 	// ErrProducerIDsExhausted: the producer id space (int64) is used up.
 	ErrProducerIDsExhausted = errors.New("metadata: producer ids exhausted")
+	// ErrUnknownCredential: DeleteScramCredential of a user without a
+	// credential of that mechanism.
+	ErrUnknownCredential = errors.New("metadata: no such SCRAM credential")
 	// ErrCorrupt: an object that is not valid JSON of its kind.
 	ErrCorrupt = errors.New("metadata: corrupt object")
 	// ErrUnsupportedVersion: an object written by a newer Strata.

@@ -1,12 +1,14 @@
 package main
 
-// This file holds what the client subcommands (topic, produce, consume, group) share:
-// the --bootstrap and --timeout flags, building franz-go clients from them,
+// This file holds what the client subcommands (topic, produce, consume, group, user) share:
+// the --bootstrap, --timeout, --tls* and --sasl-* flags, building franz-go clients from them,
 // and turning errors the cluster reports into messages that carry the Kafka
 // error name. The subcommands are plain Kafka clients: nothing here knows it
 // is talking to Strata, so they work against any Kafka cluster too.
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +20,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
 const (
@@ -28,6 +32,9 @@ const (
 	defaultBootstrap = "localhost:9092"
 	// defaultClientTimeout matches the request timeout Kafka's own tools use.
 	defaultClientTimeout = 30 * time.Second
+	// envSASLPassword is the default of --sasl-password, so that the
+	// password need not appear in the process list.
+	envSASLPassword = "STRATA_SASL_PASSWORD"
 )
 
 // Sentinel errors of the client subcommands. main prints "strata: " before
@@ -38,12 +45,19 @@ var (
 	// errSomeFailed ends a command that acted on several resources (topics)
 	// when at least one of them failed; each failure is printed before it.
 	errSomeFailed = errors.New("client: some operations failed")
+	errBadSASL    = errors.New("client: --sasl-mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, with --sasl-user and --sasl-password")
 )
 
 // clientFlags are the connection flags every client subcommand takes.
 type clientFlags struct {
 	bootstrap string
 	timeout   time.Duration
+	// SASL, for a SASL_PLAINTEXT or SASL_SSL listener; no mechanism
+	// means none.
+	saslMechanism, saslUser, saslPassword string
+	// TLS, for an SSL or SASL_SSL listener.
+	tls       bool
+	tlsCAFile string
 }
 
 // register adds --bootstrap and --timeout to fs. The bootstrap default is
@@ -58,6 +72,52 @@ func (f *clientFlags) register(fs *pflag.FlagSet) {
 		"Comma-separated host:port list of brokers to connect to first (environment: "+envBootstrap+").")
 	fs.DurationVar(&f.timeout, "timeout", defaultClientTimeout,
 		"How long to wait for the cluster: the whole operation for topic commands, each record's delivery for produce, and the start-up lookups for consume.")
+	fs.StringVar(&f.saslMechanism, "sasl-mechanism", "", "SASL mechanism to authenticate with on a SASL_PLAINTEXT or SASL_SSL listener: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; empty for none.")
+	fs.BoolVar(&f.tls, "tls", false, "Connect with TLS (an SSL or SASL_SSL listener), checking the broker's certificate against the system's roots or --tls-ca-file.")
+	fs.StringVar(&f.tlsCAFile, "tls-ca-file", "", "PEM file of the CA certificates that sign the brokers' certificates (implies --tls).")
+	fs.StringVar(&f.saslUser, "sasl-user", "", "SASL user name (with --sasl-mechanism).")
+	fs.StringVar(&f.saslPassword, "sasl-password", os.Getenv(envSASLPassword), "SASL password (with --sasl-mechanism; environment: "+envSASLPassword+", which keeps it out of the process list).")
+}
+
+// tlsOpt is the franz-go option for --tls and --tls-ca-file, or nil.
+func (f *clientFlags) tlsOpt() (kgo.Opt, error) {
+	if !f.tls && f.tlsCAFile == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if f.tlsCAFile != "" {
+		pem, err := os.ReadFile(f.tlsCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("client: --tls-ca-file: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("client: --tls-ca-file %s holds no PEM certificate", f.tlsCAFile)
+		}
+	}
+	return kgo.DialTLSConfig(cfg), nil
+}
+
+// saslOpt is the franz-go option for the --sasl-* flags, or nil.
+func (f *clientFlags) saslOpt() (kgo.Opt, error) {
+	if f.saslMechanism == "" {
+		if f.saslUser != "" {
+			return nil, fmt.Errorf("%w (--sasl-user without --sasl-mechanism)", errBadSASL)
+		}
+		return nil, nil
+	}
+	if f.saslUser == "" || f.saslPassword == "" {
+		return nil, errBadSASL
+	}
+	switch strings.ToUpper(f.saslMechanism) {
+	case "PLAIN":
+		return kgo.SASL(plain.Auth{User: f.saslUser, Pass: f.saslPassword}.AsMechanism()), nil
+	case "SCRAM-SHA-256":
+		return kgo.SASL(scram.Auth{User: f.saslUser, Pass: f.saslPassword}.AsSha256Mechanism()), nil
+	case "SCRAM-SHA-512":
+		return kgo.SASL(scram.Auth{User: f.saslUser, Pass: f.saslPassword}.AsSha512Mechanism()), nil
+	}
+	return nil, fmt.Errorf("%w (got %q)", errBadSASL, f.saslMechanism)
 }
 
 // seeds splits --bootstrap into broker addresses, ignoring empty entries so
@@ -84,7 +144,11 @@ func (f *clientFlags) validate() error {
 	if f.timeout <= 0 {
 		return fmt.Errorf("%w (got %s)", errBadTimeout, f.timeout)
 	}
-	return nil
+	if _, err := f.tlsOpt(); err != nil {
+		return err
+	}
+	_, err := f.saslOpt()
+	return err
 }
 
 // newKafkaClient builds a franz-go client for the flags plus extra options.
@@ -100,6 +164,13 @@ func (f *clientFlags) newKafkaClient(extra ...kgo.Opt) (*kgo.Client, error) {
 		kgo.DialTimeout(f.timeout),
 		kgo.RetryTimeout(f.timeout),
 	}, extra...)
+	// Both checked by validate.
+	if sasl, _ := f.saslOpt(); sasl != nil {
+		opts = append(opts, sasl)
+	}
+	if tlsOpt, _ := f.tlsOpt(); tlsOpt != nil {
+		opts = append(opts, tlsOpt)
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)

@@ -66,6 +66,12 @@ type Options struct {
 	// StopTimeout bounds the wait after SIGTERM before SIGKILL;
 	// DefaultStopTimeout if 0.
 	StopTimeout time.Duration
+	// ExtraListeners are Kafka listener names served beside the default
+	// PLAINTEXT one, each on a free port of its own (ListenerAddr); the
+	// harness passes --listeners and --advertised-listeners, and a name
+	// other than a protocol's needs --listener-security-protocol-map in
+	// ExtraArgs.
+	ExtraListeners []string
 	// NetNS runs the agent inside this network namespace (`ip netns exec`,
 	// which execs, so signals still reach the agent itself), and IP is the
 	// address it listens on and advertises there (internal/netns). IP is
@@ -88,6 +94,8 @@ type Agent struct {
 	httpAddr   string
 	gossipAddr string
 	logPath    string
+	// listenerAddrs are the ExtraListeners' addresses by name.
+	listenerAddrs map[string]string
 
 	mu     sync.Mutex // serialises start/stop/kill; guards the fields below
 	proc   *process   // nil when no process is running
@@ -121,7 +129,7 @@ func Start(t testing.TB, opts Options) *Agent {
 		a.dataDir = t.TempDir()
 	}
 	a.logPath = filepath.Join(t.TempDir(), "agent.log")
-	ports, err := freePorts(3)
+	ports, err := freePorts(3 + len(opts.ExtraListeners))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +143,10 @@ func Start(t testing.TB, opts Options) *Agent {
 	// A fixed gossip port, so that other agents can --join this one and
 	// find it again after a restart.
 	a.gossipAddr = net.JoinHostPort(host, strconv.Itoa(ports[2]))
+	a.listenerAddrs = map[string]string{}
+	for i, name := range opts.ExtraListeners {
+		a.listenerAddrs[name] = net.JoinHostPort(host, strconv.Itoa(ports[3+i]))
+	}
 	t.Cleanup(func() {
 		// An agent must survive every test and shut down cleanly on SIGTERM.
 		for _, err := range a.stopForCleanup() {
@@ -176,6 +188,9 @@ func (a *Agent) signal(sig syscall.Signal) {
 		_ = a.proc.cmd.Process.Signal(sig)
 	}
 }
+
+// ListenerAddr is the address of one of Options.ExtraListeners.
+func (a *Agent) ListenerAddr(name string) string { return a.listenerAddrs[name] }
 
 // Addr is the Kafka bootstrap address, "127.0.0.1:port".
 func (a *Agent) Addr() string { return a.kafkaAddr }
@@ -328,6 +343,13 @@ func (a *Agent) start() error {
 		// Stop at once on SIGTERM, as a failure would; tests of the drain
 		// ask for one in ExtraArgs.
 		"--drain-timeout", "0",
+	}
+	if len(a.opts.ExtraListeners) > 0 {
+		listeners := "PLAINTEXT://" + a.kafkaAddr
+		for _, name := range a.opts.ExtraListeners {
+			listeners += "," + name + "://" + a.listenerAddrs[name]
+		}
+		args = append(args, "--listeners", listeners, "--advertised-listeners", listeners)
 	}
 	args = append(args, a.opts.ExtraArgs...)
 	argv := append([]string{a.bin}, args...)
