@@ -84,10 +84,11 @@ func (t *httpTokens) authorize(req *http.Request) {
 func (a *Agent) loadHTTPTokens() (*httpTokens, *secretfile.Watcher, error) {
 	if a.cfg.HTTPTokenFile == "" {
 		// Loud only where others can reach the port: on loopback (the
-		// embedded single agent, tests) only local users can.
-		level := slog.LevelWarn
-		if host, _, err := net.SplitHostPort(a.cfg.HTTPAddr); err == nil && (host == "localhost" || net.ParseIP(host).IsLoopback()) {
-			level = slog.LevelInfo
+		// embedded single agent, tests), or on a machine whose only
+		// addresses are loopback ones, only local users can.
+		level := slog.LevelInfo
+		if reachableFromOthers(a.cfg.HTTPAddr) {
+			level = slog.LevelWarn
 		}
 		a.logger.Log(context.Background(), level, "the HTTP port asks no credentials: anyone who reaches it can drain this agent; set --http-token-file (docs/security.md)",
 			"http_addr", a.cfg.HTTPAddr)
@@ -115,4 +116,37 @@ func (t *httpTokens) requireToken(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// reachableFromOthers reports whether a listener bound to addr can be
+// reached from another machine: its host is not a loopback one, and when
+// it binds every interface, the machine has an address that is not.
+func reachableFromOthers(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return true
+	}
+	if host == "localhost" {
+		return false
+	}
+	ip := net.ParseIP(host)
+	switch {
+	case host == "":
+		ip = net.IPv4zero // every interface
+	case ip == nil:
+		return true // a name: assume the worst
+	}
+	if !ip.IsUnspecified() {
+		return !ip.IsLoopback()
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return true
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() {
+			return true
+		}
+	}
+	return false
 }

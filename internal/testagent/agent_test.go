@@ -43,6 +43,7 @@ func runFake(args []string) int {
 	fs.String("advertised-kafka-addr", "", "")
 	fs.String("gossip-addr", "", "")
 	fs.String("drain-timeout", "", "")
+	fs.Bool("http-pprof", false, "")
 	httpAddr := fs.String("http-addr", "", "")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
