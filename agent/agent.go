@@ -525,10 +525,9 @@ func (a *Agent) release() {
 	}
 }
 
-// retentionLoop applies retention (and drops expired producer state) on
-// every partition each RetentionCheckInterval.
-func (a *Agent) retentionLoop() {
-	t := time.NewTicker(a.cfg.RetentionCheckInterval)
+// every calls fn each interval until the agent stops.
+func (a *Agent) every(interval time.Duration, fn func()) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
@@ -536,17 +535,25 @@ func (a *Agent) retentionLoop() {
 			return
 		case <-t.C:
 		}
-		a.expireOffsets(context.Background())
-		for _, p := range a.localPartitions() {
-			n, err := p.LocalLog().ApplyRetention()
-			switch {
-			case errors.Is(err, log.ErrClosed): // deleted meanwhile
-			case err != nil:
-				a.logger.Error("retention", "topic", p.Topic(), "partition", p.Index(), "err", err)
-			case n > 0:
-				a.logger.Info("retention deleted segments", "topic", p.Topic(), "partition", p.Index(), "segments", n)
-			}
-			a.applyRemoteRetention(context.Background(), p)
+		fn()
+	}
+}
+
+// retentionLoop applies retention (and drops expired producer state) on
+// every partition each RetentionCheckInterval.
+func (a *Agent) retentionLoop() { a.every(a.cfg.RetentionCheckInterval, a.applyRetention) }
+
+func (a *Agent) applyRetention() {
+	a.expireOffsets(context.Background())
+	for _, p := range a.localPartitions() {
+		n, err := p.LocalLog().ApplyRetention()
+		switch {
+		case errors.Is(err, log.ErrClosed): // deleted meanwhile
+		case err != nil:
+			a.logger.Error("retention", "topic", p.Topic(), "partition", p.Index(), "err", err)
+		case n > 0:
+			a.logger.Info("retention deleted segments", "topic", p.Topic(), "partition", p.Index(), "segments", n)
 		}
+		a.applyRemoteRetention(context.Background(), p)
 	}
 }

@@ -90,18 +90,7 @@ func (c *userCache) refresh(ctx context.Context, store *metadata.Store) error {
 }
 
 // usersLoop refreshes the cache every CredentialsRefreshInterval.
-func (a *Agent) usersLoop() {
-	t := time.NewTicker(a.cfg.CredentialsRefreshInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-a.stop:
-			return
-		case <-t.C:
-		}
-		a.refreshUsers()
-	}
-}
+func (a *Agent) usersLoop() { a.every(a.cfg.CredentialsRefreshInterval, a.refreshUsers) }
 
 func (a *Agent) refreshUsers() {
 	ctx, cancel := context.WithTimeout(context.Background(), max(a.cfg.CredentialsRefreshInterval, 5*time.Second))
