@@ -202,6 +202,8 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	a.pids.block = cfg.ProducerIDBlock
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.registry.MustRegister(newPartitionCollector(a), newOpsCollector(a))
+	// Validate parsed the rules already.
+	cfg.Kafka.SSLPrincipalMapper, _ = tlsconfig.ParsePrincipalRules(cfg.SSLPrincipalMappingRules)
 	a.kafkaSrv = kafka.New(cfg.Kafka, kafka.BackendsOf(a), logger.With("component", "kafka"), kafka.NewMetrics(a.registry))
 	a.httpSrv = a.newHTTPServer()
 	// Last, so that nothing after it can fail and leave a member behind.

@@ -69,6 +69,9 @@ type Config struct {
 	// TLS is the agent's certificate and the CAs it trusts
 	// (--tls-cert-file, --tls-key-file, --tls-client-ca-file).
 	TLS tlsconfig.Files
+	// SSLPrincipalMappingRules (--ssl-principal-mapping-rules) maps client
+	// certificate subjects to principals on SSL listeners.
+	SSLPrincipalMappingRules string
 	// HTTPMaxConnections (--http-max-connections) bounds the HTTP
 	// connections open at once; past it a new one replaces the longest
 	// idle keep-alive connection, or is closed if none is idle
@@ -251,6 +254,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.HTTPTLS, "http-tls", c.HTTPTLS, "Serve the HTTP port over TLS with --tls-cert-file and --tls-key-file, and call the other agents' HTTP ports over HTTPS trusting --tls-client-ca-file (else the system's CAs).")
 	fs.StringVar(&c.TLS.CertFile, "tls-cert-file", c.TLS.CertFile, "PEM certificate chain of the agent's TLS listeners, leaf first; re-read when renewed.")
 	fs.StringVar(&c.TLS.KeyFile, "tls-key-file", c.TLS.KeyFile, "PEM private key of --tls-cert-file.")
+	fs.Var(clientAuthFlag{&c.TLS.ClientAuth}, "tls-client-auth", "Client certificates on SSL and SASL_SSL listeners (ssl.client.auth): none, requested (verified when given) or required; the principal on SSL listeners is the certificate's subject, mapped by --ssl-principal-mapping-rules.")
+	fs.StringVar(&c.SSLPrincipalMappingRules, "ssl-principal-mapping-rules", c.SSLPrincipalMappingRules, "Kafka's ssl.principal.mapping.rules: RULE:pattern/replacement/[LU],...,DEFAULT, patterns in Go's regexp syntax; a subject no rule maps is refused.")
 	fs.StringVar(&c.TLS.ClientCAFile, "tls-client-ca-file", c.TLS.ClientCAFile, "PEM CAs the agent trusts: those that sign client certificates, and the other agents' when it calls them over TLS.")
 	fs.BoolVar(&c.HTTPPprof, "http-pprof", c.HTTPPprof, "Serve Go's profiles under /debug/pprof/ on the HTTP port (behind --http-token-file when set).")
 	fs.IntVar(&c.HTTPMaxConnections, "http-max-connections", c.HTTPMaxConnections, "Most HTTP connections open at once; past it a new one takes the place of the longest idle keep-alive connection, or is closed as soon as accepted when none is idle.")
@@ -329,6 +334,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.TLS.Validate(); err != nil {
 		return err
+	}
+	if _, err := tlsconfig.ParsePrincipalRules(c.SSLPrincipalMappingRules); err != nil {
+		return fmt.Errorf("--ssl-principal-mapping-rules: %w", err)
 	}
 	if c.HTTPTLS && !c.TLS.Enabled() {
 		return errors.New("--http-tls needs --tls-cert-file and --tls-key-file")
@@ -468,3 +476,15 @@ func splitAdvertised(addr string) (hostPort, error) {
 	}
 	return hostPort{host: host, port: int32(n)}, nil
 }
+
+// clientAuthFlag is --tls-client-auth; Validate checks the value.
+type clientAuthFlag struct{ p *tlsconfig.ClientAuth }
+
+func (f clientAuthFlag) String() string {
+	if f.p == nil || *f.p == "" {
+		return string(tlsconfig.ClientAuthNone)
+	}
+	return string(*f.p)
+}
+func (f clientAuthFlag) Set(s string) error { *f.p = tlsconfig.ClientAuth(s); return nil }
+func (f clientAuthFlag) Type() string       { return "string" }

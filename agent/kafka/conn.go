@@ -41,6 +41,9 @@ type connState struct {
 	// closeAfter asks serveConn to close the connection once the current
 	// answer is sent (a failed authentication, as Kafka does).
 	closeAfter bool
+	// tlsPrincipal is "User:<mapped subject>" of the client certificate on
+	// an SSL listener (tlsprincipal.go); empty without one.
+	tlsPrincipal string
 }
 
 // serveConn reads a connection's requests one at a time and answers them in
@@ -53,6 +56,10 @@ type connState struct {
 func (s *Server) serveConn(c net.Conn, l Listener) {
 	remote := c.RemoteAddr().String()
 	state := &connState{listener: l}
+	if !s.tlsAuthenticate(c, state) {
+		c.Close()
+		return
+	}
 	ctx, cancel := s.connContext()
 	br := bufio.NewReaderSize(c, connBufferBytes)
 	out := make(chan *answer, maxPipelined)

@@ -121,13 +121,18 @@ func (c *connState) admits(key int16) bool {
 	return true
 }
 
-// Principal is the connection's authenticated principal, "User:<name>",
-// or "User:ANONYMOUS" on a listener without SASL, as Kafka names it.
+// Principal is the connection's authenticated principal, "User:<name>":
+// SASL's on a SASL listener, else the mapped subject of a client
+// certificate on an SSL listener (tlsprincipal.go), else "User:ANONYMOUS",
+// as Kafka names it.
 func (c *connState) Principal() string {
-	if c.sasl.principal == "" {
-		return "User:ANONYMOUS"
+	switch {
+	case c.sasl.principal != "":
+		return c.sasl.principal
+	case c.tlsPrincipal != "":
+		return c.tlsPrincipal
 	}
-	return c.sasl.principal
+	return "User:ANONYMOUS"
 }
 
 // frameLimit is the largest frame the connection may send next: Kafka's

@@ -19,6 +19,8 @@
 package kafka
 
 import (
+	"github.com/strata-streaming/strata/internal/tlsconfig"
+
 	"context"
 	"errors"
 	"fmt"
@@ -101,6 +103,10 @@ type Config struct {
 	// SASLMaxReceiveBytes is sasl.server.max.receive.size: the largest
 	// frame a SASL connection may send before it has authenticated.
 	SASLMaxReceiveBytes int32
+	// SSLPrincipalMapper is ssl.principal.mapping.rules: how the subject
+	// of a client certificate becomes the principal on SSL listeners; nil
+	// takes the subject as it is (DEFAULT).
+	SSLPrincipalMapper *tlsconfig.PrincipalMapper
 }
 
 // DefaultConfig returns Kafka's defaults.
