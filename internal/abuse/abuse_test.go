@@ -87,7 +87,18 @@ type phase struct {
 }
 
 // TestProtocolAbuse: see the package doc.
-func TestProtocolAbuse(t *testing.T) {
+func TestProtocolAbuse(t *testing.T) { protocolAbuse(t, false) }
+
+// TestSASLListenerAbuse sends the same bad input to a SASL_PLAINTEXT
+// listener, where nothing but ApiVersions, SaslHandshake and
+// SaslAuthenticate is taken before a client authenticates and frames are
+// capped at --sasl-server-max-receive-size, and adds garbage during
+// authentication and oversized SASL tokens (sasl_test.go). The good
+// clients work on the plaintext listener meanwhile. The idle and slow-reader
+// phases do not depend on the listener and are left to TestProtocolAbuse.
+func TestSASLListenerAbuse(t *testing.T) { protocolAbuse(t, true) }
+
+func protocolAbuse(t *testing.T, sasl bool) {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv(seedEnv); s != "" {
 		var err error
@@ -101,8 +112,13 @@ func TestProtocolAbuse(t *testing.T) {
 	// Every phase connects from 127.0.0.1, and the idle phase holds up to
 	// idleConns at once: the per-address limit (1000 by default, tested in
 	// agent/kafka) would refuse them before the agent's bounds are tried.
-	a := testagent.Start(t, testagent.Options{ExtraArgs: []string{
-		"--max-connections-per-ip", strconv.Itoa(idleConns + 1000)}})
+	opts := testagent.Options{ExtraArgs: []string{
+		"--max-connections-per-ip", strconv.Itoa(idleConns + 1000)}}
+	if sasl {
+		opts.ExtraListeners = []string{"SASL_PLAINTEXT"}
+		opts.ExtraArgs = append(opts.ExtraArgs, "--add-scram", "SCRAM-SHA-512=[name=admin,password=admin-secret]")
+	}
+	a := testagent.Start(t, opts)
 	pid := a.PID()
 	agentLimit, err := openFileLimit(pid)
 	if err != nil {
@@ -117,7 +133,18 @@ func TestProtocolAbuse(t *testing.T) {
 
 	env := &abuseEnv{addr: a.Addr(), seed: seed, idle: idle, bigTopic: "abuse-big"}
 	ensureOffsetsTopic(t, a.Addr())
-	fillBigTopic(t, a.Addr(), env.bigTopic)
+	phases := []phase{
+		{"random bytes", randomBytes},
+		{"truncated frames", truncatedFrames},
+		{"huge length prefixes", hugePrefixes},
+	}
+	if sasl {
+		env.addr = a.ListenerAddr("SASL_PLAINTEXT")
+		phases = append(phases, phase{"garbage in SASL", saslGarbage}, phase{"oversized SASL tokens", saslOversized})
+	} else {
+		fillBigTopic(t, a.Addr(), env.bigTopic)
+		phases = append(phases, phase{"idle connections", idleConnections}, phase{"slow readers", slowReading})
+	}
 	w := startWorkload(t, a.Addr(), "abuse-good", 3, nil, 100, goodRate)
 	if !waitFor(60*time.Second, func() bool { return w.ackedN.Load() >= minProgress && w.readN.Load() >= minProgress }) {
 		t.Fatalf("good clients made no progress before any abuse: %d acknowledged, %d read", w.ackedN.Load(), w.readN.Load())
@@ -125,13 +152,6 @@ func TestProtocolAbuse(t *testing.T) {
 	base := mustSample(t, pid, a.HTTPAddr())
 	t.Logf("baseline: %v", base)
 
-	phases := []phase{
-		{"random bytes", randomBytes},
-		{"truncated frames", truncatedFrames},
-		{"huge length prefixes", hugePrefixes},
-		{"idle connections", idleConnections},
-		{"slow readers", slowReading},
-	}
 	peakHeap := base.heapInuse
 	for _, ph := range phases {
 		ctx, cancel := context.WithCancel(context.Background())

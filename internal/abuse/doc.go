@@ -12,6 +12,18 @@
 // its peak resident memory (VmHWM) must stay under a fixed bound, and its
 // goroutines and open files must come back near where they were before.
 //
+// TestSASLListenerAbuse sends the first three phases to a SASL_PLAINTEXT
+// listener, then garbage after a good SaslHandshake (a garbled first SCRAM
+// message, another API before authenticating, a frame of random bytes) and
+// SaslAuthenticate frames claiming up to 100 MiB; each such connection must
+// be closed by the agent, under the same progress and memory checks.
+//
+// TestSASLListenerAbuse sends the first three phases to a SASL_PLAINTEXT
+// listener, then garbage after a good SaslHandshake (a garbled first SCRAM
+// message, another API before authenticating, a frame of random bytes) and
+// SaslAuthenticate frames claiming up to 100 MiB; each such connection must
+// be closed by the agent, under the same progress and memory checks.
+//
 // TestSoak produces and consumes as fast as the agent takes it for
 // STRATA_SOAK_DURATION (20s when unset), samples the agent's resident
 // memory, goroutines and open files every second, and requires that none
