@@ -115,7 +115,10 @@ type Agent struct {
 	// (httptls.go).
 	peerClient *http.Client
 	httpScheme string
-	ready      atomic.Bool
+	// peer is how this agent's followers dial their leaders
+	// (interagent.go).
+	peer  kafka.PeerOptions
+	ready atomic.Bool
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -180,6 +183,9 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		return nil, err
 	}
 	if err := a.setupHTTPTLS(); err != nil {
+		return nil, err
+	}
+	if a.peer, err = a.peerOptions(); err != nil {
 		return nil, err
 	}
 	if err := a.openStore(ctx); err != nil {

@@ -69,6 +69,13 @@ type Config struct {
 	// TLS is the agent's certificate and the CAs it trusts
 	// (--tls-cert-file, --tls-key-file, --tls-client-ca-file).
 	TLS tlsconfig.Files
+	// InterAgentListener (--inter-agent-listener) names the listener
+	// replication uses; InterAgentSASL* are the credentials followers
+	// authenticate with on it (interagent.go).
+	InterAgentListener         string
+	InterAgentSASLMechanism    string
+	InterAgentSASLUser         string
+	InterAgentSASLPasswordFile string
 	// SSLPrincipalMappingRules (--ssl-principal-mapping-rules) maps client
 	// certificate subjects to principals on SSL listeners.
 	SSLPrincipalMappingRules string
@@ -184,6 +191,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		DataDir:                        "data",
+		InterAgentSASLMechanism:        "SCRAM-SHA-512",
 		KafkaAddr:                      ":9092",
 		HTTPAddr:                       ":9644",
 		HTTPIdleTimeout:                2 * time.Minute,
@@ -241,8 +249,12 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Store, "store", c.Store, "Object store URL: file:///abs/path, file://./relative/path, s3://bucket/prefix?endpoint=...&region=...&path-style=true (credentials from the AWS environment) or mem://; empty means file://<data-dir>/store.")
 	fs.StringVar(&c.KafkaAddr, "kafka-addr", c.KafkaAddr, "Address the Kafka listener binds to.")
 	fs.StringVar(&c.AdvertisedKafkaAddr, "advertised-kafka-addr", c.AdvertisedKafkaAddr, "host:port clients are told to connect to; empty means localhost with the listener's port.")
-	fs.StringVar(&c.Listeners, "listeners", c.Listeners, "Kafka listeners as NAME://host:port,... (Kafka's listeners), e.g. PLAINTEXT://:9092,SASL_PLAINTEXT://:9093; replaces --kafka-addr. One PLAINTEXT listener is required: replication between agents uses the first. See docs/security.md.")
+	fs.StringVar(&c.Listeners, "listeners", c.Listeners, "Kafka listeners as NAME://host:port,... (Kafka's listeners), e.g. PLAINTEXT://:9092,SASL_PLAINTEXT://:9093; replaces --kafka-addr. Replication between agents uses --inter-agent-listener, by default the first PLAINTEXT one. See docs/security.md.")
 	fs.StringVar(&c.ListenerSecurityProtocolMap, "listener-security-protocol-map", c.ListenerSecurityProtocolMap, "Security protocol of each listener name as NAME:PROTOCOL,... (listener.security.protocol.map); empty maps PLAINTEXT, SASL_PLAINTEXT, SSL and SASL_SSL to themselves. SSL and SASL_SSL need --tls-cert-file and --tls-key-file.")
+	fs.StringVar(&c.InterAgentListener, "inter-agent-listener", c.InterAgentListener, "The listener replication between agents uses (inter.broker.listener.name); empty: the first PLAINTEXT one. Over SSL or SASL_SSL followers trust --tls-client-ca-file and present --tls-cert-file.")
+	fs.StringVar(&c.InterAgentSASLMechanism, "inter-agent-sasl-mechanism", c.InterAgentSASLMechanism, "SASL mechanism of followers on a SASL --inter-agent-listener (sasl.mechanism.inter.broker.protocol): PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.")
+	fs.StringVar(&c.InterAgentSASLUser, "inter-agent-sasl-user", c.InterAgentSASLUser, "User followers authenticate as on a SASL --inter-agent-listener.")
+	fs.StringVar(&c.InterAgentSASLPasswordFile, "inter-agent-sasl-password-file", c.InterAgentSASLPasswordFile, "File whose first line is --inter-agent-sasl-user's password.")
 	fs.StringVar(&c.AdvertisedListeners, "advertised-listeners", c.AdvertisedListeners, "Addresses clients are told to connect to, per listener, as NAME://host:port,... (advertised.listeners); a listener left out is advertised as localhost with its port.")
 	fs.StringSliceVar(&c.Kafka.SASLEnabledMechanisms, "sasl-enabled-mechanisms", c.Kafka.SASLEnabledMechanisms, "SASL mechanisms SASL_PLAINTEXT and SASL_SSL listeners offer, of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (sasl.enabled.mechanisms). PLAIN checks the password against the user's SCRAM credential.")
 	fs.Int32Var(&c.Kafka.SASLMaxReceiveBytes, "sasl-server-max-receive-size", c.Kafka.SASLMaxReceiveBytes, "Largest request, in bytes, a SASL listener accepts before the client has authenticated (sasl.server.max.receive.size).")

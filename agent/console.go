@@ -279,7 +279,15 @@ func (a *Agent) fetchConsoleReport(ctx context.Context, addr string) (*console.L
 // consoleGroups describes every consumer group with its lag, through a
 // Kafka client of this agent that lives for one answer.
 func (a *Agent) consoleGroups(ctx context.Context) ([]console.Group, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(a.advertisedAddr()))
+	// Through the inter-agent listener, as the agent's followers connect.
+	opts := []kgo.Opt{kgo.SeedBrokers(a.advertisedAddr())}
+	if a.peer.TLS != nil {
+		opts = append(opts, kgo.DialTLSConfig(a.peer.TLS))
+	}
+	if a.peer.SASL != nil {
+		opts = append(opts, kgo.SASL(a.peer.SASL))
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,10 @@ package agent
 // With it, --kafka-addr and --advertised-kafka-addr are not used. The first
 // PLAINTEXT listener carries replication between agents (a follower
 // fetches from its leader's registered Kafka address without SASL), so one
-// is required; bind it to a private address. SSL and SASL_SSL listeners
+// is required, unless --inter-agent-listener (Kafka's
+// inter.broker.listener.name) names another: followers then dial their
+// leaders with its TLS (trusting --tls-client-ca-file, presenting the
+// agent's own certificate) and SASL (--inter-agent-sasl-*; interagent.go). SSL and SASL_SSL listeners
 // serve TLS with --tls-cert-file and --tls-key-file (internal/tlsconfig),
 // asking client certificates as --tls-client-auth says.
 
@@ -105,16 +108,24 @@ func (c Config) listenerConfigs() ([]listenerConfig, error) {
 			out[i].advertised = hp
 		}
 	}
-	// Replication's listener goes first.
+	// Replication's listener goes first: --inter-agent-listener, else the
+	// first PLAINTEXT one.
 	i := -1
 	for j, l := range out {
-		if l.Protocol == kafka.Plaintext {
+		if c.InterAgentListener != "" && l.Name == strings.ToUpper(c.InterAgentListener) ||
+			c.InterAgentListener == "" && l.Protocol == kafka.Plaintext {
 			i = j
 			break
 		}
 	}
-	if i < 0 {
-		return nil, fmt.Errorf("--listeners %q: replication between agents needs one PLAINTEXT listener (bind it to a private address)", c.Listeners)
+	switch {
+	case i < 0 && c.InterAgentListener != "":
+		return nil, fmt.Errorf("--inter-agent-listener %s is not in --listeners %q", c.InterAgentListener, c.Listeners)
+	case i < 0:
+		return nil, fmt.Errorf("--listeners %q: replication between agents needs --inter-agent-listener, or one PLAINTEXT listener (bind it to a private address)", c.Listeners)
+	}
+	if p := out[i].Protocol; p.SASL() && (c.InterAgentSASLUser == "" || c.InterAgentSASLPasswordFile == "") {
+		return nil, fmt.Errorf("--inter-agent-listener %s is %s: set --inter-agent-sasl-user and --inter-agent-sasl-password-file (a user --add-scram can create)", out[i].Name, p)
 	}
 	out[0], out[i] = out[i], out[0]
 	return out, nil

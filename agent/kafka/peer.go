@@ -10,11 +10,14 @@ package kafka
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
 
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/replica"
@@ -37,17 +40,97 @@ type PeerClient struct {
 	conn *kafkawire.Conn
 }
 
-// DialPeer connects to addr as agent self.
-func DialPeer(ctx context.Context, addr string, self int32) (*PeerClient, error) {
+// PeerOptions are the security of the inter-agent listener
+// (--inter-agent-listener) as its clients see it; the zero value is
+// PLAINTEXT.
+type PeerOptions struct {
+	// TLS, when set, wraps the connection (SSL, SASL_SSL); ServerName is
+	// filled in from the address dialled.
+	TLS *tls.Config
+	// SASL, when set, authenticates the connection before its first
+	// request (SASL_PLAINTEXT, SASL_SSL).
+	SASL sasl.Mechanism
+}
+
+// DialPeer connects to addr as agent self, with opts's TLS and SASL.
+func DialPeer(ctx context.Context, addr string, self int32, opts PeerOptions) (*PeerClient, error) {
 	cfg := kafkawire.DefaultConfig()
 	cfg.ClientID = fmt.Sprintf("strata-replica-%d", self)
 	cfg.MaxResponseBytes = maxPeerResponse
 	cfg.ReadBufferBytes = 64 << 10
-	conn, err := kafkawire.Dial(ctx, addr, cfg)
+	var conn *kafkawire.Conn
+	var err error
+	if opts.TLS == nil {
+		conn, err = kafkawire.Dial(ctx, addr, cfg)
+	} else {
+		conn, err = dialTLS(ctx, addr, opts.TLS, cfg)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return &PeerClient{addr: addr, conn: conn}, nil
+	c := &PeerClient{addr: addr, conn: conn}
+	if opts.SASL != nil {
+		if err := c.authenticate(ctx, opts.SASL); err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func dialTLS(ctx context.Context, addr string, base *tls.Config, cfg kafkawire.Config) (*kafkawire.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	tc := base.Clone()
+	tc.ServerName = host
+	nc, err := (&tls.Dialer{Config: tc}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: peer %s: %w", addr, err)
+	}
+	return kafkawire.NewConn(nc, cfg)
+}
+
+// authenticate runs SaslHandshake and SaslAuthenticate rounds of mech, as
+// a Kafka client does on a SASL listener.
+func (c *PeerClient) authenticate(ctx context.Context, mech sasl.Mechanism) error {
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, mech.Name()
+	hsResp := kmsg.NewPtrSASLHandshakeResponse()
+	if err := c.request(ctx, hs, hsResp); err != nil {
+		return err
+	}
+	if err := kerr.ErrorForCode(hsResp.ErrorCode); err != nil {
+		return fmt.Errorf("kafka: peer %s: SASL %s: %w (it offers %v)", c.addr, mech.Name(), err, hsResp.SupportedMechanisms)
+	}
+	session, msg, err := mech.Authenticate(ctx, c.addr)
+	if err != nil {
+		return fmt.Errorf("kafka: peer %s: SASL %s: %w", c.addr, mech.Name(), err)
+	}
+	for {
+		auth := kmsg.NewPtrSASLAuthenticateRequest()
+		auth.Version, auth.SASLAuthBytes = 2, msg
+		resp := kmsg.NewPtrSASLAuthenticateResponse()
+		if err := c.request(ctx, auth, resp); err != nil {
+			return err
+		}
+		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+			detail := ""
+			if resp.ErrorMessage != nil {
+				detail = ": " + *resp.ErrorMessage
+			}
+			return fmt.Errorf("kafka: peer %s: SASL %s: %w%s", c.addr, mech.Name(), err, detail)
+		}
+		done, next, err := session.Challenge(resp.SASLAuthBytes)
+		if err != nil {
+			return fmt.Errorf("kafka: peer %s: SASL %s: %w", c.addr, mech.Name(), err)
+		}
+		if done {
+			return nil
+		}
+		msg = next
+	}
 }
 
 // Addr is the address the client is connected to.

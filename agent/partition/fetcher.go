@@ -213,7 +213,7 @@ func (f *fetcher) connect(ctx context.Context, leader int32) (*kafka.PeerClient,
 	if f.client == nil {
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		c, err := kafka.DialPeer(dctx, addr, f.p.agentID)
+		c, err := kafka.DialPeer(dctx, addr, f.p.agentID, f.p.peer)
 		if err != nil {
 			return nil, err
 		}

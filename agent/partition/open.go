@@ -1,6 +1,8 @@
 package partition
 
 import (
+	"github.com/strata-streaming/strata/agent/kafka"
+
 	"context"
 	"fmt"
 	"log/slog"
@@ -95,6 +97,9 @@ type Deps struct {
 	// Started is closed when the agent serves; the fetcher starts then
 	// (the peers' addresses are known from gossip only from then on).
 	Started <-chan struct{}
+	// Peer is how the fetcher connects to its leader: the inter-agent
+	// listener's TLS and SASL, if any.
+	Peer kafka.PeerOptions
 }
 
 // Open builds the partition on cfg.Log and starts its fetcher; Close
@@ -102,7 +107,7 @@ type Deps struct {
 func Open(cfg Config, deps Deps) (*Partition, error) {
 	p := &Partition{
 		topic: cfg.Topic, topicID: cfg.TopicID, index: cfg.Index, agentID: cfg.AgentID, log: cfg.Log, flush: cfg.Flush,
-		notify: deps.Notify, cluster: deps.Cluster, logger: deps.Logger, metrics: deps.Metrics, started: deps.Started,
+		notify: deps.Notify, cluster: deps.Cluster, logger: deps.Logger, metrics: deps.Metrics, started: deps.Started, peer: deps.Peer,
 		minISR: cfg.MinISR, state: cfg.Stored, etag: cfg.ETag,
 		hwCh: make(chan struct{}), changed: make(chan struct{}), stopped: make(chan struct{}),
 	}

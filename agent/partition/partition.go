@@ -40,6 +40,7 @@ type Partition struct {
 	metrics *Metrics
 	// started is closed when the agent serves: the fetcher waits for it.
 	started <-chan struct{}
+	peer    kafka.PeerOptions // how the fetcher dials its leader
 	// hw is the high watermark, published after each machine decision so
 	// that readers need no lock.
 	hw atomic.Int64

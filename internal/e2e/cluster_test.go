@@ -33,6 +33,13 @@ type procCluster struct {
 // the ones before it; a restarted agent joins all the others.
 func startProcCluster(t *testing.T, n int, store string, env []string, extra ...string) *procCluster {
 	t.Helper()
+	return startProcClusterWith(t, n, store, testagent.Options{Env: env}, extra...)
+}
+
+// startProcClusterWith is startProcCluster with more of each agent's
+// options (its ExtraArgs are replaced).
+func startProcClusterWith(t *testing.T, n int, store string, base testagent.Options, extra ...string) *procCluster {
+	t.Helper()
 	c := &procCluster{t: t}
 	for i := range n {
 		args := append(slices.Clone(clusterArgs), "--store", store, "--agent-id", fmt.Sprint(i))
@@ -44,7 +51,9 @@ func startProcCluster(t *testing.T, n int, store string, env []string, extra ...
 		if len(join) > 0 {
 			args = append(args, "--join", strings.Join(join, ","))
 		}
-		a := testagent.Start(t, testagent.Options{ExtraArgs: args, Env: env})
+		opts := base
+		opts.ExtraArgs = args
+		a := testagent.Start(t, opts)
 		c.agents = append(c.agents, a)
 		// Kafka 3.0's versions name topics (later Produce versions use ids).
 		c.direct = append(c.direct, newKgo(t, a.Addr(), kgo.MaxVersions(kversion.V3_0_0())))

@@ -1,0 +1,86 @@
+package agent
+
+// How a follower connects to its leader (--inter-agent-listener): the
+// listener's TLS and SASL as a client sees them. Over SSL and SASL_SSL it
+// verifies the leader against --tls-client-ca-file (else the system's
+// CAs) and presents the agent's own certificate, for leaders that ask for
+// one (--tls-client-auth). Over SASL it authenticates as
+// --inter-agent-sasl-user, whose password is read from its file at each
+// connection, so a changed password needs no restart.
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/internal/secretfile"
+)
+
+// peerOptions are the security of replication's listener, the first bound.
+func (a *Agent) peerOptions() (kafka.PeerOptions, error) {
+	var opts kafka.PeerOptions
+	proto := a.listeners[0].Protocol
+	if proto.TLS() {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12}
+		if ca := a.cfg.TLS.ClientCAFile; ca != "" {
+			pem, err := os.ReadFile(ca)
+			if err != nil {
+				return opts, fmt.Errorf("--tls-client-ca-file: %w", err)
+			}
+			tc.RootCAs = x509.NewCertPool()
+			if !tc.RootCAs.AppendCertsFromPEM(pem) {
+				return opts, fmt.Errorf("--tls-client-ca-file %s: no PEM certificate in it", ca)
+			}
+		}
+		// Read at each handshake, so a renewed certificate is presented.
+		cert, key := a.cfg.TLS.CertFile, a.cfg.TLS.KeyFile
+		tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			pair, err := tls.LoadX509KeyPair(cert, key)
+			return &pair, err
+		}
+		opts.TLS = tc
+	}
+	if proto.SASL() {
+		switch a.cfg.InterAgentSASLMechanism {
+		case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+		default:
+			return opts, fmt.Errorf("--inter-agent-sasl-mechanism %q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", a.cfg.InterAgentSASLMechanism)
+		}
+		if _, err := secretfile.Read(a.cfg.InterAgentSASLPasswordFile); err != nil {
+			return opts, fmt.Errorf("--inter-agent-sasl-password-file: %w", err)
+		}
+		opts.SASL = filePassword{mechanism: a.cfg.InterAgentSASLMechanism, user: a.cfg.InterAgentSASLUser, file: a.cfg.InterAgentSASLPasswordFile}
+	}
+	return opts, nil
+}
+
+// filePassword is a SASL mechanism whose password is the first line of a
+// file, read when a connection authenticates.
+type filePassword struct{ mechanism, user, file string }
+
+func (f filePassword) Name() string { return f.mechanism }
+
+func (f filePassword) Authenticate(ctx context.Context, host string) (sasl.Session, []byte, error) {
+	lines, err := secretfile.Read(f.file)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--inter-agent-sasl-password-file: %w", err)
+	}
+	pass := lines[0].Text
+	var m sasl.Mechanism
+	switch f.mechanism {
+	case "PLAIN":
+		m = plain.Auth{User: f.user, Pass: pass}.AsMechanism()
+	case "SCRAM-SHA-256":
+		m = scram.Auth{User: f.user, Pass: pass}.AsSha256Mechanism()
+	default:
+		m = scram.Auth{User: f.user, Pass: pass}.AsSha512Mechanism()
+	}
+	return m.Authenticate(ctx, host)
+}
