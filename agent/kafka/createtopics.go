@@ -8,6 +8,10 @@ package kafka
 // request gets INVALID_REQUEST for each mention, as in Kafka. Creates that
 // outlast timeout_ms are answered REQUEST_TIMED_OUT and go on
 // (topicchanges.go); unlike Kafka, a timeout_ms of 0 or less waits for them.
+//
+// Authorization (authorize.go): CREATE on the CLUSTER or on each topic, else
+// TOPIC_AUTHORIZATION_FAILED. Unlike Kafka, the configs of a created topic
+// are returned without a DESCRIBE_CONFIGS check.
 
 import (
 	"context"
@@ -39,6 +43,11 @@ func handleCreateTopics(ctx context.Context, s *Server, r *request, req *kmsg.Cr
 		if seen[rt.Topic] > 1 {
 			ct.ErrorCode = kerr.InvalidRequest.Code
 			ct.ErrorMessage = strptr("topic " + rt.Topic + " appears more than once in the request")
+			resp.Topics = append(resp.Topics, ct)
+			continue
+		}
+		if !s.authorizedCreateTopic(r, rt.Topic) {
+			ct.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			resp.Topics = append(resp.Topics, ct)
 			continue
 		}

@@ -14,6 +14,12 @@ package kafka
 // Strata has no controller, and clients only need some live broker there.
 // Each broker's address is its endpoint for the listener the client
 // connected on (listener.go), as Kafka answers.
+//
+// Authorization (authorize.go), as Kafka's: a topic the principal may not
+// DESCRIBE is left out of the answer for all topics, and answered
+// TOPIC_AUTHORIZATION_FAILED when named (by id: with a null name), before
+// anything says whether it exists; auto-creation needs CREATE on the
+// CLUSTER or the topic, else TOPIC_AUTHORIZATION_FAILED.
 
 import (
 	"context"
@@ -42,6 +48,9 @@ func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.Metada
 	all := req.Topics == nil || (r.version == 0 && len(req.Topics) == 0)
 	if all {
 		for _, t := range s.topics.Topics() {
+			if !s.authorizedTopic(r, kmsg.ACLOperationDescribe, t.Name) {
+				continue
+			}
 			resp.Topics = append(resp.Topics, metadataTopic(t, live))
 		}
 		return resp, nil
@@ -62,6 +71,10 @@ func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.Metada
 				resp.Topics = append(resp.Topics, mt)
 				continue
 			}
+		}
+		if denied := metadataDenied(s, r, rt, t, ok, autoCreate); denied != nil {
+			resp.Topics = append(resp.Topics, *denied)
+			continue
 		}
 		if !ok && rt.Topic != nil && autoCreate {
 			var err error
@@ -95,6 +108,31 @@ func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.Metada
 		resp.Topics = append(resp.Topics, metadataTopic(t, live))
 	}
 	return resp, nil
+}
+
+// metadataDenied answers a named topic the principal may not describe, or
+// not create when the request would auto-create it; nil when allowed.
+func metadataDenied(s *Server, r *request, rt kmsg.MetadataRequestTopic, t *Topic, found, autoCreate bool) *kmsg.MetadataResponseTopic {
+	name := ""
+	switch {
+	case found:
+		name = t.Name
+	case rt.Topic != nil:
+		name = *rt.Topic
+	default:
+		return nil
+	}
+	allowed := s.authorizedTopic(r, kmsg.ACLOperationDescribe, name)
+	if allowed && !found && autoCreate {
+		allowed = s.authorizedCreateTopic(r, name)
+	}
+	if allowed {
+		return nil
+	}
+	mt := kmsg.NewMetadataResponseTopic()
+	mt.Topic, mt.TopicID = rt.Topic, rt.TopicID
+	mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+	return &mt
 }
 
 func metadataTopic(t *Topic, live map[int32]bool) kmsg.MetadataResponseTopic {
