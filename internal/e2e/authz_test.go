@@ -1,0 +1,227 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/strata-streaming/strata/internal/testagent"
+)
+
+// authzArgs turn on the ACL authorizer with admin as super user, and
+// User:ANONYMOUS too: the plaintext listener is the agents' own (docs/
+// security.md), and the test's admin calls go through it.
+var authzArgs = []string{"--authorizer", "acl", "--super-users", "User:" + saslAdminUser + ";User:ANONYMOUS"}
+
+// authzUser is the principal the ACLs are about.
+const (
+	authzUser     = "bob"
+	authzPassword = "bob-secret"
+)
+
+// bobClient is a fresh franz-go client logged in as bob: fresh, so no
+// metadata cached under other ACLs answers for the agent.
+func bobClient(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	opts = append([]kgo.Opt{kgo.SASL(saslMechanism("SCRAM-SHA-512", authzUser, authzPassword)),
+		kgo.RecordRetries(2), kgo.RequestRetries(2)}, opts...)
+	return newKgo(t, addr, opts...)
+}
+
+// bobProduce produces one record as bob and returns the error.
+func bobProduce(t *testing.T, addr, topic string) error {
+	t.Helper()
+	cl := bobClient(t, addr)
+	defer cl.Close()
+	return cl.ProduceSync(ctxT(t, 10*time.Second), &kgo.Record{Topic: topic, Value: []byte("v")}).FirstErr()
+}
+
+// bobFetch fetches partition 0 of topic from offset 0 as bob and returns
+// the partition's error code.
+func bobFetch(t *testing.T, addr, topic string) int16 {
+	t.Helper()
+	// Fetch v12 names topics; later versions carry ids, which bob cannot
+	// learn from Metadata while he may not describe the topic.
+	cl := bobClient(t, addr, kgo.MaxVersions(kversion.V3_0_0()))
+	defer cl.Close()
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.ReplicaID, req.SessionEpoch, req.MaxBytes = 12, -1, -1, 1<<20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.PartitionMaxBytes = 1 << 20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctxT(t, 10*time.Second), cl)
+	if err != nil {
+		t.Fatalf("fetch as bob: %v", err)
+	}
+	return resp.Topics[0].Partitions[0].ErrorCode
+}
+
+// bobSees reports whether bob's Metadata for all topics lists topic.
+func bobSees(t *testing.T, addr, topic string) bool {
+	t.Helper()
+	cl := bobClient(t, addr)
+	defer cl.Close()
+	m, err := kadm.NewClient(cl).Metadata(ctxT(t, 10*time.Second))
+	if err != nil {
+		t.Fatalf("metadata as bob: %v", err)
+	}
+	return slices.Contains(m.Topics.Names(), topic)
+}
+
+// bobJoin joins group as bob and returns the JoinGroup error.
+func bobJoin(t *testing.T, addr, group string) error {
+	t.Helper()
+	cl := bobClient(t, addr)
+	defer cl.Close()
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.Version, req.Group, req.ProtocolType, req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 5, group, "consumer", 10000, 10000
+	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{}}}
+	resp, err := req.RequestWith(ctxT(t, 10*time.Second), cl)
+	if err != nil {
+		return err
+	}
+	// MEMBER_ID_REQUIRED is the first answer of a v4+ join: bob got in.
+	if resp.ErrorCode != 0 && resp.ErrorCode != kerr.MemberIDRequired.Code {
+		return kerr.ErrorForCode(resp.ErrorCode)
+	}
+	return nil
+}
+
+// TestAuthorizationACLs: with --authorizer acl, a principal without ACLs
+// is refused produce, fetch, Metadata and a group join, each with Kafka's
+// code; ACLs created with kadm open them, PREFIXED and DENY behave as in
+// Kafka, and `strata acl` does the same from the command line.
+func TestAuthorizationACLs(t *testing.T) {
+	a := startSASLAgent(t, authzArgs...)
+	addr := a.ListenerAddr("SASL_PLAINTEXT")
+	adm := newAdmin(t, a.Addr()) // User:ANONYMOUS, a super user here
+	if _, err := adm.AlterUserSCRAMs(ctxT(t, opTimeout), nil, []kadm.UpsertSCRAM{{User: authzUser, Mechanism: kadm.ScramSha512, Password: authzPassword}}); err != nil {
+		t.Fatal(err)
+	}
+	createTopic(t, adm, "orders", 1, nil)
+
+	// No ACLs: everything refused with its code.
+	if err := bobProduce(t, addr, "orders"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("produce without ACLs: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+	}
+	if code := bobFetch(t, addr, "orders"); code != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("fetch without ACLs: %v", kerr.ErrorForCode(code))
+	}
+	if bobSees(t, addr, "orders") {
+		t.Fatal("Metadata shows orders to bob without ACLs")
+	}
+	if err := bobJoin(t, addr, "billing"); !errors.Is(err, kerr.GroupAuthorizationFailed) {
+		t.Fatalf("join without ACLs: %v, want GROUP_AUTHORIZATION_FAILED", err)
+	}
+
+	// kadm, as a super user: READ and WRITE on topics prefixed "ord", READ
+	// on the group.
+	b := kadm.NewACLs().Allow("User:"+authzUser).AllowHosts("*").Topics("ord").
+		ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpRead, kadm.OpWrite)
+	createACLs(t, adm, b)
+	createACLs(t, adm, kadm.NewACLs().Allow("User:"+authzUser).AllowHosts("*").Groups("billing").Operations(kadm.OpRead))
+	waitFor(t, "bob to produce after CreateAcls", func() string {
+		if err := bobProduce(t, addr, "orders"); err != nil {
+			return err.Error()
+		}
+		return ""
+	})
+	if code := bobFetch(t, addr, "orders"); code != 0 {
+		t.Fatalf("fetch with READ: %v", kerr.ErrorForCode(code))
+	}
+	if !bobSees(t, addr, "orders") {
+		t.Fatal("Metadata hides orders from bob, who may READ it (READ implies DESCRIBE)")
+	}
+	if err := bobJoin(t, addr, "billing"); err != nil {
+		t.Fatalf("join with READ on the group: %v", err)
+	}
+	if err := bobJoin(t, addr, "other"); !errors.Is(err, kerr.GroupAuthorizationFailed) {
+		t.Fatalf("join of a group without ACLs: %v", err)
+	}
+	createTopic(t, adm, "audit", 1, nil) // not under the prefix
+	if code := bobFetch(t, addr, "audit"); code != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("fetch outside the prefix: %v", kerr.ErrorForCode(code))
+	}
+
+	// DENY wins over the prefixed ALLOW, for that operation only.
+	createACLs(t, adm, kadm.NewACLs().Deny("User:"+authzUser).DenyHosts("*").Topics("orders").Operations(kadm.OpWrite))
+	if err := bobProduce(t, addr, "orders"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("produce with a DENY of WRITE: %v", err)
+	}
+	if code := bobFetch(t, addr, "orders"); code != 0 {
+		t.Fatalf("fetch with a DENY of WRITE only: %v", kerr.ErrorForCode(code))
+	}
+
+	// The same through `strata acl`, on the plaintext listener.
+	bin := testagent.Build(t)
+	strata := func(args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, append(args, "--bootstrap", a.Addr(), "--timeout", "10s")...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("strata %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+		}
+		return stdout.String()
+	}
+	strata("acl", "create", "--allow-principal", "User:"+authzUser, "--operation", "read", "--topic", "audit")
+	if code := bobFetch(t, addr, "audit"); code != 0 {
+		t.Fatalf("fetch after strata acl create: %v", kerr.ErrorForCode(code))
+	}
+	if out := strata("acl", "list", "--topic", "audit"); !hasFields(out, "User:"+authzUser, "*", "ALLOW", "READ", "TOPIC", "audit", "LITERAL") {
+		t.Fatalf("strata acl list --topic audit:\n%s", out)
+	}
+	if out := strata("acl", "delete", "--topic", "audit", "--allow-principal", "User:"+authzUser); !strings.Contains(out, "deleted ") {
+		t.Fatalf("strata acl delete printed %q", out)
+	}
+	if code := bobFetch(t, addr, "audit"); code != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("fetch after strata acl delete: %v", kerr.ErrorForCode(code))
+	}
+	if out := strata("acl", "list"); strings.Contains(out, "audit") || !strings.Contains(out, "billing") {
+		t.Fatalf("strata acl list after delete:\n%s", out)
+	}
+}
+
+func createACLs(t *testing.T, adm *kadm.Client, b *kadm.ACLBuilder) {
+	t.Helper()
+	res, err := adm.CreateACLs(ctxT(t, opTimeout), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatalf("CreateAcls %+v: %v %s", r, r.Err, r.ErrMessage)
+		}
+	}
+}
+
+// TestAuthorizationDisabled: without --authorizer the ACL APIs answer
+// SECURITY_DISABLED, as Kafka does without an authorizer.
+func TestAuthorizationDisabled(t *testing.T) {
+	a := testagent.Start(t, testagent.Options{})
+	res, err := newAdmin(t, a.Addr()).DescribeACLs(ctxT(t, opTimeout), kadm.NewACLs().AnyResource().Allow().AllowHosts().Operations())
+	if err == nil {
+		for _, r := range res {
+			err = errors.Join(err, r.Err)
+		}
+	}
+	if !errors.Is(err, kerr.SecurityDisabled) {
+		t.Fatalf("DescribeAcls without an authorizer: %v, want SECURITY_DISABLED", err)
+	}
+}
