@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
@@ -224,4 +225,91 @@ func TestAuthorizationDisabled(t *testing.T) {
 	if !errors.Is(err, kerr.SecurityDisabled) {
 		t.Fatalf("DescribeAcls without an authorizer: %v, want SECURITY_DISABLED", err)
 	}
+}
+
+// TestAuthorizationACLsCluster: on three agents, an ACL created through
+// one applies on every agent within seconds, carried by gossip (the store
+// re-read is set to a minute, longer than the wait), and replication,
+// which arrives as User:ANONYMOUS, keeps every replica in sync.
+func TestAuthorizationACLsCluster(t *testing.T) {
+	store := "file://" + t.TempDir()
+	var agents []*testagent.Agent
+	for i := range 3 {
+		args := append(slices.Clone(testagent.FastClusterArgs), "--store", store, "--agent-id", fmt.Sprint(i),
+			"--add-scram", fmt.Sprintf("SCRAM-SHA-512=[name=%s,password=%s]", saslAdminUser, saslAdminPassword))
+		args = append(append(args, authzArgs...), "--reconcile-interval", "1m")
+		var join []string
+		for _, a := range agents {
+			join = append(join, a.GossipAddr())
+		}
+		if len(join) > 0 {
+			args = append(args, "--join", strings.Join(join, ","))
+		}
+		agents = append(agents, testagent.Start(t, testagent.Options{ExtraListeners: []string{"SASL_PLAINTEXT"}, ExtraArgs: args}))
+	}
+	adm := newAdmin(t, agents[0].Addr())
+	waitFor(t, "three brokers", func() string {
+		m, err := adm.BrokerMetadata(ctxT(t, 5*time.Second))
+		if err != nil || len(m.Brokers) != 3 {
+			return fmt.Sprintf("%v %v", m.Brokers, err)
+		}
+		return ""
+	})
+	if _, err := adm.AlterUserSCRAMs(ctxT(t, opTimeout), nil, []kadm.UpsertSCRAM{{User: authzUser, Mechanism: kadm.ScramSha512, Password: authzPassword}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := adm.CreateTopics(ctxT(t, opTimeout), 1, 3, nil, "orders")
+	if err != nil || resp["orders"].Err != nil {
+		t.Fatalf("create orders: %v %v", err, resp["orders"].Err)
+	}
+	// describeCode is Metadata for orders asked of agent i itself, as bob.
+	describeCode := func(i int) (int16, error) {
+		cl := bobClient(t, agents[i].ListenerAddr("SASL_PLAINTEXT"))
+		defer cl.Close()
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr("orders")
+		req.Topics = append(req.Topics, rt)
+		resp, err := cl.SeedBrokers()[0].Request(ctxT(t, 5*time.Second), req)
+		if err != nil {
+			return 0, err
+		}
+		return resp.(*kmsg.MetadataResponse).Topics[0].ErrorCode, nil
+	}
+	for i := range agents {
+		waitFor(t, fmt.Sprintf("bob's login on agent %d", i), func() string {
+			code, err := describeCode(i)
+			switch {
+			case err != nil:
+				return err.Error()
+			case code != kerr.TopicAuthorizationFailed.Code:
+				return fmt.Sprintf("orders described without ACLs: %v", kerr.ErrorForCode(code))
+			}
+			return ""
+		})
+	}
+	createACLs(t, adm, kadm.NewACLs().Allow("User:"+authzUser).AllowHosts("*").Topics("orders").Operations(kadm.OpRead, kadm.OpWrite))
+	for i := range agents {
+		waitFor(t, fmt.Sprintf("the ACL made on agent 0 to apply on agent %d", i), func() string {
+			if code, err := describeCode(i); err != nil || code != 0 {
+				return fmt.Sprintf("%v %v", kerr.ErrorForCode(code), err)
+			}
+			return ""
+		})
+	}
+	// bob produces with acks=all: every replica fetched as User:ANONYMOUS.
+	cl := bobClient(t, agents[1].ListenerAddr("SASL_PLAINTEXT"))
+	if err := cl.ProduceSync(ctxT(t, opTimeout), &kgo.Record{Topic: "orders", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("produce as bob: %v", err)
+	}
+	waitFor(t, "all three replicas in sync", func() string {
+		m, err := adm.Metadata(ctxT(t, 5*time.Second), "orders")
+		if err != nil {
+			return err.Error()
+		}
+		if isr := m.Topics["orders"].Partitions[0].ISR; len(isr) != 3 {
+			return fmt.Sprintf("ISR %v", isr)
+		}
+		return ""
+	})
 }
