@@ -96,12 +96,12 @@ func (s *Server) fetchGroupOffsets(ctx context.Context, r *request, rg kmsg.Offs
 	byTopic := map[string]int{}
 	allowed := map[string]bool{}
 	for _, tp := range want {
-		ok, checked := allowed[tp.Topic]
+		described, checked := allowed[tp.Topic]
 		if !checked {
-			ok = s.authorizedTopic(r, kmsg.ACLOperationDescribe, tp.Topic)
-			allowed[tp.Topic] = ok
+			described = s.authorizedTopic(r, kmsg.ACLOperationDescribe, tp.Topic)
+			allowed[tp.Topic] = described
 		}
-		if !ok && all {
+		if !described && all {
 			continue // left out, as Kafka leaves out what may not be described
 		}
 		i, ok := byTopic[tp.Topic]
@@ -114,10 +114,10 @@ func (s *Server) fetchGroupOffsets(ctx context.Context, r *request, rg kmsg.Offs
 		}
 		p := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 		p.Partition, p.Offset, p.LeaderEpoch, p.Metadata = tp.Partition, -1, -1, strptr("")
-		if o, found := got[tp]; ok && found {
+		if o, found := got[tp]; described && found {
 			p.Offset, p.LeaderEpoch, p.Metadata = o.Offset, o.LeaderEpoch, strptr(o.Metadata)
 		}
-		if !ok {
+		if !described {
 			p.ErrorCode = kerr.TopicAuthorizationFailed.Code
 		}
 		g.Topics[i].Partitions = append(g.Topics[i].Partitions, p)
