@@ -301,13 +301,19 @@ func TestAuthorizationACLsCluster(t *testing.T) {
 		agents = append(agents, testagent.Start(t, testagent.Options{ExtraListeners: []string{"SASL_PLAINTEXT"}, ExtraArgs: args}))
 	}
 	adm := newAdmin(t, agents[0].Addr())
-	waitFor(t, "three brokers", func() string {
-		m, err := adm.BrokerMetadata(ctxT(t, 5*time.Second))
-		if err != nil || len(m.Brokers) != 3 {
-			return fmt.Sprintf("%v %v", m.Brokers, err)
-		}
-		return ""
-	})
+	for i, a := range agents {
+		direct := newKgo(t, a.Addr())
+		waitFor(t, fmt.Sprintf("agent %d to list three brokers", i), func() string {
+			resp, err := direct.SeedBrokers()[0].Request(ctxT(t, 5*time.Second), kmsg.NewPtrMetadataRequest())
+			if err != nil {
+				return err.Error()
+			}
+			if b := resp.(*kmsg.MetadataResponse).Brokers; len(b) != 3 {
+				return fmt.Sprintf("brokers %v", b)
+			}
+			return ""
+		})
+	}
 	if _, err := adm.AlterUserSCRAMs(ctxT(t, opTimeout), nil, []kadm.UpsertSCRAM{{User: authzUser, Mechanism: kadm.ScramSha512, Password: authzPassword}}); err != nil {
 		t.Fatal(err)
 	}
