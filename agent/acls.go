@@ -126,8 +126,8 @@ func (a *Agent) aclsChanged() {
 
 func (a *Agent) aclEntries() []acl.Entry { return *a.acls.entries.Load() }
 
-// Enabled implements kafka.Authorizer.
-func (a *Agent) Enabled() bool { return a.acls.enabled }
+// AuthorizerEnabled implements kafka.Authorizer.
+func (a *Agent) AuthorizerEnabled() bool { return a.acls.enabled }
 
 // Authorize implements kafka.Authorizer from the in-memory copy.
 func (a *Agent) Authorize(principal, host string, op kmsg.ACLOperation, typ kmsg.ACLResourceType, name string) bool {

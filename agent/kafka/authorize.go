@@ -17,7 +17,7 @@ package kafka
 //     principal must be a super user or granted CLUSTER_ACTION (the docs
 //     say so) until inter-agent SASL is wired.
 //
-// Without an authorizer (Authorizer.Enabled false) every check passes.
+// Without an authorizer (AuthorizerEnabled false) every check passes.
 
 import (
 	"net"
@@ -47,7 +47,7 @@ func (r *request) who() (principal, host string) {
 // authorized reports whether r's principal may do op on the resource of
 // type typ named name; always true without an authorizer.
 func (s *Server) authorized(r *request, op kmsg.ACLOperation, typ kmsg.ACLResourceType, name string) bool {
-	if !s.authz.Enabled() {
+	if !s.authz.AuthorizerEnabled() {
 		return true
 	}
 	principal, host := r.who()
@@ -85,7 +85,7 @@ func (s *Server) authorizedCreateTopic(r *request, topic string) bool {
 // authorizedAnyTopic reports whether op is allowed on some topic (Kafka's
 // authorizeByResourceType, used by idempotent InitProducerId, KIP-679).
 func (s *Server) authorizedAnyTopic(r *request, op kmsg.ACLOperation) bool {
-	if !s.authz.Enabled() {
+	if !s.authz.AuthorizerEnabled() {
 		return true
 	}
 	principal, host := r.who()

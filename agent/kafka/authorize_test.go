@@ -20,7 +20,7 @@ type fakeAuthorizer struct {
 	entries []acl.Entry
 }
 
-func (f *fakeAuthorizer) Enabled() bool { return true }
+func (f *fakeAuthorizer) AuthorizerEnabled() bool { return true }
 
 func (f *fakeAuthorizer) Authorize(principal, host string, op kmsg.ACLOperation, typ kmsg.ACLResourceType, name string) bool {
 	f.mu.Lock()

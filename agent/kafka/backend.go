@@ -110,9 +110,9 @@ type Users interface {
 // on every request and must not block: they read the agent's in-memory
 // copy. The slices it returns and takes belong to the caller.
 type Authorizer interface {
-	// Enabled is false when no authorizer is configured: every request is
-	// allowed and the ACL APIs answer SECURITY_DISABLED.
-	Enabled() bool
+	// AuthorizerEnabled is false when no authorizer is configured: every
+	// request is allowed and the ACL APIs answer SECURITY_DISABLED.
+	AuthorizerEnabled() bool
 	// Authorize decides op on the resource of type typ named name for
 	// principal ("User:alice") connecting from host (an IP).
 	Authorize(principal, host string, op kmsg.ACLOperation, typ kmsg.ACLResourceType, name string) bool

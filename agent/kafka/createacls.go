@@ -30,7 +30,7 @@ func handleCreateACLs(ctx context.Context, s *Server, r *request, req *kmsg.Crea
 		return resp, nil
 	}
 	switch {
-	case !s.authz.Enabled():
+	case !s.authz.AuthorizerEnabled():
 		return fail(kerr.SecurityDisabled, strptr(noAuthorizer))
 	case !s.authorizedCluster(r, kmsg.ACLOperationAlter):
 		return fail(kerr.ClusterAuthorizationFailed, nil)

@@ -27,7 +27,7 @@ func handleDeleteACLs(ctx context.Context, s *Server, r *request, req *kmsg.Dele
 		return resp, nil
 	}
 	switch {
-	case !s.authz.Enabled():
+	case !s.authz.AuthorizerEnabled():
 		return fail(kerr.SecurityDisabled, strptr(noAuthorizer))
 	case !s.authorizedCluster(r, kmsg.ACLOperationAlter):
 		return fail(kerr.ClusterAuthorizationFailed, nil)

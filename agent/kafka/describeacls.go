@@ -27,7 +27,7 @@ func handleDescribeACLs(ctx context.Context, s *Server, r *request, req *kmsg.De
 	f := acl.Filter{ResourceType: req.ResourceType, ResourceName: req.ResourceName, PatternType: req.ResourcePatternType,
 		Principal: req.Principal, Host: req.Host, Operation: req.Operation, Permission: req.PermissionType}
 	switch {
-	case !s.authz.Enabled():
+	case !s.authz.AuthorizerEnabled():
 		resp.ErrorCode, resp.ErrorMessage = kerr.SecurityDisabled.Code, strptr(noAuthorizer)
 		return resp, nil
 	case !s.authorizedCluster(r, kmsg.ACLOperationDescribe):

@@ -83,9 +83,9 @@ func (u unset) DeleteScramCredential(context.Context, string, *scram.Mechanism) 
 	return u.err()
 }
 
-// Enabled is false: no authorizer, so every request is allowed, as in a
-// Kafka broker without authorizer.class.name.
-func (unset) Enabled() bool { return false }
+// AuthorizerEnabled is false: no authorizer, so every request is allowed,
+// as in a Kafka broker without authorizer.class.name.
+func (unset) AuthorizerEnabled() bool { return false }
 func (unset) Authorize(string, string, kmsg.ACLOperation, kmsg.ACLResourceType, string) bool {
 	return true
 }
