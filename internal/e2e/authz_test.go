@@ -347,6 +347,7 @@ func TestAuthorizationACLsCluster(t *testing.T) {
 			return ""
 		})
 	}
+	created := time.Now()
 	createACLs(t, adm, kadm.NewACLs().Allow("User:"+authzUser).AllowHosts("*").Topics("orders").Operations(kadm.OpRead, kadm.OpWrite))
 	for i := range agents {
 		waitFor(t, fmt.Sprintf("the ACL made on agent 0 to apply on agent %d", i), func() string {
@@ -355,6 +356,7 @@ func TestAuthorizationACLsCluster(t *testing.T) {
 			}
 			return ""
 		})
+		t.Logf("ACL applies on agent %d %v after CreateAcls was sent", i, time.Since(created).Round(time.Millisecond))
 	}
 	// bob produces with acks=all: every replica fetched as User:ANONYMOUS.
 	cl := bobClient(t, agents[1].ListenerAddr("SASL_PLAINTEXT"))
