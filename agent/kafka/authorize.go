@@ -53,8 +53,10 @@ func (s *Server) authorized(r *request, op kmsg.ACLOperation, typ kmsg.ACLResour
 	principal, host := r.who()
 	ok := s.authz.Authorize(principal, host, op, typ, name)
 	if !ok {
+		s.metrics.denied(typ, op)
 		// Kafka's authorizer logs denials at INFO; at DEBUG here, since a
-		// client retrying a denied request would otherwise flood the log.
+		// client retrying a denied request would otherwise flood the log;
+		// strata_kafka_authorization_denials_total counts them.
 		s.logger.Debug("authorization denied", "principal", principal, "host", host,
 			"operation", op.String(), "resource_type", typ.String(), "resource", name)
 	}

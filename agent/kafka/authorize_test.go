@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -577,5 +579,20 @@ func TestNoAuthorizerAllowsAll(t *testing.T) {
 		if got := c.code(serveAuthz(t, s, as(bob, c.req()))); got == c.want.Code && c.want != kerr.ClusterAuthorizationFailed {
 			t.Errorf("%s without an authorizer: %v", c.name, kerr.ErrorForCode(got))
 		}
+	}
+}
+
+// TestAuthorizationDenialsCounted: each denied check is counted by
+// resource type and operation, since denials are logged only at DEBUG.
+func TestAuthorizationDenialsCounted(t *testing.T) {
+	b := newAdminBackend()
+	b.addTopic("orders", nil, &adminPartition{index: 0, leader: 1})
+	m := NewMetrics(prometheus.NewRegistry())
+	s := New(DefaultConfig(), Backends{Cluster: b, Topics: b, TopicAdmin: b, Authorizer: &fakeAuthorizer{}}, nil, m)
+	produce := authzCases()[0]
+	serveAuthz(t, s, as(bob, produce.req()))
+	serveAuthz(t, s, as(bob, produce.req()))
+	if got := testutil.ToFloat64(m.m.denials.WithLabelValues("TOPIC", "WRITE")); got != 2 {
+		t.Errorf("denials{TOPIC,WRITE} = %v after two denied produces, want 2", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Metrics are the wire server's Prometheus metrics. Build with NewMetrics;
@@ -25,6 +26,7 @@ type metrics struct {
 	fetchesBySession       *prometheus.CounterVec
 
 	authentications *prometheus.CounterVec
+	denials         *prometheus.CounterVec
 }
 
 // NewMetrics registers the server's metrics on reg.
@@ -64,13 +66,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		authentications: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_kafka_sasl_authentications_total", Help: "SASL authentications on SASL listeners, by mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, or none for a connection that sent another request first) and outcome (ok, failed, or refused: the connection was closed for a request before authentication).",
 		}, []string{"mechanism", "outcome"}),
+		denials: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_kafka_authorization_denials_total", Help: "Checks the ACL authorizer (--authorizer acl) denied, by resource type and operation; one request can count several (one per topic or group it names).",
+		}, []string{"resource_type", "operation"}),
 	}
 	for _, reason := range []string{refusedTotal, refusedPerIP, refusedRate} {
 		m.refusals.WithLabelValues(reason) // exported at 0 from the start
 	}
 	if reg != nil {
 		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut, m.conns, m.refusals,
-			m.fetchSessionCount, m.fetchSessionPartitions, m.fetchSessionEvictions, m.fetchesBySession, m.authentications)
+			m.fetchSessionCount, m.fetchSessionPartitions, m.fetchSessionEvictions, m.fetchesBySession, m.authentications, m.denials)
 	}
 	return &Metrics{m: m}
 }
@@ -136,6 +141,13 @@ func (m *metrics) fetchSessionEvicted() {
 func (m *metrics) fetched(kind fetchContextKind) {
 	if m != nil {
 		m.fetchesBySession.WithLabelValues(kind.String()).Inc()
+	}
+}
+
+// denied counts one check the authorizer refused.
+func (m *metrics) denied(typ kmsg.ACLResourceType, op kmsg.ACLOperation) {
+	if m != nil {
+		m.denials.WithLabelValues(typ.String(), op.String()).Inc()
 	}
 }
 
