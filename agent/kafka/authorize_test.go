@@ -596,3 +596,15 @@ func TestAuthorizationDenialsCounted(t *testing.T) {
 		t.Errorf("denials{TOPIC,WRITE} = %v after two denied produces, want 2", got)
 	}
 }
+
+// TestConsumerGroupHeartbeatTopicDenied: READ on the group is not enough
+// to subscribe to a topic the principal may not describe (Kafka 4).
+func TestConsumerGroupHeartbeatTopicDenied(t *testing.T) {
+	s, _ := authzServer(allow(bob, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, kmsg.ACLResourcePatternTypeLiteral, "g1"))
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.Group, req.SubscribedTopicNames = "g1", []string{"orders"}
+	resp := serveAuthz(t, s, as(bob, req)).(*kmsg.ConsumerGroupHeartbeatResponse)
+	if resp.ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("code %v, want TOPIC_AUTHORIZATION_FAILED", kerr.ErrorForCode(resp.ErrorCode))
+	}
+}
