@@ -110,7 +110,8 @@ func bobJoin(t *testing.T, addr, group string) error {
 func TestAuthorizationACLs(t *testing.T) {
 	a := startSASLAgent(t, authzArgs...)
 	addr := a.ListenerAddr("SASL_PLAINTEXT")
-	adm := newAdmin(t, a.Addr()) // User:ANONYMOUS, a super user here
+	// admin, a super user by --super-users, over SASL.
+	adm := kadm.NewClient(newKgo(t, addr, kgo.SASL(saslMechanism("SCRAM-SHA-512", saslAdminUser, saslAdminPassword))))
 	if _, err := adm.AlterUserSCRAMs(ctxT(t, opTimeout), nil, []kadm.UpsertSCRAM{{User: authzUser, Mechanism: kadm.ScramSha512, Password: authzPassword}}); err != nil {
 		t.Fatal(err)
 	}
