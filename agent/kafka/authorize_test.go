@@ -608,3 +608,56 @@ func TestConsumerGroupHeartbeatTopicDenied(t *testing.T) {
 		t.Errorf("code %v, want TOPIC_AUTHORIZATION_FAILED", kerr.ErrorForCode(resp.ErrorCode))
 	}
 }
+
+// topicsByID adds TopicByID to an adminBackend.
+type topicsByID struct{ *adminBackend }
+
+func (b topicsByID) TopicByID(id [16]byte) (*Topic, bool) {
+	for _, t := range b.Topics() {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// TestAuthorizationByTopicID: a topic named by id is checked by its name;
+// an id that names no topic is UNKNOWN_TOPIC_ID, not a denial.
+func TestAuthorizationByTopicID(t *testing.T) {
+	b := newAdminBackend()
+	orders := b.addTopic("orders", nil, &adminPartition{index: 0, leader: 1})
+	ledger := b.addTopic("ledger", nil, &adminPartition{index: 0, leader: 1})
+	fa := &fakeAuthorizer{entries: []acl.Entry{allow(bob, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic, kmsg.ACLResourcePatternTypeLiteral, "orders")}}
+	s := New(DefaultConfig(), Backends{Cluster: b, Topics: topicsByID{b}, TopicAdmin: b, Authorizer: fa}, nil, nil)
+	for _, tc := range []struct {
+		id   [16]byte
+		want *kerr.Error // nil: allowed
+	}{{orders.ID, nil}, {ledger.ID, kerr.TopicAuthorizationFailed}, {[16]byte{9, 9}, kerr.UnknownTopicID}} {
+		meta := kmsg.NewPtrMetadataRequest()
+		meta.Version = 12
+		mt := kmsg.NewMetadataRequestTopic()
+		mt.TopicID = tc.id
+		meta.Topics = append(meta.Topics, mt)
+		got := serveAuthz(t, s, as(bob, meta)).(*kmsg.MetadataResponse).Topics[0]
+		switch {
+		case tc.want == nil && got.ErrorCode != 0:
+			t.Errorf("Metadata of id %x: %v, want allowed", tc.id, kerr.ErrorForCode(got.ErrorCode))
+		case tc.want != nil && (got.ErrorCode != tc.want.Code || got.Topic != nil):
+			t.Errorf("Metadata of id %x: %v name %v, want %v and no name", tc.id, kerr.ErrorForCode(got.ErrorCode), got.Topic, tc.want)
+		}
+
+		produce := kmsg.NewPtrProduceRequest()
+		produce.Version, produce.Acks = 13, 1
+		pt := kmsg.NewProduceRequestTopic()
+		pt.TopicID = tc.id
+		pt.Partitions = []kmsg.ProduceRequestTopicPartition{{Partition: 0}}
+		produce.Topics = append(produce.Topics, pt)
+		code := serveAuthz(t, s, as(bob, produce)).(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+		switch {
+		case tc.want == nil && code == kerr.TopicAuthorizationFailed.Code:
+			t.Errorf("Produce v13 to id %x: denied, want allowed", tc.id)
+		case tc.want != nil && code != tc.want.Code:
+			t.Errorf("Produce v13 to id %x: %v, want %v", tc.id, kerr.ErrorForCode(code), tc.want)
+		}
+	}
+}
