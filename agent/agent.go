@@ -102,6 +102,7 @@ type Agent struct {
 	listeners []boundListener
 	kafkaLn   net.Listener
 	users     userCache
+	acls      aclCache
 	httpLn    net.Listener
 	kafkaSrv  *kafka.Server
 	httpSrv   *http.Server
@@ -195,6 +196,9 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		return nil, err
 	}
 	if err := a.bootstrapUsers(ctx); err != nil {
+		return nil, err
+	}
+	if err := a.initACLs(ctx); err != nil {
 		return nil, err
 	}
 	a.ctl = control.New(a.id, control.Config{Rack: cfg.Rack, ReplicaLagTimeMax: cfg.ReplicaLagTimeMax, ReconcileInterval: cfg.ReconcileInterval,

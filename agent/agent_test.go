@@ -196,6 +196,10 @@ func TestConfigValidate(t *testing.T) {
 		{"auto-create per request", func(c *Config) { c.Kafka.AutoCreateTopicsPerRequest = 0 }, "--auto-create-topics-per-request"},
 		{"retention default", func(c *Config) { c.TopicDefaults["retention.ms"] = "soon" }, "--log-retention-ms"},
 		{"compression default", func(c *Config) { c.TopicDefaults["compression.type"] = "brotli" }, "--compression-type"},
+		{"authorizer", func(c *Config) { c.Authorizer = "ranger" }, "--authorizer"},
+		{"super users without authorizer", func(c *Config) { c.SuperUsers = "User:admin" }, "--super-users"},
+		{"allow if no ACL without authorizer", func(c *Config) { c.AllowEveryoneIfNoACLFound = true }, "--allow-everyone-if-no-acl-found"},
+		{"super user form", func(c *Config) { c.Authorizer, c.SuperUsers = "acl", "User:admin;admin" }, "--super-users"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

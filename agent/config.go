@@ -50,6 +50,15 @@ type Config struct {
 	// start when absent, in kafka-storage's form
 	// SCRAM-SHA-256=[name=admin,password=admin-secret].
 	AddScram []string
+	// Authorizer (--authorizer) is "" (none: every client may do
+	// everything) or "acl", Kafka's ACL model (acls.go).
+	Authorizer string
+	// SuperUsers (--super-users) is Kafka's super.users, principals
+	// separated by semicolons: "User:admin;User:agent".
+	SuperUsers string
+	// AllowEveryoneIfNoACLFound (--allow-everyone-if-no-acl-found) is
+	// allow.everyone.if.no.acl.found.
+	AllowEveryoneIfNoACLFound bool
 	// CredentialsRefreshInterval (--credentials-refresh-interval) is how
 	// often the agent re-reads SCRAM credentials from the store.
 	CredentialsRefreshInterval time.Duration
@@ -259,6 +268,9 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.Kafka.SASLEnabledMechanisms, "sasl-enabled-mechanisms", c.Kafka.SASLEnabledMechanisms, "SASL mechanisms SASL_PLAINTEXT and SASL_SSL listeners offer, of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (sasl.enabled.mechanisms). PLAIN checks the password against the user's SCRAM credential.")
 	fs.Int32Var(&c.Kafka.SASLMaxReceiveBytes, "sasl-server-max-receive-size", c.Kafka.SASLMaxReceiveBytes, "Largest request, in bytes, a SASL listener accepts before the client has authenticated (sasl.server.max.receive.size).")
 	fs.StringArrayVar(&c.AddScram, "add-scram", c.AddScram, "Create a SCRAM credential at start if the user has none of that mechanism, as kafka-storage format --add-scram: 'SCRAM-SHA-256=[name=admin,password=admin-secret]' (also iterations=, salt=); repeatable.")
+	fs.StringVar(&c.Authorizer, "authorizer", c.Authorizer, "Authorizer of Kafka requests: empty for none (every client may do everything) or acl, Kafka's ACL model managed with CreateAcls/DeleteAcls or strata acl (authorizer.class.name). See docs/security.md.")
+	fs.StringVar(&c.SuperUsers, "super-users", c.SuperUsers, "Principals allowed everything whatever the ACLs say, separated by semicolons, e.g. User:admin;User:ANONYMOUS (super.users).")
+	fs.BoolVar(&c.AllowEveryoneIfNoACLFound, "allow-everyone-if-no-acl-found", c.AllowEveryoneIfNoACLFound, "Allow every principal a resource that no ACL names (allow.everyone.if.no.acl.found); by default such a resource is denied to all but super users.")
 	fs.DurationVar(&c.CredentialsRefreshInterval, "credentials-refresh-interval", c.CredentialsRefreshInterval, "How often the agent re-reads SCRAM credentials from the store, so that a change made through another agent applies here.")
 	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "Address of the HTTP server: /metrics, /healthz, /readyz, the console, drain, and /debug/pprof with --http-pprof.")
 	fs.DurationVar(&c.HTTPIdleTimeout, "http-idle-timeout", c.HTTPIdleTimeout, "Close a keep-alive HTTP connection that has been idle this long.")
@@ -365,6 +377,18 @@ func (c Config) Validate() error {
 		if _, err := scram.ParseBootstrap(spec); err != nil {
 			return fmt.Errorf("--add-scram: %w", err)
 		}
+	}
+	switch c.Authorizer {
+	case authorizerNone:
+		if c.SuperUsers != "" || c.AllowEveryoneIfNoACLFound {
+			return errors.New("--super-users and --allow-everyone-if-no-acl-found need --authorizer acl")
+		}
+	case authorizerACL:
+		if _, err := parseSuperUsers(c.SuperUsers); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("--authorizer %q: want acl, or empty for none", c.Authorizer)
 	}
 	switch {
 	case c.AgentID < -1:

@@ -34,7 +34,8 @@ func (a *Agent) announceTopics() {
 	}
 }
 
-// reconcileLoop re-reads the topics every interval and when woken.
+// reconcileLoop re-reads the topics and the ACLs (acls.go) every interval
+// and when woken.
 func (a *Agent) reconcileLoop() {
 	t := time.NewTicker(a.cfg.ReconcileInterval)
 	defer t.Stop()
@@ -48,6 +49,9 @@ func (a *Agent) reconcileLoop() {
 		ctx, cancel := context.WithTimeout(context.Background(), a.cfg.ReconcileInterval)
 		if err := a.reconcileTopics(ctx); err != nil {
 			a.logger.Warn("reconcile topics with the store", "err", err)
+		}
+		if err := a.refreshACLs(ctx); err != nil {
+			a.logger.Warn("re-read ACLs from the store", "err", err)
 		}
 		cancel()
 	}
@@ -64,7 +68,7 @@ func (a *Agent) wakeReconcile() {
 // onMemberEvent reacts to gossip beyond logging.
 func (a *Agent) onMemberEvent(e membership.Event) {
 	switch {
-	case e.Type == membership.EventBroadcast && e.Key == topicsKey:
+	case e.Type == membership.EventBroadcast && (e.Key == topicsKey || e.Key == aclsKey):
 		a.wakeReconcile()
 	case e.Type == membership.EventBroadcast:
 		a.ctl.OnBroadcast(e)

@@ -18,6 +18,9 @@ import (
 func registerAdmin() {
 	register(21, 0, 2, typed(handleDeleteRecords))
 	register(23, 2, 4, typed(handleOffsetForLeaderEpoch))
+	register(29, 1, 3, typed(handleDescribeACLs))
+	register(30, 1, 3, typed(handleCreateACLs))
+	register(31, 1, 3, typed(handleDeleteACLs))
 	register(32, 1, 4, typed(handleDescribeConfigs))
 	register(33, 0, 2, typed(handleAlterConfigs))
 	register(35, 1, 4, typed(handleDescribeLogDirs))

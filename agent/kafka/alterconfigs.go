@@ -14,6 +14,10 @@ package kafka
 // configs. BROKER_LOGGER and other types are INVALID_REQUEST as well. A
 // resource named twice in one request, or a config named twice in one
 // resource, is INVALID_REQUEST, as in Kafka; a null value is INVALID_CONFIG.
+//
+// Authorization (authorize.go): ALTER_CONFIGS on the topic
+// (TOPIC_AUTHORIZATION_FAILED) or, for BROKER, on the CLUSTER
+// (CLUSTER_AUTHORIZATION_FAILED).
 
 import (
 	"context"
@@ -37,6 +41,8 @@ func handleAlterConfigs(ctx context.Context, s *Server, r *request, req *kmsg.Al
 		if seen[resourceKey{rr.ResourceType, rr.ResourceName}] > 1 {
 			res.ErrorCode = kerr.InvalidRequest.Code
 			res.ErrorMessage = strptr("resource " + rr.ResourceName + " appears more than once in the request")
+		} else if code := s.configDenied(r, kmsg.ACLOperationAlterConfigs, rr.ResourceType, rr.ResourceName); code != 0 {
+			res.ErrorCode = code
 		} else {
 			res.ErrorCode, res.ErrorMessage = s.alterConfigsResource(ctx, rr, req.ValidateOnly)
 		}

@@ -14,15 +14,23 @@ package kafka
 // from gossip for --rebalance-settle, whoever started it (agent/control
 // moves.go). Version 1 (KIP-860's AllowReplicationFactorChange) is not
 // served.
+//
+// Authorization (authorize.go): ALTER on the CLUSTER, else
+// CLUSTER_AUTHORIZATION_FAILED.
 
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func handleAlterPartitionReassignments(ctx context.Context, s *Server, r *request, req *kmsg.AlterPartitionAssignmentsRequest) (*kmsg.AlterPartitionAssignmentsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
+	if !s.authorizedCluster(r, kmsg.ACLOperationAlter) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	for _, rt := range req.Topics {
 		at := kmsg.NewAlterPartitionAssignmentsResponseTopic()
 		at.Topic = rt.Topic

@@ -20,6 +20,9 @@ package kafka
 // There is no authorizer yet (Kafka requires CLUSTER ALTER): every
 // connection that passed its listener's authentication may alter, as
 // Kafka without an authorizer allows (docs/security.md).
+//
+// Authorization (authorize.go): ALTER on the CLUSTER, else
+// CLUSTER_AUTHORIZATION_FAILED for every user.
 
 import (
 	"context"
@@ -74,7 +77,10 @@ func handleAlterUserScramCredentials(ctx context.Context, s *Server, r *request,
 	for _, user := range order {
 		res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
 		res.User = user
-		code, msg := s.alterUserScram(ctx, user, byUser[user], existing[user])
+		code, msg := kerr.ClusterAuthorizationFailed.Code, "not authorized to ALTER the CLUSTER"
+		if s.authorizedCluster(r, kmsg.ACLOperationAlter) {
+			code, msg = s.alterUserScram(ctx, user, byUser[user], existing[user])
+		}
 		if code != 0 {
 			res.ErrorCode, res.ErrorMessage = code, &msg
 		}

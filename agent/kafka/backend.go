@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/acl"
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
@@ -102,6 +105,31 @@ type Users interface {
 	DeleteScramCredential(ctx context.Context, user string, m *scram.Mechanism) error
 }
 
+// Authorizer decides what a principal may do (--authorizer acl) and keeps
+// the access control entries (agent/acl). Authorize and AuthorizeAny run
+// on every request and must not block: they read the agent's in-memory
+// copy. The slices it returns and takes belong to the caller.
+type Authorizer interface {
+	// AuthorizerEnabled is false when no authorizer is configured: every
+	// request is allowed and the ACL APIs answer SECURITY_DISABLED.
+	AuthorizerEnabled() bool
+	// Authorize decides op on the resource of type typ named name for
+	// principal ("User:alice") connecting from host (an IP).
+	Authorize(principal, host string, op kmsg.ACLOperation, typ kmsg.ACLResourceType, name string) bool
+	// AuthorizeAny decides op on at least one resource of type typ
+	// (acl.AuthorizeAny).
+	AuthorizeAny(principal, host string, op kmsg.ACLOperation, typ kmsg.ACLResourceType) bool
+	// DescribeACLs returns the entries f selects, from the agent's copy.
+	DescribeACLs(f acl.Filter) []acl.Entry
+	// CreateACLs stores entries, validated by the caller, in one write;
+	// entries already stored are not stored twice. The agent's copy has
+	// them when it returns.
+	CreateACLs(ctx context.Context, entries []acl.Entry) error
+	// DeleteACLs removes every entry any of filters selects, in one write,
+	// and returns what each filter removed, in the filters' order.
+	DeleteACLs(ctx context.Context, filters []acl.Filter) ([][]acl.Entry, error)
+}
+
 // ErrNoSuchCredential is returned by DeleteScramCredential for a user
 // without a credential of that mechanism.
 var ErrNoSuchCredential = errors.New("kafka: no such SCRAM credential")
@@ -115,6 +143,7 @@ type Backend interface {
 	Groups
 	Reassignments
 	Users
+	Authorizer
 }
 
 // Backends are the families a Server is built from. A family left nil
@@ -132,11 +161,12 @@ type Backends struct {
 	Groups        Groups
 	Reassignments Reassignments
 	Users         Users
+	Authorizer    Authorizer
 }
 
 // BackendsOf returns every family of b.
 func BackendsOf(b Backend) Backends {
-	return Backends{Cluster: b, Topics: b, TopicAdmin: b, ProducerIDs: b, Groups: b, Reassignments: b, Users: b}
+	return Backends{Cluster: b, Topics: b, TopicAdmin: b, ProducerIDs: b, Groups: b, Reassignments: b, Users: b, Authorizer: b}
 }
 
 // Reassignment is a partition move in progress.

@@ -8,11 +8,15 @@ package kafka
 // gets GROUP_ID_NOT_FOUND, as in Kafka. AuthorizedOperations reports every
 // group operation: there are no ACLs. MemberType (v1) is always 1: every
 // member speaks the consumer protocol.
+//
+// Authorization (authorize.go): DESCRIBE on each GROUP, else
+// GROUP_AUTHORIZATION_FAILED.
 
 import (
 	"context"
 
 	"github.com/strata-streaming/strata/agent/group"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -23,6 +27,11 @@ func handleConsumerGroupDescribe(ctx context.Context, s *Server, r *request, req
 		g.Group = name
 		if req.IncludeAuthorizedOperations {
 			g.AuthorizedOperations = allGroupOperations
+		}
+		if !s.authorizedGroup(r, kmsg.ACLOperationDescribe, name) {
+			g.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, g)
+			continue
 		}
 		c, err := s.groups.GroupCoordinator(ctx, name)
 		var d group.ConsumerDescription

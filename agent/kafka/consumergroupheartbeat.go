@@ -11,17 +11,33 @@ package kafka
 // a JoinGroup to a KIP-848 group with members INCONSISTENT_GROUP_PROTOCOL.
 // Membership lives in the coordinator's memory only: after a restart
 // members get UNKNOWN_MEMBER_ID and rejoin, keeping their committed offsets.
+//
+// Authorization (authorize.go): READ on the GROUP (GROUP_AUTHORIZATION_FAILED)
+// and DESCRIBE on every subscribed topic name (TOPIC_AUTHORIZATION_FAILED),
+// as Kafka 4 does.
 
 import (
 	"context"
 	"time"
 
 	"github.com/strata-streaming/strata/agent/group"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func handleConsumerGroupHeartbeat(ctx context.Context, s *Server, r *request, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	if !s.authorizedGroup(r, kmsg.ACLOperationRead, req.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
+	for _, topic := range req.SubscribedTopicNames {
+		if !s.authorizedTopic(r, kmsg.ACLOperationDescribe, topic) {
+			resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.ErrorMessage = strptr("not authorized to describe subscribed topic " + topic)
+			return resp, nil
+		}
+	}
 	hb := group.ConsumerHeartbeat{
 		Group: req.Group, MemberID: req.MemberID, MemberEpoch: req.MemberEpoch,
 		InstanceID: req.InstanceID, RackID: req.RackID, RebalanceTimeout: -1,

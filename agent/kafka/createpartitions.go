@@ -13,6 +13,9 @@ package kafka
 // compare-and-swap on the topic's metadata, and REQUEST_TIMED_OUT is never
 // returned while the change goes on in the background. A topic named twice
 // in one request gets INVALID_REQUEST for each mention, as in Kafka.
+//
+// Authorization (authorize.go): ALTER on each topic, else
+// TOPIC_AUTHORIZATION_FAILED.
 
 import (
 	"context"
@@ -33,6 +36,8 @@ func handleCreatePartitions(ctx context.Context, s *Server, r *request, req *kms
 		if seen[rt.Topic] > 1 {
 			ct.ErrorCode = kerr.InvalidRequest.Code
 			ct.ErrorMessage = strptr("topic " + rt.Topic + " appears more than once in the request")
+		} else if !s.authorizedTopic(r, kmsg.ACLOperationAlter, rt.Topic) {
+			ct.ErrorCode = kerr.TopicAuthorizationFailed.Code
 		} else if err := s.createPartitions(ctx, rt, req.ValidateOnly); err != nil {
 			ct.ErrorCode, ct.ErrorMessage = errorCode(err), errorMessage(err)
 		}

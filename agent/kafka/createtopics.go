@@ -17,6 +17,10 @@ package kafka
 // carry the code alone (the message is nullable, and clients print the
 // code's own text then). A request may name at most --max-topics-per-request
 // topics (topiclimit.go).
+//
+// Authorization (authorize.go): CREATE on the CLUSTER or on each topic, else
+// TOPIC_AUTHORIZATION_FAILED. Unlike Kafka, the configs of a created topic
+// are returned without a DESCRIBE_CONFIGS check.
 
 import (
 	"context"
@@ -63,6 +67,11 @@ func handleCreateTopics(ctx context.Context, s *Server, r *request, req *kmsg.Cr
 		}
 		if err := metadata.ValidateTopicName(rt.Topic); err != nil {
 			fail(ct, kerr.InvalidTopicException.Code, func() *string { return errorMessage(err) })
+			continue
+		}
+		if !s.authorizedCreateTopic(r, rt.Topic) {
+			ct.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, ct)
 			continue
 		}
 		partitions, rf := rt.NumPartitions, rt.ReplicationFactor

@@ -6,10 +6,14 @@ package kafka
 // group (its members left; it is kept until the offsets cleanup) is
 // deleted, a group with members is NON_EMPTY_GROUP and an unknown one
 // GROUP_ID_NOT_FOUND.
+//
+// Authorization (authorize.go): DELETE on each GROUP, else
+// GROUP_AUTHORIZATION_FAILED.
 
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -18,6 +22,11 @@ func handleDeleteGroups(ctx context.Context, s *Server, r *request, req *kmsg.De
 	for _, name := range req.Groups {
 		g := kmsg.NewDeleteGroupsResponseGroup()
 		g.Group = name
+		if !s.authorizedGroup(r, kmsg.ACLOperationDelete, name) {
+			g.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
 		c, err := s.groups.GroupCoordinator(ctx, name)
 		if err == nil {
 			err = c.DeleteGroup(ctx, name)

@@ -11,6 +11,9 @@ package kafka
 // their next fetch, and no reader can see the deleted records from the
 // leader in the meantime. A partition this agent does not lead is
 // NOT_LEADER_OR_FOLLOWER; LowWatermark is -1 on every error.
+//
+// Authorization (authorize.go): DELETE on each topic, else
+// TOPIC_AUTHORIZATION_FAILED on its partitions.
 
 import (
 	"context"
@@ -25,11 +28,14 @@ func handleDeleteRecords(ctx context.Context, s *Server, r *request, req *kmsg.D
 		dt := kmsg.NewDeleteRecordsResponseTopic()
 		dt.Topic = rt.Topic
 		t, ok := s.topics.Topic(rt.Topic)
+		denied := !s.authorizedTopic(r, kmsg.ACLOperationDelete, rt.Topic)
 		for _, rp := range rt.Partitions {
 			dp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			dp.Partition = rp.Partition
 			dp.LowWatermark = -1
-			if !ok {
+			if denied {
+				dp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else if !ok {
 				dp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			} else if p, local := localPartition(t, rp.Partition); !local {
 				dp.ErrorCode = partitionError(t, rp.Partition)

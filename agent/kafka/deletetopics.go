@@ -3,6 +3,10 @@ package kafka
 // DeleteTopics (key 20), versions 1-6. Version 6 may name topics by id.
 // Deletes that outlast timeout_ms are answered REQUEST_TIMED_OUT and go on
 // (topicchanges.go); unlike Kafka, a timeout_ms of 0 or less waits for them.
+//
+// Authorization (authorize.go): DELETE on each topic, else
+// TOPIC_AUTHORIZATION_FAILED (checked by name before the topic is looked up;
+// a topic id that names no topic is UNKNOWN_TOPIC_ID).
 
 import (
 	"context"
@@ -44,6 +48,8 @@ func handleDeleteTopics(ctx context.Context, s *Server, r *request, req *kmsg.De
 			t, ok = s.topics.TopicByID(tg.id)
 		}
 		switch {
+		case s.deniedTopic(r, kmsg.ACLOperationDelete, derefString(tg.name), t, ok, tg.name == nil || *tg.name == ""):
+			dt.ErrorCode = kerr.TopicAuthorizationFailed.Code
 		case !ok && tg.name == nil:
 			dt.ErrorCode = kerr.UnknownTopicID.Code
 		case !ok:

@@ -9,9 +9,13 @@ package kafka
 // Brokers are the live agents that gossip knows, each at its endpoint for
 // the listener the client connected on. EndpointType (v1) must be
 // 1 (brokers); 2 (controllers) and anything else is UNSUPPORTED_ENDPOINT_TYPE,
-// since there are no controller endpoints. There are no ACLs, so when
-// authorized operations are requested every cluster operation is reported as
-// allowed; when not requested the field is Kafka's "omitted" value.
+// since there are no controller endpoints. When authorized operations are
+// requested every cluster operation is reported as allowed, whatever the
+// ACLs say (unlike Kafka); when not requested the field is Kafka's
+// "omitted" value.
+//
+// Authorization: none, as on Kafka's brokers (only its controllers ask
+// for ALTER on the CLUSTER).
 //
 // Version 2 (KIP-1073: IncludeFencedBrokers, IsFenced) is not served:
 // answering it truthfully needs the registered-but-not-live agents, which

@@ -21,6 +21,10 @@ package kafka
 //
 // BROKER_LOGGER, CLIENT_METRICS, GROUP and unknown resource types get
 // INVALID_REQUEST per resource. Version 0 is not served (Kafka 4 removed it).
+//
+// Authorization (authorize.go): DESCRIBE_CONFIGS on the topic
+// (TOPIC_AUTHORIZATION_FAILED) or, for BROKER, on the CLUSTER
+// (CLUSTER_AUTHORIZATION_FAILED).
 
 import (
 	"context"
@@ -62,6 +66,11 @@ func handleDescribeConfigs(ctx context.Context, s *Server, r *request, req *kmsg
 	for _, rr := range req.Resources {
 		res := kmsg.NewDescribeConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
+		if code := s.configDenied(r, kmsg.ACLOperationDescribeConfigs, rr.ResourceType, rr.ResourceName); code != 0 {
+			res.ErrorCode = code
+			resp.Resources = append(resp.Resources, res)
+			continue
+		}
 		switch rr.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
 			s.describeTopicConfigs(req, rr, &res)

@@ -10,10 +10,15 @@ package kafka
 // that only know DescribeGroups, such as lag reports, show it; Apache Kafka
 // answers GROUP_ID_NOT_FOUND for such groups. AuthorizedOperations (v3+) reports every group operation: there
 // are no ACLs. Version 6 (error messages, KIP-1043) is not served.
+//
+// Authorization (authorize.go): DESCRIBE on each GROUP, else
+// GROUP_AUTHORIZATION_FAILED. Unlike Kafka, the authorized operations
+// reported are all a group has, whatever the ACLs allow.
 
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -28,6 +33,11 @@ func handleDescribeGroups(ctx context.Context, s *Server, r *request, req *kmsg.
 		g.Group = name
 		if req.IncludeAuthorizedOperations {
 			g.AuthorizedOperations = allGroupOperations
+		}
+		if !s.authorizedGroup(r, kmsg.ACLOperationDescribe, name) {
+			g.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, g)
+			continue
 		}
 		c, err := s.groups.GroupCoordinator(ctx, name)
 		if err != nil {

@@ -12,10 +12,14 @@ package kafka
 // UsableBytes (v4) come from statfs on the data dir (vfs.StatDisk) and are
 // -1 if that fails or the OS cannot tell. Version 0 is not served (Kafka 4
 // removed it); version 5 (IsCordoned) is not served.
+//
+// Authorization (authorize.go): DESCRIBE on the CLUSTER, else
+// CLUSTER_AUTHORIZATION_FAILED and no directories.
 
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/internal/vfs"
@@ -23,6 +27,10 @@ import (
 
 func handleDescribeLogDirs(ctx context.Context, s *Server, r *request, req *kmsg.DescribeLogDirsRequest) (*kmsg.DescribeLogDirsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	if !s.authorizedCluster(r, kmsg.ACLOperationDescribe) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code // v3+; older versions see no directories
+		return resp, nil
+	}
 	dir := kmsg.NewDescribeLogDirsResponseDir()
 	dir.Dir = s.cluster.DataDir()
 	dir.TotalBytes, dir.UsableBytes = diskSpace(dir.Dir)

@@ -9,6 +9,9 @@ package kafka
 // RESOURCE_NOT_FOUND, each in its own result. There is no authorizer yet,
 // so every connection that passed its listener's authentication may ask
 // (Kafka without an authorizer allows it too; docs/security.md).
+//
+// Authorization (authorize.go): DESCRIBE on the CLUSTER, else
+// CLUSTER_AUTHORIZATION_FAILED.
 
 import (
 	"context"
@@ -20,6 +23,10 @@ import (
 
 func handleDescribeUserScramCredentials(ctx context.Context, s *Server, r *request, req *kmsg.DescribeUserSCRAMCredentialsRequest) (*kmsg.DescribeUserSCRAMCredentialsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	if !s.authorizedCluster(r, kmsg.ACLOperationDescribe) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	users, err := s.users.ScramUsers(ctx)
 	if err != nil {
 		resp.ErrorCode, resp.ErrorMessage = errorCode(err), errorMessage(err)

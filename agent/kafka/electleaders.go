@@ -10,6 +10,9 @@ package kafka
 // topic list means every partition. Unclean elections (type 1) are refused
 // with INVALID_REQUEST: an agent elects unclean leaders by itself when a
 // topic sets unclean.leader.election.enable.
+//
+// Authorization (authorize.go): ALTER on the CLUSTER, else
+// CLUSTER_AUTHORIZATION_FAILED at the top and on every partition named.
 
 import (
 	"context"
@@ -20,12 +23,16 @@ import (
 
 func handleElectLeaders(ctx context.Context, s *Server, r *request, req *kmsg.ElectLeadersRequest) (*kmsg.ElectLeadersResponse, error) {
 	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
+	clusterDenied := !s.authorizedCluster(r, kmsg.ACLOperationAlter)
+	if clusterDenied {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+	}
 	if req.ElectionType != 0 { // only v1+ carries a type
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp, nil
 	}
 	topics := req.Topics
-	if topics == nil {
+	if topics == nil && !clusterDenied {
 		for _, t := range s.topics.Topics() {
 			rt := kmsg.NewElectLeadersRequestTopic()
 			rt.Topic = t.Name
@@ -41,7 +48,9 @@ func handleElectLeaders(ctx context.Context, s *Server, r *request, req *kmsg.El
 		for _, p := range rt.Partitions {
 			ep := kmsg.NewElectLeadersResponseTopicPartition()
 			ep.Partition = p
-			if err := s.reassignments.ElectPreferredLeader(ctx, rt.Topic, p); err != nil {
+			if clusterDenied {
+				ep.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+			} else if err := s.reassignments.ElectPreferredLeader(ctx, rt.Topic, p); err != nil {
 				ep.ErrorCode, ep.ErrorMessage = errorCode(err), errorMessage(err)
 			}
 			et.Partitions = append(et.Partitions, ep)

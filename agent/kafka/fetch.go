@@ -37,6 +37,10 @@ package kafka
 // only the local tail; older records are in the bucket), and each read
 // counts towards the HW and the ISR. Every fetch wakes on any append, so a
 // follower's long poll answers as soon as the leader writes.
+//
+// Authorization (authorize.go): READ on each topic; a follower's fetch
+// needs CLUSTER_ACTION on the CLUSTER instead. Either denied answers
+// TOPIC_AUTHORIZATION_FAILED on the partitions, as in Kafka.
 
 import (
 	"context"
@@ -171,6 +175,8 @@ func (s *Server) fetchOnce(ctx context.Context, deadline time.Time, r *request, 
 		topic, idx int
 	}
 	var local, remote []read
+	follower := fetchReplicaID(r, req) >= 0
+	followerDenied := follower && !s.authorizedCluster(r, kmsg.ACLOperationClusterAction)
 	for ti, rt := range req.Topics {
 		ft := kmsg.NewFetchResponseTopic()
 		ft.Topic, ft.TopicID = rt.Topic, rt.TopicID
@@ -181,6 +187,7 @@ func (s *Server) fetchOnce(ctx context.Context, deadline time.Time, r *request, 
 		} else {
 			t, ok = s.topics.Topic(rt.Topic)
 		}
+		denied := followerDenied || !follower && s.deniedTopic(r, kmsg.ACLOperationRead, rt.Topic, t, ok, r.version >= 13)
 		for _, rp := range rt.Partitions {
 			fp := kmsg.NewFetchResponseTopicPartition()
 			fp.Partition = rp.Partition
@@ -189,6 +196,8 @@ func (s *Server) fetchOnce(ctx context.Context, deadline time.Time, r *request, 
 			// as a protocol error, and Kafka always sends an empty one.
 			fp.RecordBatches = []byte{}
 			switch {
+			case denied:
+				fp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case !ok && r.version >= 13:
 				fp.ErrorCode = kerr.UnknownTopicID.Code
 			case !ok || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions):

@@ -7,6 +7,10 @@ package kafka
 // created on the first lookup. Transaction keys (type 1) get
 // COORDINATOR_NOT_AVAILABLE with a message, since transactions are not
 // served. Version 6 (share-group keys, KIP-932) is not served.
+//
+// Authorization (authorize.go): DESCRIBE on the GROUP (GROUP_AUTHORIZATION_FAILED)
+// or, for a transaction coordinator, on the TRANSACTIONAL_ID
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 
 import (
 	"context"
@@ -24,8 +28,15 @@ func handleFindCoordinator(ctx context.Context, s *Server, r *request, req *kmsg
 	for _, key := range keys {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key, c.NodeID, c.Port = key, -1, -1
-		switch req.CoordinatorType {
-		case 0:
+		switch {
+		case req.CoordinatorType == 0 && !s.authorizedGroup(r, kmsg.ACLOperationDescribe, key):
+			c.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		case req.CoordinatorType == 1 && !s.authorized(r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTransactionalId, key):
+			c.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		}
+		switch {
+		case c.ErrorCode != 0:
+		case req.CoordinatorType == 0:
 			b, err := s.groups.FindGroupCoordinator(ctx, key)
 			if err != nil {
 				c.ErrorCode, c.ErrorMessage = errorCode(err), errorMessage(err)
@@ -36,7 +47,7 @@ func handleFindCoordinator(ctx context.Context, s *Server, r *request, req *kmsg
 				c.Host, c.Port = b.address(r.listenerName())
 				c.NodeID = b.ID
 			}
-		case 1:
+		case req.CoordinatorType == 1:
 			c.ErrorCode = kerr.CoordinatorNotAvailable.Code
 			c.ErrorMessage = strptr("transactions are not supported by Strata")
 		default:

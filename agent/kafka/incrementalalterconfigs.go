@@ -17,6 +17,10 @@ package kafka
 // SUBTRACT are INVALID_REQUEST, as in Kafka. BROKER resources are
 // INVALID_REQUEST because agent settings are static (flags, environment,
 // YAML file); other resource types likewise.
+//
+// Authorization (authorize.go): ALTER_CONFIGS on the topic
+// (TOPIC_AUTHORIZATION_FAILED) or, for BROKER, on the CLUSTER
+// (CLUSTER_AUTHORIZATION_FAILED).
 
 import (
 	"context"
@@ -38,10 +42,13 @@ func handleIncrementalAlterConfigs(ctx context.Context, s *Server, r *request, r
 	for _, rr := range req.Resources {
 		res := kmsg.NewIncrementalAlterConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
+		denied := s.configDenied(r, kmsg.ACLOperationAlterConfigs, rr.ResourceType, rr.ResourceName)
 		switch {
 		case seen[resourceKey{rr.ResourceType, rr.ResourceName}] > 1:
 			res.ErrorCode = kerr.InvalidRequest.Code
 			res.ErrorMessage = strptr("resource " + rr.ResourceName + " appears more than once in the request")
+		case denied != 0:
+			res.ErrorCode = denied
 		case rr.ResourceType != kmsg.ConfigResourceTypeTopic:
 			res.ErrorCode, res.ErrorMessage = notAlterable(rr.ResourceType)
 		default:

@@ -11,12 +11,15 @@ package kafka
 // logged only through the rebalance it causes. SkipAssignment (v9) is
 // always false: the leader assigns. Versions 0-1 are not served, as in
 // Kafka 4.
+//
+// Authorization (authorize.go): READ on the GROUP, else GROUP_AUTHORIZATION_FAILED.
 
 import (
 	"context"
 	"errors"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/group"
@@ -25,6 +28,10 @@ import (
 func handleJoinGroup(ctx context.Context, s *Server, r *request, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error) {
 	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
 	resp.Generation = -1
+	if !s.authorizedGroup(r, kmsg.ACLOperationRead, req.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	c, err := s.groups.GroupCoordinator(ctx, req.Group)
 	if err != nil {
 		resp.ErrorCode = errorCode(err)

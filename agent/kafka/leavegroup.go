@@ -5,10 +5,13 @@ package kafka
 // v0-2 name one member; v3+ a batch, each answered on its own (a static
 // member may be named by instance id alone, as kafka-consumer-groups.sh
 // does). A group with no state is UNKNOWN_MEMBER_ID for the whole request.
+//
+// Authorization (authorize.go): READ on the GROUP, else GROUP_AUTHORIZATION_FAILED.
 
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/group"
@@ -16,6 +19,10 @@ import (
 
 func handleLeaveGroup(ctx context.Context, s *Server, r *request, req *kmsg.LeaveGroupRequest) (*kmsg.LeaveGroupResponse, error) {
 	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+	if !s.authorizedGroup(r, kmsg.ACLOperationRead, req.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	var leavers []group.Leaver
 	if r.version < 3 {
 		leavers = []group.Leaver{{MemberID: req.MemberID}}

@@ -7,6 +7,9 @@ package kafka
 // Kafka a group stays, Empty, after its last member leaves, until the
 // offsets cleanup removes it. StatesFilter (v4+) and
 // TypesFilter (v5+) are applied, case-insensitively.
+//
+// Authorization (authorize.go): DESCRIBE on the CLUSTER lists every group;
+// without it, only the groups the principal may DESCRIBE, as in Kafka.
 
 import (
 	"context"
@@ -18,8 +21,12 @@ import (
 
 func handleListGroups(ctx context.Context, s *Server, r *request, req *kmsg.ListGroupsRequest) (*kmsg.ListGroupsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
+	everyGroup := s.authorizedCluster(r, kmsg.ACLOperationDescribe)
 	for _, c := range s.groups.GroupCoordinators() {
 		for _, l := range c.List() {
+			if !everyGroup && !s.authorizedGroup(r, kmsg.ACLOperationDescribe, l.Group) {
+				continue
+			}
 			state := l.State
 			if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(f string) bool { return strings.EqualFold(f, state) }) {
 				continue

@@ -9,6 +9,11 @@ package kafka
 // (v9+, -1 while nothing is tiered). A timestamp older than the local log
 // is looked up in the bucket's manifest and segment. read_committed is the same as
 // read_uncommitted: transactions are not served.
+//
+// Authorization (authorize.go): DESCRIBE on each topic, else
+// TOPIC_AUTHORIZATION_FAILED on its partitions. Unlike Kafka, a follower's
+// request (replica id >= 0; agents ask their leaders) is also allowed by
+// CLUSTER_ACTION on the CLUSTER, the one grant inter-agent traffic needs.
 
 import (
 	"context"
@@ -22,15 +27,19 @@ import (
 
 func handleListOffsets(ctx context.Context, s *Server, r *request, req *kmsg.ListOffsetsRequest) (*kmsg.ListOffsetsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	agent := req.ReplicaID >= 0 && s.authorizedCluster(r, kmsg.ACLOperationClusterAction)
 	for _, rt := range req.Topics {
 		lt := kmsg.NewListOffsetsResponseTopic()
 		lt.Topic = rt.Topic
 		t, ok := s.topics.Topic(rt.Topic)
+		denied := !agent && !s.authorizedTopic(r, kmsg.ACLOperationDescribe, rt.Topic)
 		for _, rp := range rt.Partitions {
 			lp := kmsg.NewListOffsetsResponseTopicPartition()
 			lp.Partition = rp.Partition
 			lp.Timestamp, lp.Offset, lp.LeaderEpoch = -1, -1, -1
-			if !ok || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions) {
+			if denied {
+				lp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else if !ok || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions) {
 				lp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			} else {
 				s.listOffset(ctx, t.Partitions[rp.Partition], req.ReplicaID, rp, &lp)

@@ -6,15 +6,23 @@ package kafka
 // together), AddingReplicas (new replicas not yet in sync) and
 // RemovingReplicas (those the move drops). Topics or partitions that are
 // unknown or not moving are left out, as in Kafka.
+//
+// Authorization (authorize.go): DESCRIBE on the CLUSTER, else
+// CLUSTER_AUTHORIZATION_FAILED.
 
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func handleListPartitionReassignments(ctx context.Context, s *Server, r *request, req *kmsg.ListPartitionReassignmentsRequest) (*kmsg.ListPartitionReassignmentsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
+	if !s.authorizedCluster(r, kmsg.ACLOperationDescribe) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	var only map[string][]int32
 	if req.Topics != nil {
 		only = map[string][]int32{}

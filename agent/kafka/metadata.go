@@ -18,6 +18,12 @@ package kafka
 // Unlike Kafka, auto-creation is bounded per request and per second
 // (autocreate.go): topics past the bounds are answered LEADER_NOT_AVAILABLE
 // and created when the client asks again.
+//
+// Authorization (authorize.go), as Kafka's: a topic the principal may not
+// DESCRIBE is left out of the answer for all topics, and answered
+// TOPIC_AUTHORIZATION_FAILED when named (by id: with a null name), before
+// anything says whether it exists; auto-creation needs CREATE on the
+// CLUSTER or the topic, else TOPIC_AUTHORIZATION_FAILED.
 
 import (
 	"context"
@@ -47,6 +53,9 @@ func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.Metada
 	all := req.Topics == nil || (r.version == 0 && len(req.Topics) == 0)
 	if all {
 		for _, t := range s.topics.Topics() {
+			if !s.authorizedTopic(r, kmsg.ACLOperationDescribe, t.Name) {
+				continue
+			}
 			resp.Topics = append(resp.Topics, metadataTopic(t, live))
 		}
 		return resp, nil
@@ -73,6 +82,10 @@ func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.Metada
 				resp.Topics = append(resp.Topics, mt)
 				continue
 			}
+		}
+		if denied := metadataDenied(s, r, rt, t, ok, autoCreate); denied != nil {
+			resp.Topics = append(resp.Topics, *denied)
+			continue
 		}
 		if !ok && rt.Topic != nil && autoCreate && metadata.ValidateTopicName(*rt.Topic) == nil {
 			if !round.admit(time.Now()) {
@@ -115,6 +128,31 @@ func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.Metada
 		resp.Topics = append(resp.Topics, metadataTopic(t, live))
 	}
 	return resp, nil
+}
+
+// metadataDenied answers a named topic the principal may not describe, or
+// not create when the request would auto-create it; nil when allowed.
+func metadataDenied(s *Server, r *request, rt kmsg.MetadataRequestTopic, t *Topic, found, autoCreate bool) *kmsg.MetadataResponseTopic {
+	name := ""
+	switch {
+	case found:
+		name = t.Name
+	case rt.Topic != nil:
+		name = *rt.Topic
+	default:
+		return nil
+	}
+	allowed := s.authorizedTopic(r, kmsg.ACLOperationDescribe, name)
+	if allowed && !found && autoCreate {
+		allowed = s.authorizedCreateTopic(r, name)
+	}
+	if allowed {
+		return nil
+	}
+	mt := kmsg.NewMetadataResponseTopic()
+	mt.Topic, mt.TopicID = rt.Topic, rt.TopicID
+	mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+	return &mt
 }
 
 func metadataTopic(t *Topic, live map[int32]bool) kmsg.MetadataResponseTopic {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Metrics are the wire server's Prometheus metrics. Build with NewMetrics;
@@ -30,6 +31,7 @@ type metrics struct {
 	autoCreateDeferrals *prometheus.CounterVec
 
 	authentications *prometheus.CounterVec
+	denials         *prometheus.CounterVec
 }
 
 // NewMetrics registers the server's metrics on reg.
@@ -81,6 +83,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		autoCreateDeferrals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_kafka_auto_create_deferred_total", Help: "Topics a Metadata request would have auto-created that were answered LEADER_NOT_AVAILABLE instead, for the client to ask again, by the bound they were over: rate (--auto-create-topics-rate) or request (--auto-create-topics-per-request).",
 		}, []string{"reason"}),
+		denials: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_kafka_authorization_denials_total", Help: "Checks the ACL authorizer (--authorizer acl) denied, by resource type and operation; one request can count several (one per topic or group it names).",
+		}, []string{"resource_type", "operation"}),
 	}
 	for _, reason := range []string{deferredRate, deferredRequest} {
 		m.autoCreateDeferrals.WithLabelValues(reason) // exported at 0 from the start
@@ -91,7 +96,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	if reg != nil {
 		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut, m.conns, m.refusals,
 			m.fetchSessionCount, m.fetchSessionPartitions, m.fetchSessionEvictions, m.fetchesBySession,
-			m.decompressionChecks, m.requestBytesInUse, m.requestBudgetWaits, m.autoCreateDeferrals, m.authentications)
+			m.decompressionChecks, m.requestBytesInUse, m.requestBudgetWaits, m.autoCreateDeferrals, m.authentications, m.denials)
 	}
 	return &Metrics{m: m}
 }
@@ -157,6 +162,13 @@ func (m *metrics) fetchSessionEvicted() {
 func (m *metrics) fetched(kind fetchContextKind) {
 	if m != nil {
 		m.fetchesBySession.WithLabelValues(kind.String()).Inc()
+	}
+}
+
+// denied counts one check the authorizer refused.
+func (m *metrics) denied(typ kmsg.ACLResourceType, op kmsg.ACLOperation) {
+	if m != nil {
+		m.denials.WithLabelValues(typ.String(), op.String()).Inc()
 	}
 }
 

@@ -16,6 +16,10 @@ package kafka
 // that does not exist is ILLEGAL_GENERATION, and GROUP_ID_NOT_FOUND from
 // v9 on, as in Kafka. RetentionTimeMillis (v2-4) is ignored, as in Kafka 4.
 // Version 10 (topic ids) is not served.
+//
+// Authorization (authorize.go): READ on the GROUP (GROUP_AUTHORIZATION_FAILED on
+// every partition) and READ on each topic (TOPIC_AUTHORIZATION_FAILED on its
+// partitions), as in Kafka.
 
 import (
 	"context"
@@ -37,11 +41,17 @@ func handleOffsetCommit(ctx context.Context, s *Server, r *request, req *kmsg.Of
 	}
 	commit.GroupMustExist = r.version >= 9
 	codes := make([][]int16, len(req.Topics))
+	groupDenied := !s.authorizedGroup(r, kmsg.ACLOperationRead, req.Group)
 	for i, rt := range req.Topics {
 		t, _ := s.topics.Topic(rt.Topic)
+		topicDenied := !groupDenied && !s.authorizedTopic(r, kmsg.ACLOperationRead, rt.Topic)
 		codes[i] = make([]int16, len(rt.Partitions))
 		for j, rp := range rt.Partitions {
 			switch {
+			case groupDenied:
+				codes[i][j] = kerr.GroupAuthorizationFailed.Code
+			case topicDenied:
+				codes[i][j] = kerr.TopicAuthorizationFailed.Code
 			case !hasPartition(t, rp.Partition):
 				codes[i][j] = kerr.UnknownTopicOrPartition.Code
 			case rp.Metadata != nil && len(*rp.Metadata) > maxCommitMetadataBytes:

@@ -7,6 +7,9 @@ package kafka
 // is UNKNOWN_TOPIC_OR_PARTITION. A topic that a member of the group
 // subscribes to is GROUP_SUBSCRIBED_TO_TOPIC for the whole request (Kafka
 // answers it per partition).
+//
+// Authorization (authorize.go): DELETE on the GROUP (GROUP_AUTHORIZATION_FAILED)
+// and READ on each topic (TOPIC_AUTHORIZATION_FAILED on its partitions).
 
 import (
 	"context"
@@ -19,6 +22,10 @@ import (
 
 func handleOffsetDelete(ctx context.Context, s *Server, r *request, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error) {
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	if !s.authorizedGroup(r, kmsg.ACLOperationDelete, req.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	c, err := s.groups.GroupCoordinator(ctx, req.Group)
 	if err != nil {
 		resp.ErrorCode = errorCode(err)
@@ -27,12 +34,15 @@ func handleOffsetDelete(ctx context.Context, s *Server, r *request, req *kmsg.Of
 	var tps []group.TopicPartition
 	for _, rt := range req.Topics {
 		t, _ := s.topics.Topic(rt.Topic)
+		denied := !s.authorizedTopic(r, kmsg.ACLOperationRead, rt.Topic)
 		dt := kmsg.NewOffsetDeleteResponseTopic()
 		dt.Topic = rt.Topic
 		for _, rp := range rt.Partitions {
 			dp := kmsg.NewOffsetDeleteResponseTopicPartition()
 			dp.Partition = rp.Partition
-			if !hasPartition(t, rp.Partition) {
+			if denied {
+				dp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else if !hasPartition(t, rp.Partition) {
 				dp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			} else {
 				tps = append(tps, group.TopicPartition{Topic: rt.Topic, Partition: rp.Partition})

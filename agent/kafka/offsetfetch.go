@@ -8,12 +8,18 @@ package kafka
 // RequireStable (v7+) changes nothing: there are no transactions, so no
 // offset is ever pending. MemberID and MemberEpoch (v9, KIP-848) are not
 // checked yet. Version 10 (topic ids) is not served.
+//
+// Authorization (authorize.go): DESCRIBE on the GROUP (GROUP_AUTHORIZATION_FAILED)
+// and DESCRIBE on each topic: a named topic the principal may not describe
+// answers TOPIC_AUTHORIZATION_FAILED on its partitions, and is left out of
+// an answer for all topics, as in Kafka.
 
 import (
 	"context"
 	"maps"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/group"
@@ -32,7 +38,7 @@ func handleOffsetFetch(ctx context.Context, s *Server, r *request, req *kmsg.Off
 				rg.Topics = append(rg.Topics, gt)
 			}
 		}
-		g := s.fetchGroupOffsets(ctx, rg)
+		g := s.fetchGroupOffsets(ctx, r, rg)
 		resp.ErrorCode = g.ErrorCode
 		for _, gt := range g.Topics {
 			t := kmsg.NewOffsetFetchResponseTopic()
@@ -47,15 +53,19 @@ func handleOffsetFetch(ctx context.Context, s *Server, r *request, req *kmsg.Off
 		return resp, nil
 	}
 	for _, rg := range req.Groups {
-		resp.Groups = append(resp.Groups, s.fetchGroupOffsets(ctx, rg))
+		resp.Groups = append(resp.Groups, s.fetchGroupOffsets(ctx, r, rg))
 	}
 	return resp, nil
 }
 
 // fetchGroupOffsets answers one group of an OffsetFetch.
-func (s *Server) fetchGroupOffsets(ctx context.Context, rg kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
+func (s *Server) fetchGroupOffsets(ctx context.Context, r *request, rg kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
 	g := kmsg.NewOffsetFetchResponseGroup()
 	g.Group = rg.Group
+	if !s.authorizedGroup(r, kmsg.ACLOperationDescribe, rg.Group) {
+		g.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return g
+	}
 	c, err := s.groups.GroupCoordinator(ctx, rg.Group)
 	if err != nil {
 		g.ErrorCode = errorCode(err)
@@ -79,11 +89,21 @@ func (s *Server) fetchGroupOffsets(ctx context.Context, rg kmsg.OffsetFetchReque
 		g.ErrorCode = errorCode(err)
 		return g
 	}
-	if want == nil {
+	all := want == nil
+	if all {
 		want = slices.SortedFunc(maps.Keys(got), group.ComparePartitions)
 	}
 	byTopic := map[string]int{}
+	allowed := map[string]bool{}
 	for _, tp := range want {
+		described, checked := allowed[tp.Topic]
+		if !checked {
+			described = s.authorizedTopic(r, kmsg.ACLOperationDescribe, tp.Topic)
+			allowed[tp.Topic] = described
+		}
+		if !described && all {
+			continue // left out, as Kafka leaves out what may not be described
+		}
 		i, ok := byTopic[tp.Topic]
 		if !ok {
 			i = len(g.Topics)
@@ -94,8 +114,11 @@ func (s *Server) fetchGroupOffsets(ctx context.Context, rg kmsg.OffsetFetchReque
 		}
 		p := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 		p.Partition, p.Offset, p.LeaderEpoch, p.Metadata = tp.Partition, -1, -1, strptr("")
-		if o, ok := got[tp]; ok {
+		if o, found := got[tp]; described && found {
 			p.Offset, p.LeaderEpoch, p.Metadata = o.Offset, o.LeaderEpoch, strptr(o.Metadata)
+		}
+		if !described {
+			p.ErrorCode = kerr.TopicAuthorizationFailed.Code
 		}
 		g.Topics[i].Partitions = append(g.Topics[i].Partitions, p)
 	}

@@ -17,6 +17,10 @@ package kafka
 // Kafka additionally lets -2 be answered by a follower and checks
 // CLUSTER_ACTION for followers; Strata has no ACLs and its followers ask the
 // leader. Versions 0-1 are not served (Kafka 4 removed them).
+//
+// Authorization (authorize.go): CLUSTER_ACTION on the CLUSTER (followers)
+// allows every topic; otherwise DESCRIBE on each topic, else
+// TOPIC_AUTHORIZATION_FAILED on its partitions, as in Kafka.
 
 import (
 	"context"
@@ -27,15 +31,19 @@ import (
 
 func handleOffsetForLeaderEpoch(ctx context.Context, s *Server, r *request, req *kmsg.OffsetForLeaderEpochRequest) (*kmsg.OffsetForLeaderEpochResponse, error) {
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	agent := s.authorizedCluster(r, kmsg.ACLOperationClusterAction)
 	for _, rt := range req.Topics {
 		ot := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		ot.Topic = rt.Topic
 		t, ok := s.topics.Topic(rt.Topic)
+		denied := !agent && !s.authorizedTopic(r, kmsg.ACLOperationDescribe, rt.Topic)
 		for _, rp := range rt.Partitions {
 			op := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			op.Partition = rp.Partition
 			op.LeaderEpoch, op.EndOffset = -1, -1
-			if !ok {
+			if denied {
+				op.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else if !ok {
 				op.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			} else if p, local := localPartition(t, rp.Partition); !local {
 				op.ErrorCode = partitionError(t, rp.Partition)

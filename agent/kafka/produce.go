@@ -23,6 +23,9 @@ package kafka
 // MESSAGE_TOO_LARGE, and decompression across connections is bounded by
 // --produce-decompression-max-bytes (decompress.go); Kafka bounds only
 // the compressed size.
+//
+// Authorization (authorize.go): WRITE on each topic, else
+// TOPIC_AUTHORIZATION_FAILED on its partitions.
 
 import (
 	"context"
@@ -97,6 +100,7 @@ func (s *Server) startProduce(ctx context.Context, r *request, req *kmsg.Produce
 		} else {
 			t, ok = s.topics.Topic(rt.Topic)
 		}
+		denied := s.deniedTopic(r, kmsg.ACLOperationWrite, rt.Topic, t, ok, r.version >= 13)
 		rtopic.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
 		for j := range rt.Partitions {
 			rp := &rtopic.Partitions[j]
@@ -107,6 +111,8 @@ func (s *Server) startProduce(ctx context.Context, r *request, req *kmsg.Produce
 				rp.ErrorCode = kerr.InvalidRequiredAcks.Code
 			case req.TransactionID != nil:
 				rp.ErrorCode = kerr.InvalidTxnState.Code
+			case denied:
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case !ok && r.version >= 13:
 				rp.ErrorCode = kerr.UnknownTopicID.Code
 			case !ok:

@@ -172,6 +172,7 @@ type Server struct {
 	groups        Groups
 	reassignments Reassignments
 	users         Users
+	authz         Authorizer
 	logger        *slog.Logger
 	metrics       *metrics
 	// sessions are the fetch sessions; they outlive connections.
@@ -208,6 +209,7 @@ func New(cfg Config, b Backends, logger *slog.Logger, m *Metrics) *Server {
 		groups:        orUnset(b.Groups, Groups(unset{"groups"})),
 		reassignments: orUnset(b.Reassignments, Reassignments(unset{"reassignments"})),
 		users:         orUnset(b.Users, Users(unset{"users"})),
+		authz:         orUnset(b.Authorizer, Authorizer(unset{"authorizer"})),
 		logger:        logger, metrics: m.get(), conns: map[net.Conn]struct{}{}, admit: newAdmission(cfg), stop: make(chan struct{}),
 		sessions:      newFetchSessionCache(cfg.FetchSessionCacheSlots, cfg.FetchSessionEvictionAge, m.get()),
 		decompression: newDecompressionBudget(cfg.DecompressionMaxBytes),

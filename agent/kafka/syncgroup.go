@@ -8,11 +8,14 @@ package kafka
 // Assignments are kept in memory only: after a coordinator restart members
 // rejoin and the leader assigns again, which every client does on
 // UNKNOWN_MEMBER_ID.
+//
+// Authorization (authorize.go): READ on the GROUP, else GROUP_AUTHORIZATION_FAILED.
 
 import (
 	"context"
 	"errors"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/group"
@@ -20,6 +23,10 @@ import (
 
 func handleSyncGroup(ctx context.Context, s *Server, r *request, req *kmsg.SyncGroupRequest) (*kmsg.SyncGroupResponse, error) {
 	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+	if !s.authorizedGroup(r, kmsg.ACLOperationRead, req.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	c, err := s.groups.GroupCoordinator(ctx, req.Group)
 	if err != nil {
 		resp.ErrorCode = errorCode(err)

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/acl"
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/internal/scram"
@@ -79,6 +82,17 @@ func (u unset) UpsertScramCredential(context.Context, string, scram.Credential) 
 func (u unset) DeleteScramCredential(context.Context, string, *scram.Mechanism) error {
 	return u.err()
 }
+
+// AuthorizerEnabled is false: no authorizer, so every request is allowed,
+// as in a Kafka broker without authorizer.class.name.
+func (unset) AuthorizerEnabled() bool { return false }
+func (unset) Authorize(string, string, kmsg.ACLOperation, kmsg.ACLResourceType, string) bool {
+	return true
+}
+func (unset) AuthorizeAny(string, string, kmsg.ACLOperation, kmsg.ACLResourceType) bool { return true }
+func (unset) DescribeACLs(acl.Filter) []acl.Entry                                       { return nil }
+func (u unset) CreateACLs(context.Context, []acl.Entry) error                           { return u.err() }
+func (u unset) DeleteACLs(context.Context, []acl.Filter) ([][]acl.Entry, error)         { return nil, u.err() }
 
 // orUnset returns f, or stand when f is nil.
 func orUnset[F comparable](f, stand F) F {
