@@ -11,6 +11,16 @@ cd "$(dirname "$0")/.."
 updated=
 need() {
 	command -v "$1" >/dev/null 2>&1 && return
+	apt_install "$1" "$2"
+}
+# need_python_module MODULE PACKAGE is need for a module of Debian's
+# /usr/bin/python3 (where Debian's python3-* packages install), whichever
+# python3 is first on PATH.
+need_python_module() {
+	/usr/bin/python3 -c "import $1" >/dev/null 2>&1 && return
+	apt_install "the Python module $1" "$2"
+}
+apt_install() {
 	if [ "$(id -u)" != 0 ]; then
 		echo "$1 is missing; install it with: sudo apt-get install -y $2" >&2
 		return
@@ -21,6 +31,11 @@ need() {
 need kcat kcat         # the kcat end-to-end tests
 need chromium chromium # the web console's browser test (internal/e2e/console_test.go)
 need ip iproute2       # network namespaces for the chaos harness's cuts (internal/netns)
+# confluent-kafka-python and kafkajs (internal/e2e/clients_test.go); the
+# kafkajs test fetches kafkajs itself with npm ci.
+need_python_module confluent_kafka python3-confluent-kafka
+need node nodejs
+need npm npm
 
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 if [ -n "$unformatted" ]; then

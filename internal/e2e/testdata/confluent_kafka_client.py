@@ -1,0 +1,144 @@
+"""confluent-kafka-python (librdkafka) against a Strata agent, for
+internal/e2e/clients_test.go. Run with Debian's /usr/bin/python3.
+
+argv[1] is a JSON object:
+  bootstrap  host:port of the listener
+  security   security.protocol: SASL_SSL or SSL
+  mechanism, username, password   SASL (SASL_SSL only)
+  ca, cert, key                   PEM files (cert and key: mutual TLS)
+  topic, count                    what to create, produce and read back
+  mode       "roundtrip": create the topic, produce count keyed records,
+             read them back from offset 0 and print "key:value" lines;
+             "connect": fetch metadata only.
+
+Any client error ends the run with exit status 1 and one line on stderr,
+"ERROR <librdkafka error name> <message>", which the Go test matches.
+"""
+
+import json
+import sys
+import time
+
+from confluent_kafka import (OFFSET_BEGINNING, Consumer, KafkaError,
+                             KafkaException, Producer, TopicPartition)
+from confluent_kafka.admin import AdminClient, NewTopic
+
+TIMEOUT = 20.0  # seconds for each step; the Go test bounds the whole run
+
+
+class ClientError(Exception):
+    def __init__(self, err):
+        super().__init__(err)
+        self.err = err
+
+
+def fail(err):
+    if isinstance(err, KafkaError):
+        print("ERROR", err.name(), err.str(), file=sys.stderr)
+    else:
+        print("ERROR", type(err).__name__, err, file=sys.stderr)
+    sys.exit(1)
+
+
+def librdkafka_config(cfg):
+    conf = {
+        "bootstrap.servers": cfg["bootstrap"],
+        "security.protocol": cfg["security"],
+        "ssl.ca.location": cfg["ca"],
+        # Errors such as a refused SASL login reach error_cb; raising there
+        # stops the run at the first one instead of retrying until TIMEOUT.
+        "error_cb": raise_error,
+    }
+    if cfg.get("mechanism"):
+        conf["sasl.mechanisms"] = cfg["mechanism"]
+        conf["sasl.username"] = cfg["username"]
+        conf["sasl.password"] = cfg["password"]
+    if cfg.get("cert"):
+        conf["ssl.certificate.location"] = cfg["cert"]
+        conf["ssl.key.location"] = cfg["key"]
+    return conf
+
+
+def raise_error(err):
+    raise ClientError(err)
+
+
+def connect(conf):
+    # error_cb runs only inside poll(), not while list_topics waits, so
+    # alternate the two until metadata arrives or an error is raised.
+    producer = Producer(conf)
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        producer.poll(0.2)
+        try:
+            producer.list_topics(timeout=0.5)
+            return
+        except KafkaException:
+            continue
+    producer.poll(0.2)
+    raise RuntimeError("no metadata in %.0f s" % TIMEOUT)
+
+
+def create_topic(conf, topic):
+    admin = AdminClient(conf)
+    futures = admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)],
+                                  operation_timeout=TIMEOUT, request_timeout=TIMEOUT)
+    futures[topic].result(timeout=TIMEOUT)
+
+
+def produce(conf, topic, count):
+    producer = Producer(dict(conf, acks="all"))
+    failed = []
+
+    def delivered(err, _msg):
+        if err is not None:
+            failed.append(err)
+
+    for i in range(count):
+        producer.produce(topic, key=b"key-%d" % i, value=b"value-%d" % i, on_delivery=delivered)
+    if producer.flush(TIMEOUT) != 0:
+        raise RuntimeError("records still undelivered after %.0f s" % TIMEOUT)
+    if failed:
+        raise ClientError(failed[0])
+
+
+def consume(conf, topic, count):
+    consumer = Consumer(dict(conf, **{"group.id": "confluent-kafka-python-" + topic,
+                                      "enable.auto.commit": False}))
+    # assign, not subscribe: reads from offset 0 without a group join.
+    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    lines = []
+    deadline = time.monotonic() + TIMEOUT
+    while len(lines) < count and time.monotonic() < deadline:
+        msg = consumer.poll(1.0)
+        if msg is None:
+            continue
+        if msg.error():
+            raise ClientError(msg.error())
+        lines.append("%s:%s" % (msg.key().decode(), msg.value().decode()))
+    consumer.close()
+    return lines
+
+
+def main():
+    cfg = json.loads(sys.argv[1])
+    conf = librdkafka_config(cfg)
+    try:
+        if cfg["mode"] == "connect":
+            connect(conf)
+            print("connected")
+            return
+        create_topic(conf, cfg["topic"])
+        produce(conf, cfg["topic"], cfg["count"])
+        for line in consume(conf, cfg["topic"], cfg["count"]):
+            print(line)
+    except ClientError as e:
+        fail(e.err)
+    except KafkaException as e:
+        fail(e.args[0])
+    except Exception as e:  # noqa: BLE001 - any failure is the test's answer
+        fail(e)
+
+
+if __name__ == "__main__":
+    main()

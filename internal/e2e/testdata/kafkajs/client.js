@@ -1,0 +1,103 @@
+// kafkajs against a Strata agent, for internal/e2e/clients_test.go, which
+// installs package-lock.json's kafkajs with npm ci and runs this with node.
+//
+// argv[2] is a JSON object:
+//   bootstrap  host:port of the listener
+//   security   SASL_SSL or SSL (kafkajs has no such key: SASL_SSL is ssl + sasl)
+//   mechanism, username, password   SASL (SASL_SSL only)
+//   ca, cert, key                   PEM files (cert and key: mutual TLS)
+//   topic, count                    what to create, produce and read back
+//   mode       "roundtrip": create the topic, produce count keyed records,
+//              read them back from the beginning in a fresh group and print
+//              "key:value" lines; "connect": connect an admin client only.
+//
+// Any client error ends the run with exit status 1 and one line on stderr,
+// "ERROR <error name> <message>", which the Go test matches.
+'use strict'
+
+const fs = require('fs')
+const { Kafka, logLevel } = require('kafkajs')
+
+const TIMEOUT_MS = 20000 // for each step; the Go test bounds the whole run
+
+function kafkaConfig(cfg) {
+  const ssl = { ca: [fs.readFileSync(cfg.ca)] }
+  if (cfg.cert) {
+    ssl.cert = fs.readFileSync(cfg.cert)
+    ssl.key = fs.readFileSync(cfg.key)
+  }
+  const conf = {
+    clientId: 'strata-e2e-kafkajs',
+    brokers: [cfg.bootstrap],
+    ssl,
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 10000,
+    authenticationTimeout: 10000,
+    requestTimeout: TIMEOUT_MS,
+    // A few retries: the test wants a working client or a clear error soon.
+    retry: { retries: 3 },
+  }
+  if (cfg.mechanism) {
+    // kafkajs names mechanisms in lower case: plain, scram-sha-256, scram-sha-512.
+    conf.sasl = { mechanism: cfg.mechanism.toLowerCase(), username: cfg.username, password: cfg.password }
+  }
+  return conf
+}
+
+async function roundtrip(kafka, topic, count) {
+  const admin = kafka.admin()
+  await admin.connect()
+  await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true, timeout: TIMEOUT_MS })
+  await admin.disconnect()
+
+  const producer = kafka.producer()
+  await producer.connect()
+  const messages = []
+  for (let i = 0; i < count; i++) {
+    messages.push({ key: `key-${i}`, value: `value-${i}` })
+  }
+  await producer.send({ topic, acks: -1, messages })
+  await producer.disconnect()
+
+  // kafkajs has no assign: a fresh group reading from the beginning.
+  const consumer = kafka.consumer({ groupId: `kafkajs-${topic}` })
+  await consumer.connect()
+  await consumer.subscribe({ topics: [topic], fromBeginning: true })
+  const lines = []
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`read ${lines.length} of ${count} records in ${TIMEOUT_MS} ms`)), TIMEOUT_MS)
+    consumer.on(consumer.events.CRASH, e => { clearTimeout(timer); reject(e.payload.error) })
+    consumer.run({
+      eachMessage: async ({ message }) => {
+        lines.push(`${message.key}:${message.value}`)
+        if (lines.length >= count) {
+          clearTimeout(timer)
+          resolve()
+        }
+      },
+    }).catch(reject)
+  })
+  await consumer.disconnect()
+  return lines
+}
+
+async function main() {
+  const cfg = JSON.parse(process.argv[2])
+  const kafka = new Kafka(kafkaConfig(cfg))
+  if (cfg.mode === 'connect') {
+    const admin = kafka.admin()
+    await admin.connect()
+    await admin.listTopics()
+    await admin.disconnect()
+    console.log('connected')
+    return
+  }
+  for (const line of await roundtrip(kafka, cfg.topic, cfg.count)) {
+    console.log(line)
+  }
+}
+
+main().catch(e => {
+  console.error(`ERROR ${e.name} ${e.message}`)
+  process.exit(1)
+})
