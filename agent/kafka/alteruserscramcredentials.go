@@ -62,6 +62,15 @@ func handleAlterUserScramCredentials(ctx context.Context, s *Server, r *request,
 	// Deletions are checked against the store before anything is written,
 	// so that a user's missing credential fails all of its alterations,
 	// not only those after it.
+	if !s.authorizedCluster(r, kmsg.ACLOperationAlter) {
+		msg := "not authorized to ALTER the CLUSTER"
+		for _, user := range order {
+			res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+			res.User, res.ErrorCode, res.ErrorMessage = user, kerr.ClusterAuthorizationFailed.Code, &msg
+			resp.Results = append(resp.Results, res)
+		}
+		return resp, nil
+	}
 	var existing map[string][]scram.Credential
 	if len(req.Deletions) > 0 {
 		var err error
@@ -77,10 +86,7 @@ func handleAlterUserScramCredentials(ctx context.Context, s *Server, r *request,
 	for _, user := range order {
 		res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
 		res.User = user
-		code, msg := kerr.ClusterAuthorizationFailed.Code, "not authorized to ALTER the CLUSTER"
-		if s.authorizedCluster(r, kmsg.ACLOperationAlter) {
-			code, msg = s.alterUserScram(ctx, user, byUser[user], existing[user])
-		}
+		code, msg := s.alterUserScram(ctx, user, byUser[user], existing[user])
 		if code != 0 {
 			res.ErrorCode, res.ErrorMessage = code, &msg
 		}
