@@ -55,9 +55,16 @@ type clientFlags struct {
 	// SASL, for a SASL_PLAINTEXT or SASL_SSL listener; no mechanism
 	// means none.
 	saslMechanism, saslUser, saslPassword string
-	// TLS, for an SSL or SASL_SSL listener.
-	tls       bool
-	tlsCAFile string
+	// TLS, for an SSL or SASL_SSL listener, with a client certificate
+	// for one that asks (--tls-client-auth).
+	tls                     bool
+	tlsCAFile               string
+	tlsCertFile, tlsKeyFile string
+	// commandConfig is a properties file of the same settings
+	// (commandconfig.go), applied once, by validate.
+	commandConfig string
+	fs            *pflag.FlagSet
+	applied       bool
 }
 
 // register adds --bootstrap and --timeout to fs. The bootstrap default is
@@ -77,14 +84,25 @@ func (f *clientFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.tlsCAFile, "tls-ca-file", "", "PEM file of the CA certificates that sign the brokers' certificates (implies --tls).")
 	fs.StringVar(&f.saslUser, "sasl-user", "", "SASL user name (with --sasl-mechanism).")
 	fs.StringVar(&f.saslPassword, "sasl-password", os.Getenv(envSASLPassword), "SASL password (with --sasl-mechanism; environment: "+envSASLPassword+", which keeps it out of the process list).")
+	fs.StringVar(&f.tlsCertFile, "tls-cert-file", "", "PEM client certificate for a listener that asks for one (implies --tls; with --tls-key-file).")
+	fs.StringVar(&f.tlsKeyFile, "tls-key-file", "", "PEM key of --tls-cert-file.")
+	fs.StringVar(&f.commandConfig, "command-config", "", "Properties file of client settings as Kafka's tools and librdkafka take them (security.protocol, sasl.mechanism, sasl.username, sasl.password, ssl.ca.location, ssl.certificate.location, ssl.key.location, bootstrap.servers); flags win over it.")
+	f.fs = fs
 }
 
 // tlsOpt is the franz-go option for --tls and --tls-ca-file, or nil.
 func (f *clientFlags) tlsOpt() (kgo.Opt, error) {
-	if !f.tls && f.tlsCAFile == "" {
+	if !f.tls && f.tlsCAFile == "" && f.tlsCertFile == "" {
 		return nil, nil
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if f.tlsCertFile != "" || f.tlsKeyFile != "" {
+		pair, err := tls.LoadX509KeyPair(f.tlsCertFile, f.tlsKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("client: --tls-cert-file, --tls-key-file: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
 	if f.tlsCAFile != "" {
 		pem, err := os.ReadFile(f.tlsCAFile)
 		if err != nil {
@@ -138,6 +156,12 @@ func (f *clientFlags) seeds() ([]string, error) {
 // validate checks the flags before anything is dialled, so a typo fails at
 // once instead of after a connection timeout.
 func (f *clientFlags) validate() error {
+	if !f.applied && f.fs != nil {
+		f.applied = true
+		if err := f.applyCommandConfig(f.fs); err != nil {
+			return err
+		}
+	}
 	if _, err := f.seeds(); err != nil {
 		return err
 	}

@@ -3,6 +3,9 @@ package e2e
 import (
 	"crypto/tls"
 	"crypto/x509/pkix"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +62,17 @@ func TestMutualTLS(t *testing.T) {
 	out := runKcat(t, kcat, nil, append(auth, "-C", "-t", topic, "-p", "0", "-e", "-q", "-o", "beginning", "-f", "%k:%s\n")...)
 	if got := string(out); got != "k1:from franz-go\nk2:from kcat\n" {
 		t.Fatalf("kcat read back over mutual TLS:\n%s", got)
+	}
+
+	// The CLI with a librdkafka-style properties file, as kcat -F takes it.
+	props := filepath.Join(t.TempDir(), "client.properties")
+	if err := os.WriteFile(props, []byte("security.protocol=SSL\nssl.ca.location="+ca.CertFile+
+		"\nssl.certificate.location="+billing.CertFile+"\nssl.key.location="+billing.KeyFile+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cli := exec.CommandContext(ctxT(t, opTimeout), testagent.Build(t), "topic", "list", "--bootstrap", addr, "--timeout", "10s", "--command-config", props)
+	if out, err := cli.CombinedOutput(); err != nil || !hasRow(string(out), topic, "") {
+		t.Fatalf("strata topic list --command-config over mutual TLS: %v\n%s", err, out)
 	}
 
 	for name, f := range map[string]*tlstest.Files{"no certificate": nil, "another CA's certificate": &stranger, "an unmapped subject": &unmapped} {
