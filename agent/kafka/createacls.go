@@ -23,17 +23,11 @@ import (
 func handleCreateACLs(ctx context.Context, s *Server, r *request, req *kmsg.CreateACLsRequest) (*kmsg.CreateACLsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.CreateACLsResponse)
 	resp.Results = make([]kmsg.CreateACLsResponseResult, len(req.Creations))
-	fail := func(code *kerr.Error, msg *string) (*kmsg.CreateACLsResponse, error) {
+	if code, msg := aclAPIRefusal(s, r, kmsg.ACLOperationAlter); code != nil {
 		for i := range resp.Results {
 			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = code.Code, msg
 		}
 		return resp, nil
-	}
-	switch {
-	case !s.authz.AuthorizerEnabled():
-		return fail(kerr.SecurityDisabled, strptr(noAuthorizer))
-	case !s.authorizedCluster(r, kmsg.ACLOperationAlter):
-		return fail(kerr.ClusterAuthorizationFailed, nil)
 	}
 	var valid []acl.Entry
 	var validAt []int

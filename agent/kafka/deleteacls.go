@@ -20,17 +20,11 @@ import (
 func handleDeleteACLs(ctx context.Context, s *Server, r *request, req *kmsg.DeleteACLsRequest) (*kmsg.DeleteACLsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.DeleteACLsResponse)
 	resp.Results = make([]kmsg.DeleteACLsResponseResult, len(req.Filters))
-	fail := func(code *kerr.Error, msg *string) (*kmsg.DeleteACLsResponse, error) {
+	if code, msg := aclAPIRefusal(s, r, kmsg.ACLOperationAlter); code != nil {
 		for i := range resp.Results {
 			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = code.Code, msg
 		}
 		return resp, nil
-	}
-	switch {
-	case !s.authz.AuthorizerEnabled():
-		return fail(kerr.SecurityDisabled, strptr(noAuthorizer))
-	case !s.authorizedCluster(r, kmsg.ACLOperationAlter):
-		return fail(kerr.ClusterAuthorizationFailed, nil)
 	}
 	var valid []acl.Filter
 	var validAt []int

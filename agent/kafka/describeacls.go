@@ -22,16 +22,26 @@ import (
 // noAuthorizer is Kafka's message for SECURITY_DISABLED.
 const noAuthorizer = "No Authorizer is configured: start the agents with --authorizer acl."
 
+// aclAPIRefusal is what the three ACL APIs answer before looking at their
+// request: SECURITY_DISABLED without an authorizer, and
+// CLUSTER_AUTHORIZATION_FAILED when the principal may not do op on the
+// CLUSTER; nil when the request may go on.
+func aclAPIRefusal(s *Server, r *request, op kmsg.ACLOperation) (*kerr.Error, *string) {
+	switch {
+	case !s.authz.AuthorizerEnabled():
+		return kerr.SecurityDisabled, strptr(noAuthorizer)
+	case !s.authorizedCluster(r, op):
+		return kerr.ClusterAuthorizationFailed, nil
+	}
+	return nil, nil
+}
+
 func handleDescribeACLs(ctx context.Context, s *Server, r *request, req *kmsg.DescribeACLsRequest) (*kmsg.DescribeACLsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeACLsResponse)
 	f := acl.Filter{ResourceType: req.ResourceType, ResourceName: req.ResourceName, PatternType: req.ResourcePatternType,
 		Principal: req.Principal, Host: req.Host, Operation: req.Operation, Permission: req.PermissionType}
-	switch {
-	case !s.authz.AuthorizerEnabled():
-		resp.ErrorCode, resp.ErrorMessage = kerr.SecurityDisabled.Code, strptr(noAuthorizer)
-		return resp, nil
-	case !s.authorizedCluster(r, kmsg.ACLOperationDescribe):
-		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+	if code, msg := aclAPIRefusal(s, r, kmsg.ACLOperationDescribe); code != nil {
+		resp.ErrorCode, resp.ErrorMessage = code.Code, msg
 		return resp, nil
 	}
 	if err := f.Validate(); err != nil {
