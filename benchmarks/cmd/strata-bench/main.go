@@ -56,6 +56,7 @@ func run() error {
 	fs.StringVar(&peers.BinDir, "peer-bin-dir", "", "Directory holding built kfake-server and jetstream-server binaries (built there if missing); empty builds them into a temporary directory.")
 	limits := fs.Duration("limits", 0, "Before the runs, measure the machine --runs times, for about this long per limit: fdatasync'd sequential writes and 4 KiB fdatasync latency in $TMPDIR, and loopback TCP bandwidth; 0 skips it. With --target '' nothing else is run.")
 	runs := fs.Int("runs", 1, "Runs per system and replication factor; with more than one, the medians are printed last.")
+	warmups := fs.Int("warmup-runs", 0, "Rounds run on every system before the measured ones, their results discarded (a summary on stderr only), so that no system's first measured run pays for the systems' start (heap growth, caches); they alternate like the measured rounds.")
 	factors := fs.IntSlice("replication-factor", []int{cfg.ReplicationFactor}, "Replication factors of the benchmark topic, comma-separated; each run is repeated for each, in turn.")
 	var strata loadgen.StrataOptions
 	fs.StringVar(&strata.Binary, "strata-bin", "", "A built strata binary for --target strata and strata-cluster; empty builds ./cmd/strata of the module in the working directory.")
@@ -86,6 +87,9 @@ func run() error {
 	}
 	if *runs < 1 {
 		return fmt.Errorf("--runs %d: want at least 1", *runs)
+	}
+	if *warmups < 0 {
+		return fmt.Errorf("--warmup-runs %d: want 0 or more", *warmups)
 	}
 	if *agents < 1 {
 		return fmt.Errorf("--cluster-agents %d: want at least 1", *agents)
@@ -153,7 +157,7 @@ func run() error {
 	var order []string
 	results := map[string][]loadgen.Result{}
 	enc := json.NewEncoder(os.Stdout)
-	for round := range *runs {
+	for round := range *warmups + *runs {
 		// Every other round runs the systems in reverse (A B, B A, A B,
 		// ...), so that no system always runs first, right after the
 		// targets started, or always right after the same other system
@@ -170,6 +174,10 @@ func run() error {
 				res, err := loadgen.Run(ctx, t, c)
 				if err != nil {
 					return fmt.Errorf("%s: %w", t.System(), err)
+				}
+				if round < *warmups {
+					fmt.Fprintln(os.Stderr, "warm-up, discarded:", res.Summary())
+					continue
 				}
 				if err := enc.Encode(res); err != nil {
 					return err
