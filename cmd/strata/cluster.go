@@ -19,6 +19,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -281,6 +282,7 @@ func newAgentDrainCmd() *cobra.Command {
 	var wait, force bool
 	var timeout, limit time.Duration
 	var tokenFile string
+	var tlsFlags clientFlags // only its TLS fields
 	cmd := &cobra.Command{
 		Use:   "drain [AGENT-ID]",
 		Short: "Move an agent's leaderships and replicas to the others, then stop it",
@@ -303,12 +305,20 @@ func newAgentDrainCmd() *cobra.Command {
 			if limit > 0 {
 				body["timeout"] = limit.String()
 			}
-			target := "http://" + addr + "/v1/drain?" + q.Encode()
+			tc, err := tlsFlags.tlsConfig()
+			if err != nil {
+				return err
+			}
+			client, scheme := http.DefaultClient, "http"
+			if tc != nil {
+				client, scheme = &http.Client{Transport: &http.Transport{TLSClientConfig: tc}}, "https"
+			}
+			target := scheme + "://" + addr + "/v1/drain?" + q.Encode()
 			token, err := httpToken(tokenFile)
 			if err != nil {
 				return err
 			}
-			st, err := drainCall(http.MethodPost, target, body, token)
+			st, err := drainCall(client, http.MethodPost, target, body, token)
 			if err != nil {
 				return err
 			}
@@ -322,7 +332,9 @@ func newAgentDrainCmd() *cobra.Command {
 			deadline := time.Now().Add(timeout)
 			for time.Now().Before(deadline) {
 				time.Sleep(500 * time.Millisecond)
-				st, err := drainCall(http.MethodGet, target, nil, "")
+				// The token too: the agent may restrict its pages
+				// (--http-require-auth-for pages).
+				st, err := drainCall(client, http.MethodGet, target, nil, token)
 				switch {
 				case errors.Is(err, errAgentGone):
 					fmt.Fprintln(cmd.OutOrStdout(), "drained; the agent has stopped")
@@ -342,6 +354,10 @@ func newAgentDrainCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&wait, "wait", false, "Wait until the agent has stopped.")
 	cmd.Flags().StringVar(&tokenFile, "http-token-file", "", "The agents' --http-token-file; its first token authorizes the drain.")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "Longest --wait.")
+	cmd.Flags().BoolVar(&tlsFlags.tls, "tls", false, "Call the agent over HTTPS (its --http-tls), checking its certificate against the system's roots or --tls-ca-file.")
+	cmd.Flags().StringVar(&tlsFlags.tlsCAFile, "tls-ca-file", "", "PEM file of the CA certificates that sign the agent's certificate (implies --tls).")
+	cmd.Flags().StringVar(&tlsFlags.tlsCertFile, "tls-cert-file", "", "PEM client certificate, for an agent with --http-tls-client-auth whose ACLs allow its principal ALTER on the CLUSTER (implies --tls; with --tls-key-file).")
+	cmd.Flags().StringVar(&tlsFlags.tlsKeyFile, "tls-key-file", "", "PEM key of --tls-cert-file.")
 	return cmd
 }
 
@@ -374,7 +390,7 @@ var errAgentGone = errors.New("the agent has stopped")
 // agent requires of a state-changing request. A refused or failed drain
 // comes back in Error; only transport failures and unexpected answers are
 // errors.
-func drainCall(method, target string, body map[string]any, token string) (drainStatus, error) {
+func drainCall(client *http.Client, method, target string, body map[string]any, token string) (drainStatus, error) {
 	var st drainStatus
 	var payload io.Reader
 	if body != nil {
@@ -394,7 +410,7 @@ func drainCall(method, target string, body map[string]any, token string) (drainS
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		if method == http.MethodGet {
 			return st, errAgentGone
@@ -405,8 +421,13 @@ func drainCall(method, target string, body map[string]any, token string) (drainS
 	if method == http.MethodGet && resp.StatusCode == http.StatusNotFound {
 		return st, errAgentGone
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
 		return st, fmt.Errorf("drain: %s answered %s: %w", target, resp.Status, err)
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		// A refusal for want of credentials (401, 403) is plain text.
+		return st, fmt.Errorf("drain: %s answered %s: %s", target, resp.Status, strings.TrimSpace(string(raw)))
 	}
 	if resp.StatusCode != http.StatusOK && st.Error == "" {
 		return st, fmt.Errorf("drain: %s answered %s", target, resp.Status)
