@@ -27,7 +27,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/strata-streaming/strata/agent/placement"
-	"github.com/strata-streaming/strata/internal/secretfile"
 )
 
 func newClusterCmd() *cobra.Command {
@@ -281,8 +280,7 @@ func newAgentDrainCmd() *cobra.Command {
 	var addr string
 	var wait, force bool
 	var timeout, limit time.Duration
-	var tokenFile string
-	var tlsFlags clientFlags // only its TLS fields
+	var httpFlags agentHTTPFlags
 	cmd := &cobra.Command{
 		Use:   "drain [AGENT-ID]",
 		Short: "Move an agent's leaderships and replicas to the others, then stop it",
@@ -305,20 +303,12 @@ func newAgentDrainCmd() *cobra.Command {
 			if limit > 0 {
 				body["timeout"] = limit.String()
 			}
-			tc, err := tlsFlags.tlsConfig()
+			h, err := httpFlags.open()
 			if err != nil {
 				return err
 			}
-			client, scheme := http.DefaultClient, "http"
-			if tc != nil {
-				client, scheme = &http.Client{Transport: &http.Transport{TLSClientConfig: tc}}, "https"
-			}
-			target := scheme + "://" + addr + "/v1/drain?" + q.Encode()
-			token, err := httpToken(tokenFile)
-			if err != nil {
-				return err
-			}
-			st, err := drainCall(client, http.MethodPost, target, body, token)
+			target := h.url(addr, "/v1/drain?"+q.Encode())
+			st, err := drainCall(h, http.MethodPost, target, body)
 			if err != nil {
 				return err
 			}
@@ -334,7 +324,7 @@ func newAgentDrainCmd() *cobra.Command {
 				time.Sleep(500 * time.Millisecond)
 				// The token too: the agent may restrict its pages
 				// (--http-require-auth-for pages).
-				st, err := drainCall(client, http.MethodGet, target, nil, token)
+				st, err := drainCall(h, http.MethodGet, target, nil)
 				switch {
 				case errors.Is(err, errAgentGone):
 					fmt.Fprintln(cmd.OutOrStdout(), "drained; the agent has stopped")
@@ -352,26 +342,9 @@ func newAgentDrainCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&force, "force", false, "Stop the agent at the time limit even if replicas are left, or when the others cannot hold them all.")
 	cmd.Flags().DurationVar(&limit, "drain-timeout", 0, "Time limit of the drain; 0 means the agent's --drain-timeout (5m when that is 0).")
 	cmd.Flags().BoolVar(&wait, "wait", false, "Wait until the agent has stopped.")
-	cmd.Flags().StringVar(&tokenFile, "http-token-file", "", "The agents' --http-token-file; its first token authorizes the drain.")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "Longest --wait.")
-	cmd.Flags().BoolVar(&tlsFlags.tls, "tls", false, "Call the agent over HTTPS (its --http-tls), checking its certificate against the system's roots or --tls-ca-file.")
-	cmd.Flags().StringVar(&tlsFlags.tlsCAFile, "tls-ca-file", "", "PEM file of the CA certificates that sign the agent's certificate (implies --tls).")
-	cmd.Flags().StringVar(&tlsFlags.tlsCertFile, "tls-cert-file", "", "PEM client certificate, for an agent with --http-tls-client-auth whose ACLs allow its principal ALTER on the CLUSTER (implies --tls; with --tls-key-file).")
-	cmd.Flags().StringVar(&tlsFlags.tlsKeyFile, "tls-key-file", "", "PEM key of --tls-cert-file.")
+	httpFlags.register(cmd.Flags())
 	return cmd
-}
-
-// httpToken is the first token of an agent's --http-token-file, or "" when
-// path is empty.
-func httpToken(path string) (string, error) {
-	if path == "" {
-		return "", nil
-	}
-	lines, err := secretfile.Read(path)
-	if err != nil {
-		return "", fmt.Errorf("--http-token-file %s: %w", path, err)
-	}
-	return lines[0].Text, nil
 }
 
 // drainStatus is the agent's /v1/drain answer.
@@ -390,7 +363,7 @@ var errAgentGone = errors.New("the agent has stopped")
 // agent requires of a state-changing request. A refused or failed drain
 // comes back in Error; only transport failures and unexpected answers are
 // errors.
-func drainCall(client *http.Client, method, target string, body map[string]any, token string) (drainStatus, error) {
+func drainCall(h agentHTTP, method, target string, body map[string]any) (drainStatus, error) {
 	var st drainStatus
 	var payload io.Reader
 	if body != nil {
@@ -407,10 +380,8 @@ func drainCall(client *http.Client, method, target string, body map[string]any, 
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := client.Do(req)
+	h.authorize(req)
+	resp, err := h.client.Do(req)
 	if err != nil {
 		if method == http.MethodGet {
 			return st, errAgentGone

@@ -30,6 +30,7 @@ func TestAgentDrainCommand(t *testing.T) {
 // TestAgentDrainCommandHTTPS: the command drains an agent with --http-tls
 // over HTTPS, presenting a client certificate whose principal is a super
 // user; without the certificate it is refused and the agent keeps running.
+// `tiering status` reads the agent's restricted pages the same way.
 func TestAgentDrainCommandHTTPS(t *testing.T) {
 	ca := tlstest.NewCA(t, "cluster CA")
 	server := ca.Issue(t, "agent", pkix.Name{CommonName: "agent-0"})
@@ -39,7 +40,15 @@ func TestAgentDrainCommandHTTPS(t *testing.T) {
 		cfg.TLS.CertFile, cfg.TLS.KeyFile, cfg.TLS.ClientCAFile = server.CertFile, server.KeyFile, ca.CertFile
 		cfg.SSLPrincipalMappingRules = "RULE:^CN=(.*)$/$1/"
 		cfg.Authorizer, cfg.SuperUsers = "acl", "User:ops"
+		cfg.HTTPRequireAuthFor = []string{"pages"}
 	})
+	tiering := []string{"tiering", "status", "--http", a.HTTPAddr().String(), "--tls-ca-file", ca.CertFile}
+	if _, _, err := runCLI(t, "", tiering...); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("tiering status without a certificate: %v; want a 401", err)
+	}
+	if out, _, err := runCLI(t, "", append(tiering, "--tls-cert-file", ops.CertFile, "--tls-key-file", ops.KeyFile)...); err != nil || !strings.Contains(out, "TOPIC") {
+		t.Errorf("tiering status with a certificate: %q, %v", out, err)
+	}
 	args := []string{"agent", "drain", "--http", a.HTTPAddr().String(), "--tls-ca-file", ca.CertFile, "--force", "--wait", "--drain-timeout", "10s", "--timeout", "2m"}
 	if out, _, err := runCLI(t, "", args...); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("drain without a certificate: %q, %v; want a 401", out, err)
