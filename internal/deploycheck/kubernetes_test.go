@@ -189,6 +189,39 @@ func TestKubernetesManifests(t *testing.T) {
 		checkSecretsDocumented(t, root, refs, whole)
 	})
 
+	t.Run("certificate", func(t *testing.T) {
+		i := slices.IndexFunc(secretRefs, func(r secretRef) bool { return r.key == "tls.crt" })
+		if i < 0 {
+			t.Skip("the agents read no certificate from a Secret")
+		}
+		// Every advertised listener's host, with a pod's sample fields;
+		// the client Services' names; the preStop hook's host.
+		raw, _ := splitArgs(c.Args[1:])
+		env := c.envVars()
+		var hosts []string
+		for _, adv := range advertisedListeners(raw) {
+			host, _, _ := net.SplitHostPort(envReference.ReplaceAllStringFunc(adv, func(ref string) string {
+				field, _ := strings.CutPrefix(env[envReference.FindStringSubmatch(ref)[1]], "fieldRef:")
+				return sampleFields[field]
+			}))
+			hosts = append(hosts, host)
+		}
+		for _, d := range ofKind(docs, "v1", "Service") {
+			var s service
+			d.decode(t, &s)
+			if s.Spec.ClusterIP != "None" {
+				hosts = append(hosts, s.Metadata.Name+"."+kust.Namespace+".svc", s.Metadata.Name+"."+kust.Namespace+".svc.cluster.local")
+			}
+		}
+		if c.Lifecycle.PreStop != nil && c.Lifecycle.PreStop.Exec != nil && len(c.Lifecycle.PreStop.Exec.Command) > 3 {
+			hook, _ := splitArgs(c.Lifecycle.PreStop.Exec.Command[3:])
+			if host, _, err := net.SplitHostPort(hook["http"]); err == nil {
+				hosts = append(hosts, host)
+			}
+		}
+		checkCertificateNames(t, dir, secretRefs[i].secret, hosts)
+	})
+
 	t.Run("security", func(t *testing.T) {
 		checkSecurity(t, c, pod.Spec, flags, listeners, secretRefs, samples)
 	})

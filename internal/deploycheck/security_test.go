@@ -1,6 +1,9 @@
 package deploycheck
 
 import (
+	"crypto/x509"
+	"net"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -87,5 +90,41 @@ func checkSecurity(t *testing.T, c container, pod podSpec, flags *pflag.FlagSet,
 	}
 	if tokens := value("http-token-file"); tokens != "" && inPod(hook["http-token-file"]) != tokens && hook["tls-cert-file"] == "" {
 		t.Errorf("preStop --http-token-file=%q: not the agent's --http-token-file; without its tokens the drain gets 401", hook["http-token-file"])
+	}
+}
+
+// checkCertificateNames: the cert-manager Certificate beside the
+// manifests (cert-manager/*.yaml) that makes the Secret holding the
+// agents' certificate names every host a client, an agent or the preStop
+// hook dials, so that each verifies it.
+func checkCertificateNames(t *testing.T, dir, secret string, hosts []string) {
+	t.Helper()
+	docs, _ := readManifests(t, filepath.Join(dir, "cert-manager"))
+	var found bool
+	for _, d := range ofKind(docs, "cert-manager.io/v1", "Certificate") {
+		var c struct {
+			Spec struct {
+				SecretName  string   `yaml:"secretName"`
+				DNSNames    []string `yaml:"dnsNames"`
+				IPAddresses []string `yaml:"ipAddresses"`
+			} `yaml:"spec"`
+		}
+		d.decode(t, &c)
+		if c.Spec.SecretName != secret {
+			continue
+		}
+		found = true
+		cert := &x509.Certificate{DNSNames: c.Spec.DNSNames}
+		for _, ip := range c.Spec.IPAddresses {
+			cert.IPAddresses = append(cert.IPAddresses, net.ParseIP(ip))
+		}
+		for _, h := range hosts {
+			if err := cert.VerifyHostname(h); err != nil {
+				t.Errorf("Certificate %s (Secret %s) does not name %s, which is dialed: %v", d.name, secret, h, err)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no cert-manager Certificate in %s/cert-manager makes Secret %s", kubernetesDir, secret)
 	}
 }
