@@ -21,9 +21,11 @@
 //     SASL for clients and agents, the agents' user bootstrapped and a
 //     super user, a gossip key, HTTPS with tokens, probes in HTTPS and
 //     open); the preStop hook runs a forced `strata agent drain --wait`
-//     against the agent's own HTTP port with the credentials it asks for,
-//     drains and stops a real agent with the manifests' HTTP settings,
-//     and the grace period outlasts the drain, the upload of sole copies
+//     against the agent's own HTTP port with the credentials it asks for;
+//     a real agent started with the manifests' settings (its own
+//     addresses and bucket) lets a client log in on each client listener
+//     as the agents' SASL user, and the hook drains and stops it; and the
+//     grace period outlasts the drain, the upload of sole copies
 //     and the shutdown. With kubectl on the PATH it also renders the
 //     kustomization.
 //   - TestMonitoringMatchesAgent runs two real agent processes, produces,

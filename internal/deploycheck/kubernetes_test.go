@@ -345,7 +345,7 @@ func TestKubernetesManifests(t *testing.T) {
 
 	t.Run("drain", func(t *testing.T) {
 		checkPreStop(t, root, c, pod.Spec, flags, httpPort)
-		runPreStop(t, c, pod.Spec, flags, samples)
+		runPreStop(t, c, pod.Spec, flags, samples, listeners)
 	})
 
 	t.Run("disruption-and-scaling", func(t *testing.T) {
