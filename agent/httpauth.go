@@ -181,14 +181,17 @@ func (g *httpGuard) check(r *http.Request) *httpAuthError {
 			return nil
 		}
 	}
-	what := "this request needs Authorization: Bearer <a token of the agent's --http-token-file>"
-	if g.principals != nil {
-		what = fmt.Sprintf("this request needs a client certificate whose principal may %s the CLUSTER", need.operation())
-		if g.tokens != nil {
-			what = "this request needs Authorization: Bearer <a token of the agent's --http-token-file>, or a client certificate whose principal may " + need.operation() + " the CLUSTER"
-		}
+	var ways []string
+	if g.tokens != nil {
+		ways = append(ways, "Authorization: Bearer <a token of the agent's --http-token-file>")
 	}
+	if g.principals != nil {
+		ways = append(ways, "a client certificate whose principal may "+need.operation()+" the CLUSTER")
+	}
+	what := "this request needs " + strings.Join(ways, ", or ")
 	switch {
+	case r.Header.Get("Authorization") != "" && g.tokens == nil:
+		return &httpAuthError{http.StatusUnauthorized, "this agent takes no bearer tokens (no --http-token-file); " + what}
 	case r.Header.Get("Authorization") != "":
 		return &httpAuthError{http.StatusUnauthorized, "the bearer token is not one of the agent's; " + what}
 	case principal != "":
