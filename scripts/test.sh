@@ -77,4 +77,5 @@ fuzz ./membership/ FuzzDecodeMeta
 fuzz ./membership/ FuzzDecodeMessage
 fuzz ./internal/scram/ FuzzConversation
 fuzz ./internal/scram/ FuzzParsePlain
+fuzz ./internal/oauthbearer/ FuzzParseClientResponse
 fuzz ./internal/scram/ FuzzParseBootstrap
