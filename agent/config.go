@@ -92,6 +92,8 @@ type Config struct {
 	InterAgentSASLMechanism    string
 	InterAgentSASLUser         string
 	InterAgentSASLPasswordFile string
+	// OAuthBearer configures the OAUTHBEARER mechanism (oauthbearer.go).
+	OAuthBearer OAuthBearerConfig
 	// SSLPrincipalMappingRules (--ssl-principal-mapping-rules) maps client
 	// certificate subjects to principals on SSL listeners.
 	SSLPrincipalMappingRules string
@@ -242,6 +244,7 @@ func DefaultConfig() Config {
 		ReconcileInterval:              10 * time.Second,
 		CredentialsRefreshInterval:     5 * time.Second,
 		TopicDefaults:                  metadata.Defaults{},
+		OAuthBearer:                    defaultOAuthBearerConfig(),
 	}
 }
 
@@ -272,7 +275,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.InterAgentSASLUser, "inter-agent-sasl-user", c.InterAgentSASLUser, "User followers authenticate as on a SASL --inter-agent-listener.")
 	fs.StringVar(&c.InterAgentSASLPasswordFile, "inter-agent-sasl-password-file", c.InterAgentSASLPasswordFile, "File whose first line is --inter-agent-sasl-user's password.")
 	fs.StringVar(&c.AdvertisedListeners, "advertised-listeners", c.AdvertisedListeners, "Addresses clients are told to connect to, per listener, as NAME://host:port,... (advertised.listeners); a listener left out is advertised as localhost with its port.")
-	fs.StringSliceVar(&c.Kafka.SASLEnabledMechanisms, "sasl-enabled-mechanisms", c.Kafka.SASLEnabledMechanisms, "SASL mechanisms SASL_PLAINTEXT and SASL_SSL listeners offer, of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (sasl.enabled.mechanisms). PLAIN checks the password against the user's SCRAM credential.")
+	fs.StringSliceVar(&c.Kafka.SASLEnabledMechanisms, "sasl-enabled-mechanisms", c.Kafka.SASLEnabledMechanisms, "SASL mechanisms SASL_PLAINTEXT and SASL_SSL listeners offer, of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER (sasl.enabled.mechanisms). PLAIN checks the password against the user's SCRAM credential; OAUTHBEARER needs --sasl-oauthbearer-jwks-endpoint-url, which adds it to the list.")
+	c.OAuthBearer.registerFlags(fs, &c.Kafka)
 	fs.Int32Var(&c.Kafka.SASLMaxReceiveBytes, "sasl-server-max-receive-size", c.Kafka.SASLMaxReceiveBytes, "Largest request, in bytes, a SASL listener accepts before the client has authenticated (sasl.server.max.receive.size).")
 	fs.StringArrayVar(&c.AddScram, "add-scram", c.AddScram, "Create a SCRAM credential at start if the user has none of that mechanism, as kafka-storage format --add-scram: 'SCRAM-SHA-256=[name=admin,password=admin-secret]' (also iterations=, salt=); repeatable.")
 	fs.StringVar(&c.Authorizer, "authorizer", c.Authorizer, "Authorizer of Kafka requests: empty for none (every client may do everything) or acl, Kafka's ACL model managed with CreateAcls/DeleteAcls or strata acl (authorizer.class.name). See docs/security.md.")
@@ -472,6 +476,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := log.ParseFlushPolicy(c.LogFlush); err != nil {
 		return fmt.Errorf("--log-flush %q: want always, interval or never", c.LogFlush)
+	}
+	if err := c.validateOAuthBearer(); err != nil {
+		return err
 	}
 	if err := c.Kafka.Validate(); err != nil {
 		return fmt.Errorf("--%w", err)

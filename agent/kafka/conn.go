@@ -89,7 +89,7 @@ func (s *Server) serveConn(c net.Conn, l Listener) {
 		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
 		if state.sasl.raw && state.sasl.phase == saslAuthenticate {
 			// After SaslHandshake v0 a frame is a bare SASL token (sasl.go).
-			a, ok := s.readRawToken(br, state, size, remote)
+			a, ok := s.readRawToken(ctx, br, state, size, remote)
 			if !ok {
 				return
 			}
@@ -132,6 +132,12 @@ func (s *Server) serveConn(c net.Conn, l Listener) {
 			}
 			s.metrics.saslRefused()
 			s.logger.Info("closing connection: request before SASL authentication", "client", remote, "api_key", req.key, "listener", l.Name)
+			return
+		}
+		if s.sessionExpired(state, req.key, remote) {
+			if pooled {
+				produceFrames.put(frame)
+			}
 			return
 		}
 		start := time.Now()

@@ -69,7 +69,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "strata_kafka_fetch_requests_total", Help: "Fetch requests, by how their session served them: sessionless, full (opening a session), incremental, or error (unknown session or wrong epoch).",
 		}, []string{"session"}),
 		authentications: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "strata_kafka_sasl_authentications_total", Help: "SASL authentications on SASL listeners, by mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, or none for a connection that sent another request first) and outcome (ok, failed, or refused: the connection was closed for a request before authentication).",
+			Name: "strata_kafka_sasl_authentications_total", Help: "SASL authentications on SASL listeners, by mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, or none for a connection that sent another request first) and outcome (ok, failed, reauthenticated: a KIP-368 re-authentication succeeded, expired: the connection was closed because its session ended without one, or refused: the connection was closed for a request before authentication).",
 		}, []string{"mechanism", "outcome"}),
 		decompressionChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_fetch_decompression_checks_total", Help: "Batches stored before Produce bounded decompression that a fetch checked, by verdict: good, or bad (over the limit, served as an empty batch).",
@@ -178,6 +178,13 @@ func (m *metrics) authenticated(mechanism string, ok bool) {
 		if !ok {
 			outcome = "failed"
 		}
+		m.authentications.WithLabelValues(mechanism, outcome).Inc()
+	}
+}
+
+// sasl counts an outcome other than ok and failed (the metric's help).
+func (m *metrics) sasl(mechanism, outcome string) {
+	if m != nil {
 		m.authentications.WithLabelValues(mechanism, outcome).Inc()
 	}
 }

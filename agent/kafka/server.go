@@ -19,6 +19,7 @@
 package kafka
 
 import (
+	"github.com/strata-streaming/strata/internal/oauthbearer"
 	"github.com/strata-streaming/strata/internal/tlsconfig"
 
 	"context"
@@ -98,8 +99,17 @@ type Config struct {
 	// Strata's own: Kafka has no such limit.
 	MaxTopicsPerRequest int
 	// SASLEnabledMechanisms is sasl.enabled.mechanisms: what SASL
-	// listeners offer, of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512.
+	// listeners offer, of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and
+	// OAUTHBEARER (which needs OAuthBearer).
 	SASLEnabledMechanisms []string
+	// OAuthBearer validates OAUTHBEARER tokens; nil when no JWKS is
+	// configured.
+	OAuthBearer *oauthbearer.Validator
+	// ConnectionsMaxReauth is connections.max.reauth.ms (KIP-368): the
+	// longest a SASL session lasts before the client must re-authenticate
+	// on its connection; 0 sets no limit, though an OAUTHBEARER session
+	// still ends when its token expires, as in Kafka (reauth.go).
+	ConnectionsMaxReauth time.Duration
 	// SASLMaxReceiveBytes is sasl.server.max.receive.size: the largest
 	// frame a SASL connection may send before it has authenticated.
 	SASLMaxReceiveBytes int32
@@ -115,7 +125,7 @@ func DefaultConfig() Config {
 		MaxConnections: 10000, MaxConnectionsPerIP: 1000, FetchSessionCacheSlots: 1000, FetchSessionEvictionAge: 2 * time.Minute,
 		DecompressionMaxBytes: DefaultDecompressionBudget, QueuedMaxRequestBytes: DefaultQueuedMaxRequestBytes,
 		AutoCreateTopicsRate: DefaultAutoCreateTopicsRate, AutoCreateTopicsPerRequest: DefaultAutoCreateTopicsPerRequest,
-		MaxTopicsPerRequest: DefaultMaxTopicsPerRequest, SASLEnabledMechanisms: AllMechanisms(), SASLMaxReceiveBytes: defaultSASLMaxReceive}
+		MaxTopicsPerRequest: DefaultMaxTopicsPerRequest, SASLEnabledMechanisms: DefaultMechanisms(), SASLMaxReceiveBytes: defaultSASLMaxReceive}
 }
 
 // Validate names the first bad field.
@@ -152,6 +162,9 @@ func (c Config) Validate() error {
 	}
 	if c.SASLMaxReceiveBytes < 1024 {
 		return fmt.Errorf("sasl-server-max-receive-size %d: must be at least 1024", c.SASLMaxReceiveBytes)
+	}
+	if c.ConnectionsMaxReauth < 0 {
+		return fmt.Errorf("connections-max-reauth-ms %s: must be 0 (no limit) or positive", c.ConnectionsMaxReauth)
 	}
 	for _, m := range c.SASLEnabledMechanisms {
 		if !slices.Contains(AllMechanisms(), m) {
