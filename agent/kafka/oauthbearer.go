@@ -34,10 +34,7 @@ func (s *Server) oauthStep(ctx context.Context, c *connState, token []byte) (tok
 		c.sasl.oauthFailure = "Authentication failed during authentication due to invalid credentials with SASL mechanism OAUTHBEARER"
 		return tok, nil, err
 	}
-	if s.cfg.OAuthBearer == nil {
-		// Validate refuses OAUTHBEARER in the enabled list without one.
-		panic("kafka: OAUTHBEARER enabled without a validator")
-	}
+	// mechanismEnabled let the handshake through only with a validator.
 	tok, err = s.cfg.OAuthBearer.Validate(ctx, resp.Token)
 	if err != nil {
 		challenge = oauthbearer.ErrorChallenge("invalid_token", "")

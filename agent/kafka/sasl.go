@@ -191,8 +191,12 @@ func (s *Server) frameLimit(c *connState) int32 {
 	return s.cfg.MaxRequestBytes
 }
 
-// mechanismEnabled reports whether name is in the server's enabled list.
+// mechanismEnabled reports whether name is in the server's enabled list;
+// OAUTHBEARER also needs a validator.
 func (s *Server) mechanismEnabled(name string) bool {
+	if name == MechanismOAuthBearer && s.cfg.OAuthBearer == nil {
+		return false
+	}
 	return slices.Contains(s.cfg.SASLEnabledMechanisms, name)
 }
 

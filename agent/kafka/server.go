@@ -164,7 +164,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sasl-server-max-receive-size %d: must be at least 1024", c.SASLMaxReceiveBytes)
 	}
 	if c.ConnectionsMaxReauth < 0 {
-		return fmt.Errorf("connections-max-reauth-ms %s: must be 0 (no limit) or positive", c.ConnectionsMaxReauth)
+		return fmt.Errorf("connections-max-reauth %s: must be 0 (no limit) or positive", c.ConnectionsMaxReauth)
 	}
 	for _, m := range c.SASLEnabledMechanisms {
 		if !slices.Contains(AllMechanisms(), m) {

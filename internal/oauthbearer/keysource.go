@@ -64,7 +64,7 @@ func NewSource(cfg SourceConfig) (Source, error) {
 		if cfg.RefreshInterval < minFetchInterval {
 			return nil, fmt.Errorf("JWKS refresh interval %s: must be at least %s", cfg.RefreshInterval, minFetchInterval)
 		}
-		return &urlKeys{url: cfg.URL, interval: cfg.RefreshInterval, logger: cfg.Logger,
+		return &urlKeys{url: cfg.URL, interval: cfg.RefreshInterval, minInterval: minFetchInterval, logger: cfg.Logger,
 			client: &http.Client{Timeout: fetchTimeout}}, nil
 	}
 	return nil, fmt.Errorf("JWKS URL %q: want file://, http:// or https://", cfg.URL)
@@ -116,9 +116,11 @@ func (f *fileKeys) Run(done <-chan struct{})   { f.watcher.Run(done) }
 type urlKeys struct {
 	url      string
 	interval time.Duration
-	client   *http.Client
-	logger   *slog.Logger
-	keys     atomic.Pointer[KeySet]
+	// minInterval is minFetchInterval; tests shorten it.
+	minInterval time.Duration
+	client      *http.Client
+	logger      *slog.Logger
+	keys        atomic.Pointer[KeySet]
 
 	mu        sync.Mutex // held while fetching, so one fetch runs at a time
 	lastFetch time.Time
@@ -137,7 +139,7 @@ func (u *urlKeys) Load(ctx context.Context) error {
 func (u *urlKeys) Refresh(ctx context.Context) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if time.Since(u.lastFetch) < minFetchInterval {
+	if time.Since(u.lastFetch) < u.minInterval {
 		return
 	}
 	if err := u.fetch(ctx); err != nil {
@@ -155,7 +157,7 @@ func (u *urlKeys) Run(done <-chan struct{}) {
 	for {
 		wait := u.interval
 		if u.Keys() == nil {
-			wait = minFetchInterval // none yet: try again soon
+			wait = u.minInterval // none yet: try again soon
 		}
 		select {
 		case <-done:

@@ -17,12 +17,14 @@ import (
 	"time"
 )
 
-// Issuer signs tokens with an RSA key (kid "rsa-1") and an ECDSA P-256
-// key (kid "ec-1").
+// Issuer signs tokens with an RSA key (kid "rsa-1" unless changed) and an
+// ECDSA P-256 key (kid "ec-1").
 type Issuer struct {
 	Name string // the iss of its tokens
-	rsa  *rsa.PrivateKey
-	ec   *ecdsa.PrivateKey
+	// RSAKeyID and ECKeyID are the keys' kids in JWKS and Token.
+	RSAKeyID, ECKeyID string
+	rsa               *rsa.PrivateKey
+	ec                *ecdsa.PrivateKey
 }
 
 // NewIssuer makes the keys.
@@ -36,7 +38,7 @@ func NewIssuer(t testing.TB, name string) *Issuer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Issuer{Name: name, rsa: rk, ec: ek}
+	return &Issuer{Name: name, RSAKeyID: "rsa-1", ECKeyID: "ec-1", rsa: rk, ec: ek}
 }
 
 // JWKS is the issuer's public keys as a JWKS document.
@@ -45,8 +47,8 @@ func (i *Issuer) JWKS() []byte {
 	ecPub := i.ec.PublicKey
 	raw, _ := ecPub.Bytes() // 0x04 | x | y
 	doc := map[string]any{"keys": []map[string]string{
-		{"kty": "RSA", "kid": "rsa-1", "use": "sig", "alg": "RS256", "n": b64(i.rsa.N.Bytes()), "e": b64(big.NewInt(int64(i.rsa.E)).Bytes())},
-		{"kty": "EC", "kid": "ec-1", "use": "sig", "crv": "P-256", "x": b64(raw[1:33]), "y": b64(raw[33:])},
+		{"kty": "RSA", "kid": i.RSAKeyID, "use": "sig", "alg": "RS256", "n": b64(i.rsa.N.Bytes()), "e": b64(big.NewInt(int64(i.rsa.E)).Bytes())},
+		{"kty": "EC", "kid": i.ECKeyID, "use": "sig", "crv": "P-256", "x": b64(raw[1:33]), "y": b64(raw[33:])},
 	}}
 	b, _ := json.Marshal(doc)
 	return b
@@ -60,7 +62,7 @@ func (i *Issuer) Claims(sub, audience string, ttl time.Duration) map[string]any 
 
 // Token signs claims with the RSA key (RS256).
 func (i *Issuer) Token(t testing.TB, claims map[string]any) string {
-	return i.Sign(t, "RS256", "rsa-1", claims)
+	return i.Sign(t, "RS256", i.RSAKeyID, claims)
 }
 
 // Sign signs claims with alg (RS256, RS512 or ES256) under kid.
