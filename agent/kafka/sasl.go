@@ -59,7 +59,12 @@ func (s *Server) saslStep(ctx context.Context, c *connState, token []byte, versi
 			return fail(errPrincipalChanged, fmt.Sprintf("Cannot change principals during re-authentication from %s: %s", c.sasl.principal, principal))
 		}
 		reauth := c.sasl.reauth
-		c.sasl.phase, c.sasl.principal, c.sasl.scram = saslDone, principal, nil
+		// A re-authentication leaves the principal as it was (the same):
+		// Produces in flight may be reading it.
+		c.sasl.phase, c.sasl.scram = saslDone, nil
+		if !reauth {
+			c.sasl.principal = principal
+		}
 		s.startSession(c, expiry, version) // a new session: reauth is reset
 		if reauth {
 			s.metrics.sasl(c.sasl.mechanism, "reauthenticated")
@@ -92,6 +97,7 @@ func (s *Server) saslStep(ctx context.Context, c *connState, token []byte, versi
 		case err != nil:
 			return fail(err, "Authentication failed: "+c.sasl.oauthFailure)
 		}
+		s.logger.Debug("OAUTHBEARER token accepted", "client", remote, "principal", tok.Principal, "scope", tok.Scope, "expires", tok.Expiry)
 		return succeed(tok.Principal, tok.Expiry)
 	}
 	out, err := c.sasl.scram.Step(token)
