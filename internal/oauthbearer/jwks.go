@@ -15,8 +15,13 @@ import (
 // MaxJWKSBytes bounds a JWKS document read from a file or a URL.
 const MaxJWKSBytes = 1 << 20
 
-// minRSABits refuses RSA keys too short to trust (RFC 7518 section 3.3).
-const minRSABits = 2048
+// minRSABits refuses RSA keys too short to trust (RFC 7518 section 3.3);
+// maxRSABits, keys so long that verifying each login would cost the agent
+// more than any provider uses.
+const (
+	minRSABits = 2048
+	maxRSABits = 8192
+)
 
 // Key is one verification key of a JWKS.
 type Key struct {
@@ -88,8 +93,8 @@ func (k jwk) publicKey() (crypto.PublicKey, error) {
 		if err != nil {
 			return nil, fmt.Errorf("e: %w", err)
 		}
-		if n.BitLen() < minRSABits {
-			return nil, fmt.Errorf("RSA key of %d bits, fewer than %d", n.BitLen(), minRSABits)
+		if n.BitLen() < minRSABits || n.BitLen() > maxRSABits {
+			return nil, fmt.Errorf("RSA key of %d bits, not between %d and %d", n.BitLen(), minRSABits, maxRSABits)
 		}
 		if !e.IsInt64() || e.Int64() < 3 || e.Int64() > 1<<31-1 || e.Bit(0) == 0 {
 			return nil, errors.New("bad RSA exponent")
