@@ -21,7 +21,8 @@ import (
 var errAuthzID = errors.New("kafka: OAUTHBEARER authorization id differs from the token's principal")
 
 // oauthStep validates the client's token. On a refused token it returns
-// the challenge to answer and sets c.sasl.oauthFailure; on any other
+// the challenge to answer and sets c.sasl.oauthFailure, the message the
+// next step fails with (the challenge itself, as in Kafka); on any other
 // failure err, with c.sasl.oauthFailure the message for the client.
 func (s *Server) oauthStep(ctx context.Context, c *connState, token []byte) (tok oauthbearer.Token, challenge []byte, err error) {
 	if c.sasl.oauthFailure != "" {
@@ -42,7 +43,7 @@ func (s *Server) oauthStep(ctx context.Context, c *connState, token []byte) (tok
 		return tok, challenge, err
 	}
 	if resp.AuthzID != "" && resp.AuthzID != tok.Principal {
-		c.sasl.oauthFailure = "Client requested an authorization id that is different from the token's principal name"
+		c.sasl.oauthFailure = "Authentication failed: Client requested an authorization id that is different from the token's principal name"
 		return tok, nil, errAuthzID
 	}
 	return tok, nil, nil

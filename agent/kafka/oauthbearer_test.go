@@ -136,6 +136,13 @@ func TestOAuthBearerRefused(t *testing.T) {
 			}
 		})
 	}
+	t.Run("authorization id of another principal fails at once", func(t *testing.T) {
+		c := dialWire(t, addr)
+		msg := []byte("n,a=bob,\x01auth=Bearer " + iss.Token(t, claims(func(map[string]any) {})) + "\x01\x01")
+		if resp := authWire(t, c, "OAUTHBEARER", msg); resp.ErrorCode != kerr.SaslAuthenticationFailed.Code {
+			t.Fatalf("authzid bob for alice's token: %+v", resp)
+		}
+	})
 	t.Run("malformed message fails at once", func(t *testing.T) {
 		c := dialWire(t, addr)
 		if resp := authWire(t, c, "OAUTHBEARER", []byte("n,,auth=Bearer x")); resp.ErrorCode != kerr.SaslAuthenticationFailed.Code {

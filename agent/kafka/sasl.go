@@ -27,7 +27,9 @@ package kafka
 // OAUTHBEARER (oauthbearer.go) takes one token, or on a refused one
 // answers an error challenge and fails on the client's next token.
 // Sessions end, and clients re-authenticate on their connection, as
-// KIP-368 has it (reauth.go).
+// KIP-368 has it (reauth.go): a SaslHandshake in the authenticated phase
+// of a session with a lifetime goes back to the authenticate phase, and
+// a connection whose session ended is closed at its next other request.
 
 import (
 	"bufio"
@@ -95,7 +97,7 @@ func (s *Server) saslStep(ctx context.Context, c *connState, token []byte, versi
 			s.logger.Info("OAUTHBEARER token refused; answering the error challenge", "client", remote, "err", err)
 			return challenge, ""
 		case err != nil:
-			return fail(err, "Authentication failed: "+c.sasl.oauthFailure)
+			return fail(err, c.sasl.oauthFailure)
 		}
 		s.logger.Debug("OAUTHBEARER token accepted", "client", remote, "principal", tok.Principal, "scope", tok.Scope, "expires", tok.Expiry)
 		return succeed(tok.Principal, tok.Expiry)

@@ -184,12 +184,6 @@ func ErrorChallenge(status, scope string) []byte {
 	return b
 }
 
-// IsErrorAcknowledgement reports whether msg is the client's answer to an
-// error challenge: a lone 0x01.
-func IsErrorAcknowledgement(msg []byte) bool {
-	return len(msg) == 1 && msg[0] == 1
-}
-
 // truncate keeps error messages short whatever the client sent.
 func truncate(s string) string {
 	if len(s) > 64 {
