@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 
 	"github.com/strata-streaming/strata/internal/metricstext"
@@ -29,8 +32,9 @@ const (
 	oauthIssuer   = "https://idp.test"
 )
 
-// startOAuthAgent runs an agent with a SASL_SSL listener whose OAUTHBEARER
-// trusts iss's JWKS, served over HTTP on loopback as a provider's is.
+// startOAuthAgent runs an agent with SASL_SSL and SASL_PLAINTEXT listeners
+// whose OAUTHBEARER trusts iss's JWKS, served over HTTP on loopback as a
+// provider's is.
 func startOAuthAgent(t *testing.T, iss *oauthtest.Issuer, extra ...string) (*testagent.Agent, *tlstest.CA) {
 	t.Helper()
 	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -40,7 +44,7 @@ func startOAuthAgent(t *testing.T, iss *oauthtest.Issuer, extra ...string) (*tes
 	t.Cleanup(jwks.Close)
 	ca := tlstest.NewCA(t, "strata test CA")
 	files := ca.Issue(t, "agent", pkix.Name{CommonName: "strata-agent"})
-	a := testagent.Start(t, testagent.Options{ExtraListeners: []string{"SASL_SSL"}, ExtraArgs: append([]string{
+	a := testagent.Start(t, testagent.Options{ExtraListeners: []string{"SASL_SSL", "SASL_PLAINTEXT"}, ExtraArgs: append([]string{
 		"--tls-cert-file", files.CertFile, "--tls-key-file", files.KeyFile,
 		"--sasl-oauthbearer-jwks-endpoint-url", jwks.URL + "/jwks.json",
 		"--sasl-oauthbearer-expected-issuer", oauthIssuer,
@@ -171,5 +175,60 @@ func TestOAuthBearerConfluentKafkaPython(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "ERROR "+lib.authFailure+" ") || !strings.Contains(last, "invalid_token") {
 		t.Fatalf("%s's error for a forged token is not SASL_AUTHENTICATION_FAILED with the error challenge:\n%s", lib.name, stderr)
+	}
+}
+
+// TestOAuthBearerGarbageTokens: random OAUTHBEARER messages, some shaped
+// like a JWT, fail at once or after the error challenge, and close their
+// connection; the agent keeps serving, and a real token still logs in.
+func TestOAuthBearerGarbageTokens(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	iss := oauthtest.NewIssuer(t, oauthIssuer)
+	a, _ := startOAuthAgent(t, iss)
+	addr := a.ListenerAddr("SASL_PLAINTEXT")
+	random := func(n int) []byte {
+		b := make([]byte, rng.IntN(n))
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+		}
+		return b
+	}
+	b64 := func(n int) string { return base64.RawURLEncoding.EncodeToString(random(n)) }
+	for i := range 60 {
+		var msg []byte
+		switch i % 3 {
+		case 0:
+			msg = random(600)
+		case 1: // a well-formed message around a token of random parts
+			msg = []byte("n,,\x01auth=Bearer " + b64(200) + "." + b64(200) + "." + b64(300) + "\x01\x01")
+		case 2: // a real header and random claims
+			msg = []byte("n,,\x01auth=Bearer eyJhbGciOiJSUzI1NiIsImtpZCI6InJzYS0xIn0." + b64(300) + "." + b64(256) + "\x01\x01")
+		}
+		c := saslConn(t, addr, "OAUTHBEARER")
+		resp, err := doE2E(t, c, &kmsg.SASLAuthenticateRequest{Version: 1, SASLAuthBytes: msg})
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		r := resp.(*kmsg.SASLAuthenticateResponse)
+		if r.ErrorCode == 0 {
+			if !strings.Contains(string(r.SASLAuthBytes), "invalid_token") {
+				t.Fatalf("message %d %q was accepted: %+v", i, msg, r)
+			}
+			if resp, err = doE2E(t, c, &kmsg.SASLAuthenticateRequest{Version: 1, SASLAuthBytes: []byte{1}}); err != nil {
+				t.Fatalf("message %d, acknowledging the challenge: %v", i, err)
+			}
+			r = resp.(*kmsg.SASLAuthenticateResponse)
+		}
+		if r.ErrorCode != kerr.SaslAuthenticationFailed.Code {
+			t.Fatalf("message %d answered %v", i, kerr.ErrorForCode(r.ErrorCode))
+		}
+		expectClosed(t, c)
+		c.Close()
+	}
+	cl := newKgo(t, addr, kgo.SASL(oauth.Auth{Token: iss.Token(t, iss.Claims("orders", oauthAudience, time.Hour))}.AsMechanism()))
+	if err := cl.Ping(ctxT(t, opTimeout)); err != nil {
+		t.Fatalf("a real token after the garbage: %v", err)
 	}
 }
