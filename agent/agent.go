@@ -103,6 +103,7 @@ type Agent struct {
 	kafkaLn   net.Listener
 	users     userCache
 	acls      aclCache
+	quotas    quotaCache
 	httpLn    net.Listener
 	kafkaSrv  *kafka.Server
 	httpSrv   *http.Server
@@ -199,6 +200,9 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		return nil, err
 	}
 	if err := a.initACLs(ctx); err != nil {
+		return nil, err
+	}
+	if err := a.initQuotas(ctx); err != nil {
 		return nil, err
 	}
 	a.ctl = control.New(a.id, control.Config{Rack: cfg.Rack, ReplicaLagTimeMax: cfg.ReplicaLagTimeMax, ReconcileInterval: cfg.ReconcileInterval,
