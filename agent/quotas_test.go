@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-streaming/strata/agent/quota"
 	"github.com/strata-streaming/strata/internal/kafkawire"
+	"github.com/strata-streaming/strata/internal/metricstext"
 	"github.com/strata-streaming/strata/internal/testwait"
 )
 
@@ -241,6 +242,15 @@ func TestProducerByteRateThrottles(t *testing.T) {
 		t.Error("the producer never saw throttle_time_ms")
 	}
 	t.Logf("throttled responses: %d, longest %v", hook.count.Load(), time.Duration(hook.most.Load()))
+	fams, err := metricstext.Scrape(ctxT(t), "http://"+r.HTTPAddr().String()+"/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"strata_kafka_quota_throttled_total", "strata_kafka_quota_throttle_seconds_total"} {
+		if v, _ := fams.Value(name, "quota", quota.ProducerByteRate); v <= 0 {
+			t.Errorf("%s{quota=%q} = %v after a throttled run", name, quota.ProducerByteRate, v)
+		}
+	}
 }
 
 // TestConsumerByteRateThrottles: a consumer reading a backlog under
@@ -350,5 +360,70 @@ func TestConnectionCreationRateQuota(t *testing.T) {
 	// row from one address get one or two served (two if a second passed).
 	if served < 1 || served > 2 {
 		t.Fatalf("%d of 5 connections at once served under connection_creation_rate=1, want 1 or 2", served)
+	}
+}
+
+// TestRequestPercentageQuota: request_percentage meters the time spent
+// handling requests: any request of a client over a tiny quota is
+// throttled, another client's is not, and a Fetch's long-poll wait does
+// not count as handling (Kafka counts it neither).
+func TestRequestPercentageQuota(t *testing.T) {
+	r := start(t, testConfig(t.TempDir()), nil)
+	cl := r.client(t)
+	createTopic(t, cl, "idle", 1, nil)
+	adm := kadm.NewClient(cl)
+	alterQuotas(t, adm, kadm.AlterClientQuotaEntry{Entity: clientIDEntity("busy"),
+		Ops: []kadm.AlterClientQuotaOp{{Key: quota.RequestPercentage, Value: 0.01}}})
+	alterQuotas(t, adm, kadm.AlterClientQuotaEntry{Entity: clientIDEntity("poller"),
+		Ops: []kadm.AlterClientQuotaOp{{Key: quota.RequestPercentage, Value: 1}}})
+
+	dial := func(clientID string) *kafkawire.Conn {
+		cfg := kafkawire.DefaultConfig()
+		cfg.ClientID = clientID
+		conn, err := kafkawire.Dial(ctxT(t), r.KafkaAddr().String(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return conn
+	}
+	metadata := func(conn *kafkawire.Conn) int32 {
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version = 12
+		resp, err := conn.Do(ctxT(t), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.(*kmsg.MetadataResponse).ThrottleMillis
+	}
+	// 0.01% is 0.1 ms of handling per second: a Metadata request takes
+	// more than 1 µs, which alone earns 10 ms.
+	if ms := metadata(dial("busy")); ms < 10 {
+		t.Errorf("Metadata under request_percentage=0.01: throttle_time_ms %d, want at least 10", ms)
+	}
+	if ms := metadata(dial("other")); ms != 0 {
+		t.Errorf("Metadata of a client without a quota: throttle_time_ms %d", ms)
+	}
+
+	// A fetch that long-polls 2 s on an empty partition: counted, the
+	// wait alone would be 200 s of throttle at 1%; only the work counts.
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.ReplicaID, req.SessionEpoch, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 12, -1, -1, 2000, 1, 1<<20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "idle"
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.PartitionMaxBytes = 1 << 20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	begin := time.Now()
+	resp, err := dial("poller").Do(ctxT(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(begin); waited < time.Second {
+		t.Fatalf("the fetch did not long-poll (answered after %v)", waited)
+	}
+	if ms := resp.(*kmsg.FetchResponse).ThrottleMillis; ms > 20000 {
+		t.Errorf("a long-polling fetch under request_percentage=1 was throttled %d ms: its wait was counted", ms)
 	}
 }
