@@ -26,8 +26,9 @@ package kafka
 // A request over a quota is answered at once with throttle_time_ms set,
 // and its connection reads nothing more for that long (Kafka's muted
 // channel, KIP-219), so the client waits whether or not it honours the
-// field. Followers' fetches are never metered. When several quotas are
-// over, the longest throttle applies. Kafka answers a throttled Fetch
+// field. Replication and SASL authentication are never metered
+// (exemptFromQuotas). When several quotas are over, the longest throttle
+// applies. Kafka answers a throttled Fetch
 // with no records and forgets its bytes; Strata returns the records and
 // throttles afterwards, so a consumer sees its data one throttle earlier
 // and the average is held all the same.
@@ -107,11 +108,22 @@ func (s *Server) answerThrottle(r *request, resp kmsg.Response, handling time.Du
 	return d
 }
 
-// exemptFromQuotas: a follower's fetch is replication, which Kafka never
-// throttles by client quotas.
+// exemptFromQuotas: what Kafka never throttles by client quotas: the
+// agents' own replication (a follower's Fetch, OffsetForLeaderEpoch and
+// ListOffsets carry its replica id) and SASL authentication, which comes
+// before the principal the quotas are about.
 func exemptFromQuotas(r *request) bool {
-	f, ok := r.msg.(*kmsg.FetchRequest)
-	return ok && fetchReplicaID(r, f) >= 0
+	switch req := r.msg.(type) {
+	case *kmsg.FetchRequest:
+		return fetchReplicaID(r, req) >= 0
+	case *kmsg.OffsetForLeaderEpochRequest:
+		return req.ReplicaID >= 0
+	case *kmsg.ListOffsetsRequest:
+		return req.ReplicaID >= 0
+	case *kmsg.SASLHandshakeRequest, *kmsg.SASLAuthenticateRequest:
+		return true
+	}
+	return false
 }
 
 // setThrottle puts d in resp's throttle_time_ms, when it has one.
