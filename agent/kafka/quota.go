@@ -99,6 +99,9 @@ func (s *Server) requestThrottle(r *request, bytesKey string, bytes int, handlin
 // Fetch's record bytes against consumer_byte_rate, and its handling time,
 // and sets the throttle it earns in resp.
 func (s *Server) answerThrottle(r *request, resp kmsg.Response, handling time.Duration) time.Duration {
+	if s.quotas.ClientQuotas().Empty() {
+		return 0 // the common case: nothing to count
+	}
 	key, bytes := "", 0
 	if f, ok := resp.(*kmsg.FetchResponse); ok {
 		key, bytes = quota.ConsumerByteRate, fetchedBytes(f)
