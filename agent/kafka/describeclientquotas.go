@@ -34,6 +34,8 @@ func handleDescribeClientQuotas(ctx context.Context, s *Server, r *request, req 
 		resp.ErrorCode, resp.ErrorMessage = kerr.InvalidRequest.Code, strptr(err.Error())
 		return resp, nil
 	}
+	// An empty array, not null, when nothing matches: null means an error.
+	resp.Entries = []kmsg.DescribeClientQuotasResponseEntry{}
 	for _, e := range quota.Select(s.quotas.ClientQuotas().Entries(), f) {
 		entry := kmsg.NewDescribeClientQuotasResponseEntry()
 		for _, c := range e.Entity {

@@ -11,7 +11,8 @@ package kafka
 //   - request_percentage: the time spent handling each request, as a
 //     percentage of one second per second (100 is one core); a Fetch's
 //     long-poll wait and a Produce's wait for acks do not count, as
-//     Kafka counts neither (they wait in purgatory, not on a thread).
+//     Kafka counts neither (they wait in purgatory, not on a thread);
+//     its throttle is at most one sample, as Kafka bounds it.
 //   - connection_creation_rate (ip entities): new connections per second
 //     from one address, in bursts of up to a sample's worth; past it a
 //     connection is closed as soon as it is accepted and not counted,
@@ -90,9 +91,12 @@ func (s *Server) requestThrottle(r *request, bytesKey string, bytes int, handlin
 	if bytesKey != "" {
 		d = s.recordQuota(set, r, bytesKey, float64(bytes), now)
 	}
-	// Kafka's unit: percent of one second, per second.
+	// Kafka's unit: percent of one second, per second. Its throttle is
+	// bounded by one sample, as Kafka bounds it: a request slowed by the
+	// agent (a disk or store stall) must not mute its client for hours.
 	percent := handling.Seconds() * 100
-	return max(d, s.recordQuota(set, r, quota.RequestPercentage, percent, now))
+	busy := min(s.recordQuota(set, r, quota.RequestPercentage, percent, now), s.cfg.QuotaWindow.Size)
+	return max(d, busy)
 }
 
 // answerThrottle meters an answered request other than a Produce: a

@@ -47,3 +47,15 @@ func TestQuotaExemptions(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestPercentageThrottleBounded: a request that took an hour (a
+// stalled disk, say) earns one sample's throttle, as in Kafka, not hours.
+func TestRequestPercentageThrottleBounded(t *testing.T) {
+	bobName := "bob"
+	set := quota.NewSet([]quota.Entry{{Entity: quota.Entity{{Type: quota.TypeUser, Name: &bobName}},
+		Values: map[string]float64{quota.RequestPercentage: 1}}})
+	s := New(DefaultConfig(), Backends{Quotas: fakeQuotas{set}}, nil, nil)
+	if d := s.requestThrottle(as(bob, kmsg.NewPtrMetadataRequest()), "", 0, time.Hour); d != DefaultConfig().QuotaWindow.Size {
+		t.Fatalf("throttle %v, want the sample size %v", d, DefaultConfig().QuotaWindow.Size)
+	}
+}
