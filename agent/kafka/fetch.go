@@ -41,8 +41,8 @@ package kafka
 // follower's long poll answers as soon as the leader writes.
 //
 // Under a consumer_byte_rate quota a fetch returns at most one sample's
-// worth of it (the first batch still whole), and long-poll waits do not count as handling time
-// (quota.go).
+// worth of it (the first batch still whole), and long-poll waits do not
+// count as handling time (quota.go).
 //
 // Authorization (authorize.go): READ on each topic; a follower's fetch
 // needs CLUSTER_ACTION on the CLUSTER instead. Either denied answers

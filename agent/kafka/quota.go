@@ -29,10 +29,10 @@ package kafka
 // channel, KIP-219), so the client waits whether or not it honours the
 // field. Replication and SASL authentication are never metered
 // (exemptFromQuotas). When several quotas are over, the longest throttle
-// applies. Kafka answers a throttled Fetch
-// with no records and forgets its bytes; Strata returns the records and
-// throttles afterwards, so a consumer sees its data one throttle earlier
-// and the average is held all the same.
+// applies. Kafka answers a throttled Fetch with no records and forgets
+// its bytes; Strata returns the records and throttles afterwards, so a
+// consumer sees its data one throttle earlier and the average is held
+// all the same.
 
 import (
 	"context"
@@ -61,22 +61,22 @@ func quotaClient(r *request) (user, clientID string) {
 }
 
 // recordQuota meters value against key's quota for r's client and returns
-// the throttle it earns; zero when no quota applies.
-func (s *Server) recordQuota(set *quota.Set, r *request, key string, value float64, now time.Time) time.Duration {
-	if set.Empty() {
-		return 0
-	}
+// the throttle it earns, at most bound; zero when no quota applies.
+func (s *Server) recordQuota(set *quota.Set, r *request, key string, value float64, now time.Time, bound time.Duration) time.Duration {
 	user, clientID := quotaClient(r)
 	b, ok := set.Resolve(key, user, clientID)
 	if !ok {
 		return 0
 	}
-	d := s.quotaRates.Record(b, value, now)
+	d := min(s.quotaRates.Record(b, value, now), bound)
 	if d > 0 {
 		s.metrics.throttled(key, d)
 	}
 	return d
 }
+
+// noBound leaves a throttle as the rate makes it.
+const noBound = time.Duration(1<<63 - 1)
 
 // requestThrottle meters a handled request: its bytes against
 // bytesKey (when not empty) and its handling time against
@@ -89,14 +89,13 @@ func (s *Server) requestThrottle(r *request, bytesKey string, bytes int, handlin
 	now := time.Now()
 	var d time.Duration
 	if bytesKey != "" {
-		d = s.recordQuota(set, r, bytesKey, float64(bytes), now)
+		d = s.recordQuota(set, r, bytesKey, float64(bytes), now, noBound)
 	}
 	// Kafka's unit: percent of one second, per second. Its throttle is
 	// bounded by one sample, as Kafka bounds it: a request slowed by the
 	// agent (a disk or store stall) must not mute its client for hours.
 	percent := handling.Seconds() * 100
-	busy := min(s.recordQuota(set, r, quota.RequestPercentage, percent, now), s.cfg.QuotaWindow.Size)
-	return max(d, busy)
+	return max(d, s.recordQuota(set, r, quota.RequestPercentage, percent, now, s.cfg.QuotaWindow.Size))
 }
 
 // answerThrottle meters an answered request other than a Produce: a
