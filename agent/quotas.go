@@ -10,7 +10,6 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -45,13 +44,16 @@ func (a *Agent) refreshQuotas(ctx context.Context) error {
 	return nil
 }
 
-// initQuotas reads the quotas once, before the agent serves: a client
-// must not get a burst past its quota because an agent just started.
-func (a *Agent) initQuotas(ctx context.Context) error {
+// initQuotas reads the quotas once, before the agent serves, so that a
+// client does not get past its quota because an agent just started. A
+// failure is logged, not fatal: unlike the ACLs, quotas guard no data,
+// and an agent that would not start over an unreadable quotas.json (one
+// a newer version wrote, say) would take the cluster down with it; the
+// reconcile loop retries.
+func (a *Agent) initQuotas(ctx context.Context) {
 	if err := a.refreshQuotas(ctx); err != nil {
-		return fmt.Errorf("read the client quotas: %w", err)
+		a.logger.Warn("read the client quotas; serving without them until a re-read succeeds", "err", err)
 	}
-	return nil
 }
 
 // ClientQuotas implements kafka.Quotas from the in-memory copy.
