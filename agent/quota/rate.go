@@ -1,8 +1,6 @@
 package quota
 
-import (
-	"time"
-)
+import "time"
 
 // Window is Kafka's quota.window.num and quota.window.size.seconds: a
 // rate is the sum of up to Samples samples, each Size long, over the time
@@ -26,10 +24,10 @@ var DefaultWindow = Window{Samples: 11, Size: time.Second}
 // send ten seconds' worth of its quota at once, and one that sends again
 // as soon as each throttle ends averages 1.1 to 1.3 times its quota over
 // tens of seconds (each forgotten sample lets another burst through).
-// Here the window is the time the samples really cover, for the rate and
-// the throttle alike, so a client is held to its quota from its first
-// request, while one that was idle may still catch up on what it did not
-// use within the window.
+// Here the throttle is computed over the time the samples really cover,
+// so a client is held to its quota from its first request, while one
+// that was idle may still catch up on what it did not use within the
+// window.
 type Rate struct {
 	w       Window
 	samples []sample
