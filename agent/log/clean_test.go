@@ -1,0 +1,299 @@
+package log
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/internal/vfs"
+)
+
+// keyedWorkload appends updates to keys k0..k(keys-1) in batches of
+// perBatch records, a tombstone in about one update of tombstoneEvery
+// (0: none), and returns each key's latest value (nil: deleted). Batches
+// alternate codecs so that rebuilt batches are recompressed; pid > 0
+// makes them idempotent with consecutive sequences.
+func keyedWorkload(t testing.TB, l *Log, rng *rand.Rand, keys, updates, perBatch, tombstoneEvery int, tsMs int64, pid int64) map[string][]byte {
+	t.Helper()
+	latest := map[string][]byte{}
+	seq := int32(0)
+	codecs := []batch.Codec{batch.CodecNone, batch.CodecLZ4, batch.CodecZstd}
+	for n, b := 0, 0; n < updates; b++ {
+		var recs []batch.Record
+		for i := 0; i < perBatch && n < updates; i, n = i+1, n+1 {
+			k := fmt.Sprintf("k%d", rng.IntN(keys))
+			var v []byte
+			if tombstoneEvery == 0 || rng.IntN(tombstoneEvery) != 0 {
+				v = []byte(fmt.Sprintf("%s=%d", k, n))
+			}
+			latest[k] = v
+			recs = append(recs, batch.Record{OffsetDelta: int32(i), TimestampDelta: int64(i), Key: []byte(k), Value: v})
+		}
+		opts := batch.DefaultBuildOptions()
+		opts.Codec, opts.BaseTimestamp = codecs[b%len(codecs)], tsMs
+		if pid > 0 {
+			opts.ProducerID, opts.ProducerEpoch, opts.BaseSequence = pid, 0, seq
+			seq += int32(len(recs))
+		}
+		raw, err := batch.Build(opts, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, l, raw, 0)
+	}
+	return latest
+}
+
+// checkCompacted reads the whole log and checks that offsets strictly
+// increase, that every live key's latest value is there, and (strict) that
+// nothing else is: no older value, no deleted key. It returns the number of
+// records read.
+func checkCompacted(t testing.TB, l *Log, latest map[string][]byte, strict bool) int {
+	t.Helper()
+	got := map[string][]byte{}
+	last, n := int64(-1), 0
+	for _, raw := range readAll(t, l) {
+		h, recs, err := batch.Records(raw, 0)
+		if err != nil {
+			t.Fatalf("batch at %d: %v", h.BaseOffset, err)
+		}
+		for _, r := range recs {
+			off := h.BaseOffset + int64(r.OffsetDelta)
+			if off <= last {
+				t.Fatalf("offset %d after %d: offsets must strictly increase", off, last)
+			}
+			last = off
+			if strict {
+				if _, dup := got[string(r.Key)]; dup {
+					t.Fatalf("key %s appears twice after cleaning (offset %d)", r.Key, off)
+				}
+			}
+			got[string(r.Key)] = r.Value
+			n++
+		}
+	}
+	for k, v := range latest {
+		g, ok := got[k]
+		switch {
+		case v != nil && (!ok || string(g) != string(v)):
+			t.Fatalf("key %s: read %q (present %v), want latest %q", k, g, ok, v)
+		case v == nil && ok && g != nil:
+			t.Fatalf("deleted key %s reads %q", k, g)
+		case v == nil && ok && strict:
+			t.Fatalf("tombstone of %s outlived delete.retention.ms", k)
+		}
+	}
+	return n
+}
+
+func compactConfig() Config {
+	c := testConfig()
+	c.Compact, c.Delete = true, false
+	c.SegmentBytes = 8 << 10
+	c.IndexIntervalBytes = 512
+	c.MinCleanableDirtyRatio = 0
+	c.DeleteRetention = time.Hour
+	return c
+}
+
+// After a pass the log holds exactly each live key's latest value once
+// tombstones pass delete.retention.ms; offsets keep their values, and the
+// same holds after a reopen (indexes and recovery accept the gaps).
+func TestCleanKeepsLatestValueOfEachKey(t *testing.T) {
+	rng := seeded(t)
+	clock := &fakeClock{ms: 1_000_000}
+	dir := t.TempDir()
+	l := openLog(t, vfs.Default, dir, compactConfig(), clock)
+	defer func() { l.Close() }()
+	latest := keyedWorkload(t, l, rng, 200, 6000, 20, 50, clock.ms, 0)
+	before := l.Size()
+	m := NewOffsetMap(1 << 20)
+
+	// Tombstones are young: they stay, older values go.
+	res, err := l.Clean(context.Background(), m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.End != l.active().base || res.BytesWritten*4 > before {
+		t.Fatalf("pass %+v: want the whole sealed log cleaned (active base %d, %d bytes)", res, l.active().base, before)
+	}
+	checkCompacted(t, l, latest, false)
+
+	// New writes roll the log; once delete.retention.ms has passed, the
+	// next pass drops the tombstones too.
+	clock.ms += time.Hour.Milliseconds() + 1
+	for k, v := range keyedWorkload(t, l, rng, 200, 3000, 20, 0, clock.ms, 0) {
+		latest[k] = v
+	}
+	clock.ms += time.Hour.Milliseconds() + 1
+	if _, err := l.Clean(context.Background(), m, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Clean(context.Background(), m, nil); err != nil {
+		t.Fatal(err)
+	}
+	n := checkCompacted(t, l, latest, true)
+	after := l.Size()
+	t.Logf("bytes before %d, after %d; %d records for %d keys", before, after, n, len(latest))
+	if after > before/4 {
+		t.Errorf("cleaned log is %d bytes, from %d: not O(live keys)", after, before)
+	}
+	// Groups are formed by the segments' sizes before cleaning (as
+	// Kafka's), so the second pass merges what the first one shrank.
+	if segs := l.Segments(); segs > 4 {
+		t.Errorf("%d segments after two passes, want the small cleaned ones merged", segs)
+	}
+
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, vfs.Default, dir, compactConfig(), clock)
+	checkCompacted(t, l, latest, true)
+	if st := l.CleanState(); st.DirtyBytes != 0 || st.FirstDirty != l.active().base {
+		t.Fatalf("after reopen: %+v, want the checkpoint at the active segment %d", st, l.active().base)
+	}
+}
+
+// An offset map too small for the dirty section cleans up to where it
+// filled; later passes go on from there and reach the same result.
+func TestCleanWithSmallOffsetMapProgresses(t *testing.T) {
+	rng := seeded(t)
+	clock := &fakeClock{ms: 1_000_000}
+	l := openLog(t, vfs.Default, t.TempDir(), compactConfig(), clock)
+	defer l.Close()
+	latest := keyedWorkload(t, l, rng, 8000, 20000, 50, 0, clock.ms, 0)
+	m := NewOffsetMap(MinOffsetMapBytes) // ~2,400 keys
+	passes := 0
+	for ; l.CleanState().DirtyBytes > 0; passes++ {
+		if passes > 50 {
+			t.Fatal("cleaner makes no progress")
+		}
+		if _, err := l.Clean(context.Background(), m, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if passes < 2 {
+		t.Fatalf("%d passes: the map should have filled", passes)
+	}
+	// Records behind a later pass's map may keep an older duplicate until
+	// the next full pass; the latest value is always there.
+	checkCompacted(t, l, latest, false)
+}
+
+// The last batch of an idempotent producer survives even when every
+// record in it is replaced, so that the producer's sequence is known after
+// a restart and its next batch is accepted.
+func TestCleanKeepsProducersLastBatch(t *testing.T) {
+	clock := &fakeClock{ms: 1_000_000}
+	dir := t.TempDir()
+	l := openLog(t, vfs.Default, dir, compactConfig(), clock)
+	rec := func(k, v string) []batch.Record {
+		return []batch.Record{{Key: []byte(k), Value: []byte(v)}}
+	}
+	build := func(pid int64, seq int32, recs []batch.Record) []byte {
+		opts := batch.DefaultBuildOptions()
+		opts.ProducerID, opts.ProducerEpoch, opts.BaseSequence, opts.BaseTimestamp = pid, 0, seq, clock.ms
+		raw, err := batch.Build(opts, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	mustAppend(t, l, build(7, 0, rec("a", "1")), 0)
+	mustAppend(t, l, build(7, 1, rec("b", "1")), 0) // producer 7's last batch
+	mustAppend(t, l, build(8, 0, rec("b", "2")), 0) // replaces it
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Clean(context.Background(), NewOffsetMap(0), nil); err != nil {
+		t.Fatal(err)
+	}
+	var empty *batch.Header
+	for _, raw := range readAll(t, l) {
+		h, err := batch.ParseHeader(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.ProducerID == 7 && h.BaseSequence == 1 {
+			empty = &h
+		}
+	}
+	if empty == nil || empty.RecordCount != 0 || empty.BaseOffset != 1 {
+		t.Fatalf("producer 7's last batch: %+v, want it kept empty at offset 1", empty)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A restart without snapshots replays the log: the emptied batch
+	// carries the sequence.
+	removeSnapshots(t, dir)
+	l = openLog(t, vfs.Default, dir, compactConfig(), clock)
+	defer l.Close()
+	if _, err := l.Append(build(7, 2, rec("c", "1")), 0); err != nil {
+		t.Fatalf("producer 7's next batch after cleaning and restart: %v", err)
+	}
+	if _, err := l.Append(build(7, 5, rec("c", "1")), 0); !errors.Is(err, ErrOutOfOrderSequence) {
+		t.Fatalf("a sequence gap: %v, want ErrOutOfOrderSequence", err)
+	}
+}
+
+// A crash at any point of a pass (every write, sync and rename in turn
+// fails, then the unsynced bytes are dropped) leaves a log that opens with
+// either the old or the new segments: offsets strictly increase and every
+// key's latest value is there.
+func TestCleanCrashAtEveryStep(t *testing.T) {
+	rng := seeded(t)
+	clock := &fakeClock{ms: 1_000_000}
+	base := vfs.NewMem()
+	l := openLog(t, base, "/p", compactConfig(), clock)
+	latest := keyedWorkload(t, l, rng, 100, 3000, 20, 20, clock.ms, 0)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	crashes := 0
+	for _, op := range []vfs.Op{vfs.OpWrite, vfs.OpSync, vfs.OpRename, vfs.OpCreate} {
+		for n := 0; ; n++ {
+			if n > 500 {
+				t.Fatalf("%v: the pass never finished", op)
+			}
+			mem := base.CrashClone()
+			faulty := vfs.NewFaulty(mem)
+			l := openLog(t, faulty, "/p", compactConfig(), clock)
+			faulty.FailAfter(op, n, errors.New("injected"))
+			_, err := l.Clean(context.Background(), NewOffsetMap(0), nil)
+			abandon(l)
+			faulty.Clear()
+			after := openLog(t, mem.CrashClone(), "/p", compactConfig(), clock)
+			checkCompacted(t, after, latest, false)
+			after.Close()
+			if err == nil {
+				break
+			}
+			crashes++
+		}
+	}
+	t.Logf("%d crashed passes recovered", crashes)
+	if crashes < 10 {
+		t.Fatalf("only %d injected failures hit the pass", crashes)
+	}
+}
+
+func removeSnapshots(t testing.TB, dir string) {
+	t.Helper()
+	names, err := vfs.Default.ReadDir(dir + "/" + producerDirName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if err := vfs.Default.Remove(dir + "/" + producerDirName + "/" + n); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
