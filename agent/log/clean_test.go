@@ -297,3 +297,104 @@ func removeSnapshots(t testing.TB, dir string) {
 		}
 	}
 }
+
+// Reads, appends and a follower's replication go on while passes swap
+// segments, with a file pool bound small enough that segment files are
+// closed and reopened under them: every read sees offsets strictly
+// increasing, and the follower, fetching by offset across the gaps, ends
+// with every key's latest value.
+func TestCleanConcurrentWithReadsAppendsAndReplication(t *testing.T) {
+	rng := seeded(t)
+	pool := NewFilePool(4, quietLogger())
+	leader, err := Open(t.TempDir(), compactConfig(), Options{Logger: quietLogger(), Files: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leader.Close()
+	follower, err := Open(t.TempDir(), compactConfig(), Options{Logger: quietLogger(), Files: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer follower.Close()
+
+	latest := keyedWorkload(t, leader, rng, 300, 3000, 20, 30, 1_000_000, 0)
+	stop := make(chan struct{})
+	errc := make(chan error, 3)
+	go func() { // reader
+		for {
+			select {
+			case <-stop:
+				errc <- nil
+				return
+			default:
+			}
+			last := int64(-1)
+			for off := leader.LogStartOffset(); off < leader.LogEndOffset(); {
+				b, err := leader.Read(off, 64<<10, leader.LogEndOffset(), true)
+				if err != nil {
+					errc <- fmt.Errorf("read %d: %w", off, err)
+					return
+				}
+				if len(b) == 0 {
+					break
+				}
+				_, err = batch.Split(b, func(h batch.Header, _ []byte) error {
+					if h.BaseOffset <= last {
+						return fmt.Errorf("batch at %d after %d", h.BaseOffset, last)
+					}
+					last, off = h.LastOffset(), h.NextOffset()
+					return nil
+				})
+				if err != nil {
+					errc <- err
+					return
+				}
+			}
+		}
+	}()
+	go func() { // cleaner
+		m := NewOffsetMap(0)
+		for {
+			select {
+			case <-stop:
+				errc <- nil
+				return
+			default:
+			}
+			if _, err := leader.Clean(context.Background(), m, nil); err != nil {
+				errc <- err
+				return
+			}
+		}
+	}()
+	appendRng := rand.New(rand.NewPCG(rng.Uint64(), 1))
+	for range 5 {
+		for k, v := range keyedWorkload(t, leader, appendRng, 300, 1000, 20, 30, 1_000_000, 0) {
+			latest[k] = v
+		}
+		// The follower fetches what the leader has now, gaps and all.
+		for off := follower.LogEndOffset(); off < leader.LogEndOffset(); off = follower.LogEndOffset() {
+			b, err := leader.Read(off, 64<<10, leader.LogEndOffset(), true)
+			if err != nil {
+				t.Fatalf("follower fetch at %d: %v", off, err)
+			}
+			if len(b) == 0 {
+				t.Fatalf("follower fetch at %d returned nothing below the leader's end %d", off, leader.LogEndOffset())
+			}
+			if _, err := follower.AppendReplicated(b); err != nil {
+				t.Fatalf("follower append at %d: %v", off, err)
+			}
+		}
+	}
+	close(stop)
+	for range 2 {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkCompacted(t, leader, latest, false)
+	checkCompacted(t, follower, latest, false)
+	if st := pool.Stats(); st.Evictions == 0 {
+		t.Logf("pool %+v: no evictions", st)
+	}
+}
