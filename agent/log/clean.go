@@ -53,6 +53,12 @@ const (
 
 var magicCleaner = [4]byte{'S', 'L', 'C', 'O'}
 
+// cleanMaxDecompressed bounds one batch's records as the cleaner opens
+// it. A batch past it (a topic with a huge max.message.bytes) is kept
+// whole and its keys left out of the map: the pass then keeps more than
+// it must, never less.
+const cleanMaxDecompressed = batch.DefaultMaxDecompressed
+
 // ErrOffsetMapTooSmall is a pass whose offset map filled before it had
 // read any record: --log-cleaner-dedupe-buffer-size is too small.
 var ErrOffsetMapTooSmall = errors.New("log: cleaner offset map too small for one segment")
@@ -253,7 +259,11 @@ func (l *Log) buildOffsetMap(ctx context.Context, p *cleanPlan, m *OffsetMap, th
 				end = h.NextOffset()
 				return true, nil
 			}
-			_, recs, err := batch.Records(raw, 0)
+			_, recs, err := batch.Records(raw, cleanMaxDecompressed)
+			if errors.Is(err, batch.ErrDecompressLimit) {
+				end = h.NextOffset() // kept whole by filterBatch
+				return true, nil
+			}
 			if err != nil {
 				return false, &CorruptionError{Segment: s.logPath(), Offset: h.BaseOffset, Err: err}
 			}

@@ -151,7 +151,10 @@ func filterBatch(h *batch.Header, raw []byte, m *OffsetMap, end int64, dropTombs
 	if h.IsControl() || h.BaseOffset >= end {
 		return raw, 0, nil
 	}
-	_, recs, err := batch.Records(raw, 0)
+	_, recs, err := batch.Records(raw, cleanMaxDecompressed)
+	if errors.Is(err, batch.ErrDecompressLimit) {
+		return raw, 0, nil // left out of the map too (clean.go)
+	}
 	if err != nil {
 		return nil, 0, err
 	}
