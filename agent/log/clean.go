@@ -163,6 +163,7 @@ func (p *cleanPlan) release() {
 func (l *Log) Clean(ctx context.Context, m *OffsetMap, th *Throttle) (CleanResult, error) {
 	l.cleanMu.Lock()
 	defer l.cleanMu.Unlock()
+	start := time.Now()
 	plan, err := l.planClean()
 	if err != nil || plan == nil {
 		return CleanResult{}, err
@@ -203,7 +204,7 @@ func (l *Log) Clean(ctx context.Context, m *OffsetMap, th *Throttle) (CleanResul
 	l.firstDirty = end
 	l.logger.Info("cleaned log", "first_dirty", res.FirstDirty, "end", end, "bytes_read", res.BytesRead,
 		"bytes_written", res.BytesWritten, "segments_before", res.SegmentsBefore, "segments_after", res.SegmentsAfter,
-		"records_dropped", res.RecordsDropped)
+		"records_dropped", res.RecordsDropped, "duration", time.Since(start).Round(time.Millisecond))
 	return res, nil
 }
 
