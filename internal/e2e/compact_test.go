@@ -110,6 +110,10 @@ func TestCompactedTopicKeepsLatestValues(t *testing.T) {
 	want := map[string][]byte{}
 	cl := newKgo(t, a.Addr(), kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(5*time.Millisecond),
 		kgo.ProducerBatchMaxBytes(64<<10)) // under segment.bytes
+	// As Kafka, a compacted topic refuses a record without a key.
+	if err := cl.ProduceSync(ctxT(t, opTimeout), &kgo.Record{Value: []byte("no key")}).FirstErr(); !errors.Is(err, kerr.InvalidRecord) {
+		t.Fatalf("keyless record on a compacted topic: %v, want INVALID_RECORD", err)
+	}
 	var mu sync.Mutex
 	var produceErr error
 	start := time.Now()
