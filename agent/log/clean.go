@@ -135,11 +135,14 @@ type CleanResult struct {
 }
 
 // cleanPlan is one pass's view of the log, taken under the lock: the
-// sealed segments up to the first uncleanable one, each pinned until
-// release, and the settings in force when the pass began.
+// sealed segments up to the first uncleanable one, and the settings in
+// force when the pass began. The segments are not pinned for the pass
+// (a log of thousands would hold as many files open): each is pinned
+// while it is read, and a segment that retention or a truncation took
+// away meanwhile ends the pass (errCleanRaced), to be retried.
 type cleanPlan struct {
 	segs             []*segment
-	sizes            []int64 // segs' sizes at plan time (sealed: fixed)
+	sizes, nexts     []int64 // segs' sizes and next offsets at plan time (sealed: fixed)
 	newest           []int64 // newest timestamp of each (delete horizon)
 	firstDirty       int64
 	firstUncleanable int64
@@ -148,13 +151,6 @@ type cleanPlan struct {
 	// producerLast maps a producer id to the last offset of its newest
 	// batch: that batch survives cleaning even when emptied.
 	producerLast map[int64]int64
-}
-
-func (p *cleanPlan) release() {
-	for _, s := range p.segs {
-		s.release()
-	}
-	p.segs = nil
 }
 
 // Clean runs one cleaning pass over the log with the caller's map (reset
@@ -168,12 +164,15 @@ func (l *Log) Clean(ctx context.Context, m *OffsetMap, th *Throttle) (CleanResul
 	if err != nil || plan == nil {
 		return CleanResult{}, err
 	}
-	defer plan.release()
 	res := CleanResult{FirstDirty: plan.firstDirty}
 
 	m.Reset()
 	end, read, err := l.buildOffsetMap(ctx, plan, m, th)
 	res.BytesRead += read
+	if errors.Is(err, errCleanRaced) {
+		l.logger.Info("segments changed while cleaned; retrying next pass")
+		return res, nil
+	}
 	if err != nil {
 		return res, err
 	}
@@ -208,7 +207,7 @@ func (l *Log) Clean(ctx context.Context, m *OffsetMap, th *Throttle) (CleanResul
 	return res, nil
 }
 
-// planClean pins the sealed segments below the first uncleanable offset;
+// planClean lists the sealed segments below the first uncleanable offset;
 // nil when there is nothing to do.
 func (l *Log) planClean() (*cleanPlan, error) {
 	l.mu.RLock()
@@ -232,12 +231,8 @@ func (l *Log) planClean() (*cleanPlan, error) {
 		if s.base >= st.FirstUncleanable {
 			break
 		}
-		if _, err := s.acquire(); err != nil {
-			p.release()
-			return nil, storageErr("clean", s.logPath(), err)
-		}
 		p.segs = append(p.segs, s)
-		p.sizes = append(p.sizes, s.size)
+		p.sizes, p.nexts = append(p.sizes, s.size), append(p.nexts, s.next)
 		p.newest = append(p.newest, l.newestMs(s))
 	}
 	return p, nil
@@ -248,11 +243,11 @@ func (l *Log) planClean() (*cleanPlan, error) {
 func (l *Log) buildOffsetMap(ctx context.Context, p *cleanPlan, m *OffsetMap, th *Throttle) (end int64, read int64, err error) {
 	end = p.firstDirty
 	for i, s := range p.segs {
-		if s.next <= p.firstDirty {
+		if p.nexts[i] <= p.firstDirty {
 			continue
 		}
 		full := false
-		n, err := eachBatch(s, p.sizes[i], func(h *batch.Header, raw []byte) (bool, error) {
+		n, err := l.eachBatch(s, p.sizes[i], func(h *batch.Header, raw []byte) (bool, error) {
 			if h.LastOffset() < p.firstDirty {
 				return true, nil
 			}
@@ -292,7 +287,7 @@ func (l *Log) buildOffsetMap(ctx context.Context, p *cleanPlan, m *OffsetMap, th
 		if full {
 			break
 		}
-		end = max(end, min(s.next, p.firstUncleanable))
+		end = max(end, min(p.nexts[i], p.firstUncleanable))
 	}
 	if end <= p.firstDirty {
 		return end, read, fmt.Errorf("%w: %d keys", ErrOffsetMapTooSmall, m.Capacity())
@@ -300,15 +295,26 @@ func (l *Log) buildOffsetMap(ctx context.Context, p *cleanPlan, m *OffsetMap, th
 	return end, read, nil
 }
 
-// eachBatch walks a pinned segment's batches up to size, verifying CRCs,
-// until fn returns false; it returns the bytes walked. raw is valid only
-// during the call.
-func eachBatch(s *segment, size int64, fn func(h *batch.Header, raw []byte) (bool, error)) (int64, error) {
+// eachBatch walks a segment's batches up to size, verifying CRCs, until
+// fn returns false; it returns the bytes walked. raw is valid only during
+// the call. The file is pinned for the walk; a segment that is no longer
+// the log's, or no longer size bytes long, gives errCleanRaced.
+func (l *Log) eachBatch(s *segment, size int64, fn func(h *batch.Header, raw []byte) (bool, error)) (n int64, err error) {
+	l.mu.RLock()
 	f, err := s.acquire()
+	l.mu.RUnlock()
+	if errors.Is(err, errRetired) {
+		return 0, errCleanRaced
+	}
 	if err != nil {
 		return 0, storageErr("clean", s.logPath(), err)
 	}
 	defer s.release()
+	defer func() {
+		if err != nil && !errors.Is(err, errCleanRaced) && l.segmentChanged(s, size) {
+			err = errCleanRaced // a truncation cut it under the walk
+		}
+	}()
 	w := &window{f: f, end: size, chunk: scanChunk, reuse: true}
 	for pos := int64(0); pos < size; {
 		h, err := w.batchAt(pos, true)
@@ -329,6 +335,18 @@ func eachBatch(s *segment, size int64, fn func(h *batch.Header, raw []byte) (boo
 		}
 	}
 	return size, nil
+}
+
+// segmentChanged reports whether s left the log or changed size.
+func (l *Log) segmentChanged(s *segment, size int64) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	for _, t := range l.segs {
+		if t == s {
+			return t.size != size
+		}
+	}
+	return true
 }
 
 // persistCleanerCheckpoint records the first dirty offset.

@@ -43,7 +43,7 @@ func groupForCleaning(p *cleanPlan, end int64) []cleanGroupRange {
 	for i := 0; i < len(p.segs) && p.segs[i].base < end; {
 		j, size := i+1, p.sizes[i]
 		for j < len(p.segs) && p.segs[j].base < end && size+p.sizes[j] <= p.cfg.SegmentBytes &&
-			p.segs[j].next-p.segs[i].base <= math.MaxInt32 {
+			p.nexts[j]-p.segs[i].base <= math.MaxInt32 {
 			size += p.sizes[j]
 			j++
 		}
@@ -109,7 +109,7 @@ func (l *Log) writeCleaned(ctx context.Context, p *cleanPlan, g cleanGroupRange,
 	for i := g.from; i < g.to; i++ {
 		s := p.segs[i]
 		dropTombstones := p.nowMs-p.newest[i] > p.cfg.DeleteRetention.Milliseconds()
-		n, err := eachBatch(s, p.sizes[i], func(h *batch.Header, raw []byte) (bool, error) {
+		n, err := l.eachBatch(s, p.sizes[i], func(h *batch.Header, raw []byte) (bool, error) {
 			out, dropped, err := filterBatch(h, raw, m, end, dropTombstones, p.producerLast)
 			if err != nil {
 				return false, &CorruptionError{Segment: s.logPath(), Offset: h.BaseOffset, Err: err}
