@@ -428,3 +428,75 @@ func BenchmarkClean(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// Which logs the agent's cleaner picks: the dirty ratio against
+// min.cleanable.dirty.ratio, min.compaction.lag.ms holding young segments
+// back, and max.compaction.lag.ms making an old dirty record overdue.
+func TestCleanState(t *testing.T) {
+	const hour = int64(time.Hour / time.Millisecond)
+	cases := []struct {
+		name                    string
+		ratio                   float64
+		minLag, maxLag          time.Duration
+		compact                 bool
+		eligible, overdue, none bool // none: no dirty bytes
+	}{
+		{name: "not compacted", compact: false},
+		{name: "dirty above the ratio", ratio: 0.01, compact: true, eligible: true},
+		{name: "ratio not reached", ratio: 0.5, compact: true},
+		{name: "too young to compact", ratio: 0.01, minLag: 2 * time.Hour, compact: true, none: true},
+		{name: "overdue despite the ratio", ratio: 0.5, maxLag: time.Hour, compact: true, eligible: true, overdue: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			clock := &fakeClock{ms: 10 * hour}
+			cfg := compactConfig()
+			l := openLog(t, vfs.Default, t.TempDir(), cfg, clock)
+			defer l.Close()
+			rng := rand.New(rand.NewPCG(1, 1))
+			// A clean part of 1,000 keys, a dirty part of 100 updates an
+			// hour and a half old, and a record now in the active segment.
+			keyedWorkload(t, l, rng, 1_000_000, 1000, 20, 0, clock.ms-3*hour, 0)
+			if err := l.Roll(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.Clean(context.Background(), NewOffsetMap(0), nil); err != nil {
+				t.Fatal(err)
+			}
+			keyedWorkload(t, l, rng, 1_000_000, 100, 20, 0, clock.ms-hour-hour/2, 0)
+			if err := l.Roll(); err != nil {
+				t.Fatal(err)
+			}
+			keyedWorkload(t, l, rng, 10, 1, 1, 0, clock.ms, 0)
+			cfg.Compact, cfg.MinCleanableDirtyRatio, cfg.MinCompactionLag, cfg.MaxCompactionLag = c.compact, c.ratio, c.minLag, c.maxLag
+			if err := l.SetConfig(cfg); err != nil {
+				t.Fatal(err)
+			}
+			st := l.CleanState()
+			if st.Eligible != c.eligible || st.Overdue != c.overdue || c.compact && (st.DirtyBytes == 0) != c.none {
+				t.Fatalf("%+v: want eligible %v, overdue %v, no dirty bytes %v", st, c.eligible, c.overdue, c.none)
+			}
+		})
+	}
+}
+
+// cleanup.policy=compact alone keeps every segment by time and size; with
+// compact,delete retention applies as usual.
+func TestRetentionOfCompactedLogs(t *testing.T) {
+	for _, withDelete := range []bool{false, true} {
+		clock := &fakeClock{ms: 1_000_000}
+		cfg := compactConfig()
+		cfg.Delete, cfg.RetentionMs, cfg.RetentionBytes = withDelete, time.Minute, 1
+		l := openLog(t, vfs.Default, t.TempDir(), cfg, clock)
+		keyedWorkload(t, l, rand.New(rand.NewPCG(1, 1)), 10, 2000, 20, 0, clock.ms, 0)
+		clock.ms += time.Hour.Milliseconds()
+		n, err := l.ApplyRetention()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if deleted := n > 0; deleted != withDelete {
+			t.Fatalf("delete in policy %v: retention deleted %d segments", withDelete, n)
+		}
+		l.Close()
+	}
+}
