@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/internal/testagent"
 )
@@ -103,6 +104,15 @@ func TestCompactedTopicKeepsLatestValues(t *testing.T) {
 		"delete.retention.ms":       kadm.StringPtr("1000"),
 		"segment.ms":                kadm.StringPtr("500"),
 	})
+
+	// DescribeConfigs shows the compaction settings with Kafka's defaults,
+	// and that a compacted topic is not tiered.
+	adm := newAdmin(t, a.Addr())
+	wantConfig(t, adm, topic, "cleanup.policy", "compact", kmsg.ConfigSourceDynamicTopicConfig)
+	wantConfig(t, adm, topic, "delete.retention.ms", "1000", kmsg.ConfigSourceDynamicTopicConfig)
+	wantConfig(t, adm, topic, "min.compaction.lag.ms", "0", notDynamic)
+	wantConfig(t, adm, topic, "max.compaction.lag.ms", "9223372036854775807", notDynamic)
+	wantConfig(t, adm, topic, "remote.storage.enable", "false", notDynamic)
 
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
