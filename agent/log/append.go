@@ -82,7 +82,14 @@ func (l *Log) appendLocked(b []byte, h *batch.Header, leaderEpoch int32) (Append
 	case int64(len(b)) > l.cfg.SegmentBytes:
 		return AppendResult{}, 0, 0, fmt.Errorf("%w: %d bytes, segment.bytes %d", ErrBatchTooLarge, len(b), l.cfg.SegmentBytes)
 	}
-	dup, err := l.producers.check(h)
+	m := batch.Marker{Type: -1}
+	if h.IsControl() {
+		var err error
+		if m, err = batch.ParseMarker(b); err != nil {
+			return AppendResult{}, 0, 0, fmt.Errorf("%w: %v", ErrInvalidBatch, err)
+		}
+	}
+	dup, err := l.producers.check(h, m)
 	if err != nil {
 		return AppendResult{}, 0, 0, err
 	}
@@ -117,7 +124,7 @@ func (l *Log) appendLocked(b []byte, h *batch.Header, leaderEpoch int32) (Append
 	}
 	seg.track(h, pos, l.cfg.IndexIntervalBytes)
 	l.preallocIfNeededLocked(seg)
-	l.producers.update(h)
+	l.recordTxnLocked(l.producers.update(h, m))
 	l.appends.Add(1)
 	l.bytes.Add(int64(len(b)))
 

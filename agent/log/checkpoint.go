@@ -34,8 +34,10 @@ const (
 var (
 	magicEpoch    = [4]byte{'S', 'L', 'E', 'P'}
 	magicStart    = [4]byte{'S', 'L', 'S', 'O'}
-	magicProducer = [4]byte{'S', 'L', 'P', 'S'}
-	magicClean    = [4]byte{'S', 'L', 'C', 'S'}
+	magicProducer = [4]byte{'S', 'L', 'P', 'T'} // with transactions
+	// magicProducerV1 is a producer snapshot from before transactions.
+	magicProducerV1 = [4]byte{'S', 'L', 'P', 'S'}
+	magicClean      = [4]byte{'S', 'L', 'C', 'S'}
 )
 
 var errBadStateFile = errors.New("log: bad state file")

@@ -10,9 +10,10 @@
 //	00000000000000000000.log        batches exactly as Kafka stores them
 //	00000000000000000000.index      relative offset u32 -> position u32   (index.go)
 //	00000000000000000000.timeindex  max timestamp i64 -> relative offset u32
+//	00000000000000000000.txnindex   aborted transactions (txn.go)
 //	leader-epoch-checkpoint         epoch -> start offset                 (epoch.go)
 //	log-start-offset-checkpoint     the start raised by DeleteRecords     (state.go)
-//	producer-state/<offset>.snap    idempotence state as of <offset>      (producer.go)
+//	producer-state/<offset>.snap    idempotence and open transactions     (producer.go)
 //	clean-shutdown                  written by Close, removed by Open
 //	decompression-checks            W and old batches' verdicts           (quarantine.go)
 //

@@ -70,6 +70,7 @@ type Log struct {
 	lso       int64
 	epochs    epochCache
 	producers producerState
+	replayAll bool  // recovery found a bad transaction index (txn.go)
 	flushed   int64 // offsets below are fsynced
 	remoteEnd int64 // offsets below are in the remote manifest (tier.go)
 	gen       uint64

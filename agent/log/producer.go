@@ -26,15 +26,40 @@ type producerEntry struct {
 	epoch   int16
 	lastTs  int64       // MaxTimestamp of its last batch (expiry)
 	batches []batchMeta // oldest first, at most producerBatchesKept
+	// txnFirst is the first offset of its open transaction, -1 if none
+	// (txn.go); coordEpoch the coordinator epoch of its last marker.
+	txnFirst   int64
+	coordEpoch int32
 }
 
-// producerState is the idempotence state of one partition, with Kafka's
-// ProducerStateManager rules. Guarded by Log.mu.
+func newProducerEntry(epoch int16) *producerEntry {
+	return &producerEntry{epoch: epoch, txnFirst: -1, coordEpoch: -1}
+}
+
+// producerState is the idempotence and transaction state of one
+// partition, with Kafka's ProducerStateManager rules. Guarded by Log.mu.
 type producerState struct {
 	m map[int64]*producerEntry
+	// open maps the producers with an open transaction to its first
+	// offset: the few entries the last stable offset depends on.
+	open map[int64]int64
 }
 
-func newProducerState() producerState { return producerState{m: map[int64]*producerEntry{}} }
+func newProducerState() producerState {
+	return producerState{m: map[int64]*producerEntry{}, open: map[int64]int64{}}
+}
+
+// firstUnstable is the first offset of the oldest open transaction, -1 if
+// none is open.
+func (ps *producerState) firstUnstable() int64 {
+	first := int64(-1)
+	for _, off := range ps.open {
+		if first < 0 || off < first {
+			first = off
+		}
+	}
+	return first
+}
 
 // idempotent reports whether a batch takes part in sequence checks.
 // Control batches (transaction markers) carry no sequence.
@@ -50,8 +75,12 @@ func nextSeq(s int32) int32 {
 }
 
 // check decides a batch before it is written: a duplicate (the cached
-// batch it repeats) or an error, or (nil, nil) to append.
-func (ps *producerState) check(h *batch.Header) (*batchMeta, error) {
+// batch it repeats) or an error, or (nil, nil) to append. m is the marker
+// of a control batch.
+func (ps *producerState) check(h *batch.Header, m batch.Marker) (*batchMeta, error) {
+	if h.IsControl() {
+		return nil, ps.checkMarker(h, m)
+	}
 	if !idempotent(h) {
 		return nil, nil
 	}
@@ -70,6 +99,8 @@ func (ps *producerState) check(h *batch.Header) (*batchMeta, error) {
 			return nil, fmt.Errorf("%w: producer %d new epoch %d starts at sequence %d", ErrOutOfOrderSequence, h.ProducerID, h.ProducerEpoch, first)
 		}
 		return nil, nil
+	case e.txnFirst >= 0 && !h.IsTransactional():
+		return nil, fmt.Errorf("%w: producer %d has an open transaction but sent a non-transactional batch", ErrInvalidTxnState, h.ProducerID)
 	}
 	for i := range e.batches {
 		if b := &e.batches[i]; b.firstSeq == first && b.lastSeq == last {
@@ -86,22 +117,62 @@ func (ps *producerState) check(h *batch.Header) (*batchMeta, error) {
 	return nil, nil
 }
 
-// update records a written batch (h.BaseOffset is its real offset).
-func (ps *producerState) update(h *batch.Header) {
+// checkMarker refuses a marker from a fenced producer epoch or an older
+// coordinator than the producer's last marker, as Kafka does.
+func (ps *producerState) checkMarker(h *batch.Header, m batch.Marker) error {
+	e, ok := ps.m[h.ProducerID]
+	switch {
+	case !ok:
+		return nil
+	case h.ProducerEpoch < e.epoch:
+		return fmt.Errorf("%w: marker for producer %d epoch %d, current %d", ErrInvalidProducerEpoch, h.ProducerID, h.ProducerEpoch, e.epoch)
+	case m.CoordinatorEpoch < e.coordEpoch:
+		return fmt.Errorf("%w: marker for producer %d from coordinator epoch %d, last %d", ErrCoordinatorFenced, h.ProducerID, m.CoordinatorEpoch, e.coordEpoch)
+	}
+	return nil
+}
+
+// update records a written batch (h.BaseOffset is its real offset; m is
+// the marker of a control batch) and returns the transaction a marker
+// completed, if any.
+func (ps *producerState) update(h *batch.Header, m batch.Marker) *completedTxn {
 	if h.ProducerID < 0 {
-		return
+		return nil
 	}
 	e, ok := ps.m[h.ProducerID]
 	if !ok {
-		e = &producerEntry{epoch: h.ProducerEpoch}
+		e = newProducerEntry(h.ProducerEpoch)
 		ps.m[h.ProducerID] = e
 	}
 	if h.ProducerEpoch > e.epoch {
 		e.epoch, e.batches = h.ProducerEpoch, e.batches[:0]
 	}
 	e.lastTs = max(e.lastTs, h.MaxTimestamp)
+	switch {
+	case h.IsControl():
+		if m.Type != batch.ControlAbort && m.Type != batch.ControlCommit {
+			return nil
+		}
+		// A marker for a producer with nothing open here (the
+		// partition was added but never written, or its state
+		// expired) completes an empty transaction at the marker, as
+		// in Kafka.
+		first := e.txnFirst
+		if first < 0 {
+			first = h.BaseOffset
+		}
+		e.txnFirst, e.coordEpoch = -1, m.CoordinatorEpoch
+		delete(ps.open, h.ProducerID)
+		return &completedTxn{
+			producerID: h.ProducerID, firstOffset: first, markerOffset: h.BaseOffset,
+			aborted: m.Type == batch.ControlAbort, firstUnstableAfter: ps.firstUnstable(),
+		}
+	case h.IsTransactional() && e.txnFirst < 0:
+		e.txnFirst = h.BaseOffset
+		ps.open[h.ProducerID] = h.BaseOffset
+	}
 	if !idempotent(h) || h.ProducerEpoch < e.epoch {
-		return
+		return nil
 	}
 	if len(e.batches) == producerBatchesKept {
 		copy(e.batches, e.batches[1:])
@@ -111,6 +182,7 @@ func (ps *producerState) update(h *batch.Header) {
 		firstSeq: h.BaseSequence, lastSeq: h.LastSequence(),
 		firstOffset: h.BaseOffset, lastOffset: h.LastOffset(),
 	})
+	return nil
 }
 
 // expire drops producers whose last batch timestamp is ttl older than now.
@@ -120,7 +192,9 @@ func (ps *producerState) expire(nowMs int64, ttlMs int64) int {
 	}
 	n := 0
 	for id, e := range ps.m {
-		if nowMs-e.lastTs >= ttlMs {
+		// An open transaction keeps its producer: the last stable offset
+		// waits for its marker (or the coordinator's timeout abort).
+		if e.txnFirst < 0 && nowMs-e.lastTs >= ttlMs {
 			delete(ps.m, id)
 			n++
 		}
@@ -131,8 +205,12 @@ func (ps *producerState) expire(nowMs int64, ttlMs int64) int {
 // encodeSnapshot writes the state as of offset (every batch below it).
 //
 //	offset i64 | count u32 | count x (producer id i64 | epoch i16 |
-//	last timestamp i64 | n u8 | n x (first seq i32 | last seq i32 |
-//	first offset i64 | last offset i64))
+//	last timestamp i64 | open transaction's first offset i64 (-1 none) |
+//	last marker's coordinator epoch i32 | n u8 | n x (first seq i32 |
+//	last seq i32 | first offset i64 | last offset i64))
+//
+// Snapshots written before transactions (magicProducerV1) lack the two
+// transaction fields and still load.
 func (ps *producerState) encodeSnapshot(offset int64) []byte {
 	ids := make([]int64, 0, len(ps.m))
 	for id := range ps.m {
@@ -146,6 +224,8 @@ func (ps *producerState) encodeSnapshot(offset int64) []byte {
 		p = binary.BigEndian.AppendUint64(p, uint64(id))
 		p = binary.BigEndian.AppendUint16(p, uint16(e.epoch))
 		p = binary.BigEndian.AppendUint64(p, uint64(e.lastTs))
+		p = binary.BigEndian.AppendUint64(p, uint64(e.txnFirst))
+		p = binary.BigEndian.AppendUint32(p, uint32(e.coordEpoch))
 		p = append(p, byte(len(e.batches)))
 		for _, b := range e.batches {
 			p = binary.BigEndian.AppendUint32(p, uint32(b.firstSeq))
@@ -160,8 +240,12 @@ func (ps *producerState) encodeSnapshot(offset int64) []byte {
 func decodeSnapshot(b []byte) (int64, producerState, error) {
 	ps := newProducerState()
 	p, err := decodeFrame(magicProducer, b)
-	if err != nil {
-		return 0, ps, err
+	txn := err == nil
+	if !txn {
+		var v1Err error
+		if p, v1Err = decodeFrame(magicProducerV1, b); v1Err != nil {
+			return 0, ps, err
+		}
 	}
 	bad := func(what string) (int64, producerState, error) {
 		return 0, newProducerState(), fmt.Errorf("%w: producer snapshot %s", errBadStateFile, what)
@@ -180,9 +264,21 @@ func decodeSnapshot(b []byte) (int64, producerState, error) {
 			return bad("entry")
 		}
 		id := int64(binary.BigEndian.Uint64(p))
-		e := &producerEntry{epoch: int16(binary.BigEndian.Uint16(p[8:])), lastTs: int64(binary.BigEndian.Uint64(p[10:]))}
-		k := int(p[18])
-		p = p[19:]
+		e := newProducerEntry(int16(binary.BigEndian.Uint16(p[8:])))
+		e.lastTs = int64(binary.BigEndian.Uint64(p[10:]))
+		p = p[18:]
+		if txn {
+			if len(p) < 13 {
+				return bad("entry")
+			}
+			e.txnFirst, e.coordEpoch = int64(binary.BigEndian.Uint64(p)), int32(binary.BigEndian.Uint32(p[8:]))
+			if e.txnFirst < -1 {
+				return bad("transaction")
+			}
+			p = p[12:]
+		}
+		k := int(p[0])
+		p = p[1:]
 		if k > producerBatchesKept || len(p) < k*24 || id < 0 {
 			return bad("batches")
 		}
@@ -196,6 +292,9 @@ func decodeSnapshot(b []byte) (int64, producerState, error) {
 			p = p[24:]
 		}
 		ps.m[id] = e
+		if e.txnFirst >= 0 {
+			ps.open[id] = e.txnFirst
+		}
 	}
 	if len(p) != 0 || offset < 0 {
 		return bad("trailing bytes")

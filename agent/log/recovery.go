@@ -51,7 +51,7 @@ func (l *Log) recover() error {
 		case strings.HasSuffix(n, ".tmp"):
 			_ = l.fs.Remove(p) // an interrupted atomic write
 		default:
-			for _, suffix := range []string{indexSuffix, timeIndexSuffix} {
+			for _, suffix := range segmentSuffixes[1:] {
 				if b, ok := parseBase(n, suffix); ok && !logs[b] {
 					_ = l.fs.Remove(p)
 				}
@@ -108,6 +108,9 @@ func (l *Log) recover() error {
 			}
 		}
 		if ok {
+			if err := l.loadTxnIndexLocked(seg); err != nil {
+				return err
+			}
 			continue
 		}
 		end, serr := seg.rebuild(size, true, interval, onBatch)
@@ -118,6 +121,9 @@ func (l *Log) recover() error {
 			if err := seg.withFile("recover", func(f vfs.File) error { return l.cutSegmentTail(f, seg, end, size, serr) }); err != nil {
 				return storageErr("recover", seg.logPath(), err)
 			}
+		}
+		if err := l.loadTxnIndexLocked(seg); err != nil {
+			return err
 		}
 		if !last {
 			if err := seg.writeIndexes(); err != nil {
@@ -145,7 +151,7 @@ func (l *Log) recover() error {
 
 	if !epochsOK {
 		l.epochs = epochCache{}
-		if err := l.walkLocked(l.segs[0].base, leo, func(h *batch.Header) {
+		if err := l.walkLocked(l.segs[0].base, leo, func(h *batch.Header, _ batch.Marker) {
 			l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)
 		}); err != nil {
 			return err
@@ -221,7 +227,7 @@ func (l *Log) cutTail(bases []int64, why string, end int64) {
 	for _, b := range bases {
 		s := &segment{fs: l.fs, dir: l.dir, base: b}
 		l.logger.Warn("deleting segment after end of log", "segment", s.logPath(), "log_end", end, "reason", why)
-		for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+		for _, suffix := range segmentSuffixes {
 			if err := l.fs.Remove(s.path(suffix)); err != nil && !errors.Is(err, iofs.ErrNotExist) {
 				l.logger.Error("cannot delete segment file", "path", s.path(suffix), "err", err)
 			}

@@ -16,12 +16,16 @@ const (
 	logSuffix       = ".log"
 	indexSuffix     = ".index"
 	timeIndexSuffix = ".timeindex"
+	txnIndexSuffix  = ".txnindex"
 	// scanChunk is the read size of recovery and replay walks.
 	scanChunk = 1 << 20
 	// maxIndexFileBytes bounds an index file read at open: an index for
 	// the largest segment with an entry per minimal batch.
 	maxIndexFileBytes = maxSegmentBytes / minSegmentBytes * timeEntrySize
 )
+
+// segmentSuffixes are the files of one segment.
+var segmentSuffixes = []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix}
 
 func segmentName(base int64) string { return fmt.Sprintf("%020d", base) }
 
@@ -43,7 +47,8 @@ type segment struct {
 	sinceIndex int64 // batch bytes since the last offset entry
 	maxTs      int64 // largest MaxTimestamp, -1 when empty
 	maxTsRel   uint32
-	firstTs    int64 // MaxTimestamp of the first batch (segment.ms)
+	firstTs    int64        // MaxTimestamp of the first batch (segment.ms)
+	aborted    []AbortedTxn // the transactions its markers aborted (txn.go)
 }
 
 func (s *segment) path(suffix string) string {
@@ -240,7 +245,7 @@ func (s *segment) writeIndexes() error {
 	if err := vfs.WriteFileAtomic(s.fs, s.dir, s.path(timeIndexSuffix), encodeTimes(s.idx.times)); err != nil {
 		return storageErr("write index", s.path(timeIndexSuffix), err)
 	}
-	return nil
+	return s.writeTxnIndex()
 }
 
 // acquire pins the file open (opening it if the pool closed it) for a
@@ -278,7 +283,7 @@ func (s *segment) retire() { s.file.retire() }
 func (s *segment) remove() error {
 	s.retire()
 	var first error
-	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+	for _, suffix := range segmentSuffixes {
 		if err := s.fs.Remove(s.path(suffix)); err != nil && !errors.Is(err, iofs.ErrNotExist) && first == nil {
 			first = storageErr("remove segment", s.path(suffix), err)
 		}

@@ -119,6 +119,9 @@ func (l *Log) pruneSnapshotsLocked(keep func(offset int64) bool) {
 func (l *Log) loadProducersLocked(upTo int64) error {
 	ps, from := newProducerState(), l.segs[0].base
 	offs := l.snapshots()
+	if l.replayAll {
+		offs, l.replayAll = nil, false
+	}
 	for i := len(offs) - 1; i >= 0; i-- {
 		if offs[i] > upTo {
 			continue
@@ -139,19 +142,20 @@ func (l *Log) loadProducersLocked(upTo int64) error {
 		ps, from = snap, max(off, from)
 		break
 	}
-	err := l.walkLocked(from, upTo, func(h *batch.Header) { ps.update(h) })
-	if err != nil {
-		return err
-	}
+	// The aborted transactions after the snapshot are rebuilt with the
+	// state (txn.go).
+	l.dropTxnsFromLocked(from)
 	l.producers = ps
-	return nil
+	return l.walkLocked(from, upTo, func(h *batch.Header, m batch.Marker) {
+		l.recordTxnLocked(l.producers.update(h, m))
+	})
 }
 
 // walkLocked calls fn for every batch header with base offset in
-// [from, to), reading the segments without the CRC check (recovery has
-// done it). Used only where holding l.mu across I/O is acceptable
-// (recovery, truncation).
-func (l *Log) walkLocked(from, to int64, fn func(*batch.Header)) error {
+// [from, to), with the marker of a control batch, reading the segments
+// without the CRC check (recovery has done it). Used only where holding
+// l.mu across I/O is acceptable (recovery, truncation).
+func (l *Log) walkLocked(from, to int64, fn func(*batch.Header, batch.Marker)) error {
 	for _, s := range l.segs {
 		if s.next <= from || s.base >= to {
 			continue
@@ -171,7 +175,15 @@ func (l *Log) walkLocked(from, to int64, fn func(*batch.Header)) error {
 					break
 				}
 				if h.BaseOffset >= from {
-					fn(&h)
+					m := batch.Marker{Type: -1}
+					if h.IsControl() {
+						raw, err := w.get(pos, h.Size())
+						if err != nil {
+							return err
+						}
+						m = l.markerOf(&h, raw)
+					}
+					fn(&h, m)
 				}
 				pos += int64(h.Size())
 			}
