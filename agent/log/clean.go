@@ -34,9 +34,13 @@ import (
 //     gaps but no offset moves. A batch left with no records is dropped,
 //     except the last batch of a producer in the producer state, which is
 //     kept empty so that an idempotent producer's sequence survives a
-//     restart (Kafka's BatchRetention.RETAIN_EMPTY). Control batches are
-//     kept as they are (transaction markers: see docs/design.md, the
-//     transactions seam).
+//     restart (Kafka's BatchRetention.RETAIN_EMPTY).
+//   - Transactions (txn.go) are handled conservatively until the cleaner
+//     learns Kafka's rules (docs/design.md, the transactions seam): the
+//     dirty section ends before the first open transaction, and
+//     transactional and control batches are kept whole, their records left
+//     out of the map, so that an aborted record never replaces a committed
+//     one. Segments keep their aborted-transaction index across a swap.
 //   - The checkpoint then moves to end.
 //
 // Clean is called by one cleaner goroutine per agent; a per-log mutex
@@ -101,6 +105,9 @@ func (l *Log) cleanStateLocked(nowMs int64) CleanState {
 	active := l.active()
 	st.FirstDirty = min(max(l.firstDirty, l.segs[0].base), active.base)
 	st.FirstUncleanable = active.base
+	// Nothing at or past the first open transaction is cleaned, as in
+	// Kafka: its records may yet be aborted.
+	unstable := l.producers.firstUnstable()
 	lagMs := l.cfg.MinCompactionLag.Milliseconds()
 	maxLagMs := l.cfg.MaxCompactionLag.Milliseconds()
 	for _, s := range l.segs[:len(l.segs)-1] {
@@ -108,7 +115,7 @@ func (l *Log) cleanStateLocked(nowMs int64) CleanState {
 			st.CleanBytes += s.size
 			continue
 		}
-		if lagMs > 0 && nowMs-l.newestMs(s) < lagMs {
+		if lagMs > 0 && nowMs-l.newestMs(s) < lagMs || unstable >= 0 && s.next > unstable {
 			st.FirstUncleanable = s.base
 			break
 		}
@@ -251,8 +258,8 @@ func (l *Log) buildOffsetMap(ctx context.Context, p *cleanPlan, m *OffsetMap, th
 			if h.LastOffset() < p.firstDirty {
 				return true, nil
 			}
-			if h.IsControl() {
-				end = h.NextOffset()
+			if h.IsControl() || h.IsTransactional() {
+				end = h.NextOffset() // kept whole by filterBatch
 				return true, nil
 			}
 			_, recs, err := batch.Records(raw, cleanMaxDecompressed)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -498,5 +499,81 @@ func TestRetentionOfCompactedLogs(t *testing.T) {
 			t.Fatalf("delete in policy %v: retention deleted %d segments", withDelete, n)
 		}
 		l.Close()
+	}
+}
+
+// Until the cleaner learns Kafka's transaction rules, it keeps
+// transactions whole: an aborted transaction's records never replace a
+// committed value, nothing from the first open transaction on is cleaned,
+// and the aborted-transaction index survives passes, crashes in them
+// (every rename and sync failing in turn) and reopening.
+func TestCleanKeepsTransactions(t *testing.T) {
+	clock := &fakeClock{ms: 1_000_000}
+	base := vfs.NewMem()
+	l := openLog(t, base, "/p", compactConfig(), clock)
+	mustAppend(t, l, mkBatch(t, spec{records: 3}), 0)               // 0-2 k0..k2, committed
+	mustAppend(t, l, txnBatch(t, 7, 0, 0, 3), 0)                    // 3-5 k0..k2 of 7
+	mustAppend(t, l, marker(t, 7, 0, batch.ControlAbort, 1), 0)     // 6 aborts 7
+	mustAppend(t, l, mkBatch(t, spec{records: 1, valueSize: 3}), 0) // 7 k0 again, plain
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, txnBatch(t, 8, 0, 0, 1), 0)                    // 8 k0 of 8, open
+	mustAppend(t, l, mkBatch(t, spec{records: 3, valueSize: 5}), 0) // 9-11 k0..k2
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, mkBatch(t, spec{records: 1}), 0) // 12, active
+	wantAborted := []AbortedTxn{{ProducerID: 7, FirstOffset: 3, LastOffset: 6, LastStableOffset: 7}}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check := func(l *Log, when string) {
+		t.Helper()
+		if got := l.AbortedTransactions(0, l.LogEndOffset()); !slices.Equal(got, wantAborted) {
+			t.Fatalf("%s: aborted transactions %+v, want %+v", when, got, wantAborted)
+		}
+		offsets := map[int64]int32{}
+		for _, raw := range readAll(t, l) {
+			h, err := batch.ParseHeader(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			offsets[h.BaseOffset] = h.RecordCount
+		}
+		// k1 and k2 at 1-2 are the committed values: only plain records
+		// replace them; the transactions and the open one's sequel stay.
+		for off, n := range map[int64]int32{0: 2, 3: 3, 6: 1, 7: 1, 8: 1, 9: 3} {
+			if offsets[off] != n {
+				t.Fatalf("%s: batch at %d holds %d records, want %d (log %v)", when, off, offsets[off], n, offsets)
+			}
+		}
+	}
+	for _, op := range []vfs.Op{vfs.OpRename, vfs.OpSync} {
+		for n := 0; ; n++ {
+			if n > 100 {
+				t.Fatalf("%v: the pass never finished", op)
+			}
+			mem := base.CrashClone()
+			faulty := vfs.NewFaulty(mem)
+			l := openLog(t, faulty, "/p", compactConfig(), clock)
+			if st := l.CleanState(); st.FirstUncleanable != 7 && st.FirstUncleanable != 8 {
+				t.Fatalf("first uncleanable %d, want the open transaction's segment", st.FirstUncleanable)
+			}
+			faulty.FailAfter(op, n, errors.New("injected"))
+			_, err := l.Clean(context.Background(), NewOffsetMap(0), nil)
+			abandon(l)
+			faulty.Clear()
+			after := openLog(t, mem.CrashClone(), "/p", compactConfig(), clock)
+			if err == nil {
+				check(after, fmt.Sprintf("%v passes", op))
+			} else if got := after.AbortedTransactions(0, after.LogEndOffset()); !slices.Equal(got, wantAborted) {
+				t.Fatalf("%v failing after %d: aborted transactions %+v, want %+v", op, n, got, wantAborted)
+			}
+			after.Close()
+			if err == nil {
+				break
+			}
+		}
 	}
 }

@@ -26,11 +26,13 @@ import (
 //  3. delete the old segments' .log, .index and .timeindex files;
 //  4. rename the swap to <base>.log and fsync the directory;
 //  5. write the new segment's indexes (derived data: recovery rebuilds
-//     them if they are missing).
+//     them if they are missing). Its aborted-transaction index, which
+//     recovery rebuilds only when told to, is written between 3 and 4.
 //
 // Recovery (recoverCleaning, called first by Open) deletes every
 // .log.cleaned file (a pass that had not committed) and completes every
-// .swap file with steps 3 and 4, which are idempotent.
+// .swap file with steps 3 and 4, which are idempotent, and then has
+// producer state and transaction indexes replayed from the log start.
 
 // cleanGroupRange is plan.segs[from:to].
 type cleanGroupRange struct{ from, to int }
@@ -148,8 +150,8 @@ func (l *Log) writeCleaned(ctx context.Context, p *cleanPlan, g cleanGroupRange,
 // batch to write (raw itself if every record stays, a rebuilt or emptied
 // batch otherwise, nil to drop it) and how many records were dropped.
 func filterBatch(h *batch.Header, raw []byte, m *OffsetMap, end int64, dropTombstones bool, producerLast map[int64]int64) ([]byte, int64, error) {
-	if h.IsControl() || h.BaseOffset >= end {
-		return raw, 0, nil
+	if h.IsControl() || h.IsTransactional() || h.BaseOffset >= end {
+		return raw, 0, nil // see clean.go on transactions
 	}
 	_, recs, err := batch.Records(raw, cleanMaxDecompressed)
 	if errors.Is(err, batch.ErrDecompressLimit) {
@@ -229,16 +231,23 @@ func (l *Log) swapCleaned(p *cleanPlan, g cleanGroupRange, ns *segment, cleanedP
 		return l.failCleaningLocked(storageErr("clean", l.dir, err))
 	}
 	for _, s := range old {
+		ns.aborted = append(ns.aborted, s.aborted...)
 		if err := s.remove(); err != nil {
 			return l.failCleaningLocked(err)
 		}
+	}
+	// The aborted-transaction index goes in before the segment's name:
+	// a crash before the rename completes the swap in recovery, which
+	// rebuilds the indexes; one after it finds the index in place.
+	if err := ns.writeTxnIndex(); err != nil {
+		return l.failCleaningLocked(err)
 	}
 	seg, err := l.finishSwap(swapPath, ns.base)
 	if err != nil {
 		return l.failCleaningLocked(err)
 	}
 	seg.size, seg.next, seg.idx, seg.sinceIndex = ns.size, ns.next, ns.idx, ns.sinceIndex
-	seg.maxTs, seg.maxTsRel, seg.firstTs = ns.maxTs, ns.maxTsRel, ns.firstTs
+	seg.maxTs, seg.maxTsRel, seg.firstTs, seg.aborted = ns.maxTs, ns.maxTsRel, ns.firstTs, ns.aborted
 	segs := append(l.segs[:at:at], seg)
 	l.segs = append(segs, l.segs[at+len(old):]...)
 	if err := seg.writeIndexes(); err != nil {
@@ -303,7 +312,7 @@ func (l *Log) recoverCleaning(names []string) (changed bool, err error) {
 		}
 		l.logger.Info("completing cleaned segment swap", "path", p, "base", base, "end", end)
 		for _, old := range names {
-			for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+			for _, suffix := range segmentSuffixes {
 				if b, ok := parseBase(old, suffix); ok && b >= base && b < end {
 					if err := l.fs.Remove(filepath.Join(l.dir, old)); err != nil && !errors.Is(err, iofs.ErrNotExist) {
 						return changed, storageErr("recover", old, err)
@@ -318,6 +327,8 @@ func (l *Log) recoverCleaning(names []string) (changed bool, err error) {
 			return changed, storageErr("recover", p, err)
 		}
 		changed = true
+		l.replayAll = true // the new segment's transaction index is rebuilt
+
 	}
 	if changed {
 		if err := l.fs.SyncDir(l.dir); err != nil {
