@@ -365,6 +365,20 @@ func (l *Log) persistCleanerCheckpoint(off int64) error {
 	return nil
 }
 
+// lowerCleanerCheckpointLocked moves the checkpoint down to end when the
+// log was cut below it (a truncation, a torn tail dropped by recovery), as
+// Kafka's cleaner manager does: records appended there later are dirty.
+// A failure to persist it is logged; the next pass rewrites the file.
+func (l *Log) lowerCleanerCheckpointLocked(end int64) {
+	if l.firstDirty <= end {
+		return
+	}
+	l.firstDirty = end
+	if err := l.persistCleanerCheckpoint(end); err != nil {
+		l.logger.Warn("cannot lower the cleaner checkpoint", "offset", end, "err", err)
+	}
+}
+
 // loadCleanerCheckpoint returns the first dirty offset, 0 when none was
 // written or the file is bad (the whole log is then dirty, which costs a
 // pass and loses nothing).

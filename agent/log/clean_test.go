@@ -577,3 +577,42 @@ func TestCleanKeepsTransactions(t *testing.T) {
 		}
 	}
 }
+
+// A follower's truncation below the cleaner checkpoint moves it down, so
+// that what is appended there again is cleaned; the lowered checkpoint
+// survives a restart.
+func TestTruncationLowersCleanerCheckpoint(t *testing.T) {
+	rng := seeded(t)
+	clock := &fakeClock{ms: 1_000_000}
+	dir := t.TempDir()
+	l := openLog(t, vfs.Default, dir, compactConfig(), clock)
+	keyedWorkload(t, l, rng, 100, 3000, 20, 0, clock.ms, 0)
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Clean(context.Background(), NewOffsetMap(0), nil); err != nil {
+		t.Fatal(err)
+	}
+	if st := l.CleanState(); st.FirstDirty != 3000 {
+		t.Fatalf("checkpoint %d after a full pass, want 3000", st.FirstDirty)
+	}
+	if err := l.TruncateTo(1500); err != nil {
+		t.Fatal(err)
+	}
+	end := l.LogEndOffset()
+	keyedWorkload(t, l, rng, 100, 3000, 20, 0, clock.ms, 0)
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	if st := l.CleanState(); st.FirstDirty > end {
+		t.Fatalf("checkpoint %d after truncating to %d and appending again", st.FirstDirty, end)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, vfs.Default, dir, compactConfig(), clock)
+	defer l.Close()
+	if st := l.CleanState(); st.FirstDirty > end {
+		t.Fatalf("checkpoint %d after a restart, want at most %d", st.FirstDirty, end)
+	}
+}

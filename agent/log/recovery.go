@@ -143,6 +143,7 @@ func (l *Log) recover() error {
 		l.segs = []*segment{seg}
 	}
 	leo := l.leoLocked()
+	l.lowerCleanerCheckpointLocked(leo)
 	if !clean {
 		if err := l.active().withFile("recover", func(f vfs.File) error { return f.Sync() }); err != nil {
 			return storageErr("recover", l.active().logPath(), err)

@@ -239,6 +239,7 @@ func (l *Log) truncateLocked(offset int64) error {
 		l.truncs = l.truncs[1:]
 	}
 	l.flushed = min(l.flushed, newEnd)
+	l.lowerCleanerCheckpointLocked(newEnd)
 	l.logger.Info("truncated log", "offset", offset, "end", newEnd)
 	if newEnd < l.lso || l.segs[0].base > l.lso {
 		if err := l.setStartLocked(newEnd); err != nil {
