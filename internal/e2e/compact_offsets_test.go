@@ -87,6 +87,15 @@ func TestConsumerOffsetsCompacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d commits of %d groups (%d partitions each) in %v", perGroup*groups, groups, partitions, time.Since(start).Round(time.Millisecond))
+	// A deleted offset is a tombstone, which the replay must honour before
+	// and after cleaning.
+	dr, err := adm.DeleteOffsets(ctxT(t, opTimeout), "group-1", kadm.TopicsSet{topic: {0: {}}})
+	if err == nil {
+		err = dr.Error()
+	}
+	if err != nil {
+		t.Fatalf("delete offsets: %v", err)
+	}
 
 	// measure restarts the agent and times the coordinator's load, which
 	// the first OffsetFetch after a restart triggers, and checks every
@@ -110,6 +119,12 @@ func TestConsumerOffsetsCompacted(t *testing.T) {
 			}
 			for p := range partitions {
 				o, ok := resp.Lookup(topic, int32(p))
+				if g == 1 && p == 0 {
+					if ok && o.At >= 0 {
+						t.Fatalf("%s: group 1's deleted offset reads back as %d", when, o.At)
+					}
+					continue
+				}
 				if want := int64((perGroup-1)*1000 + p); !ok || o.At != want {
 					t.Fatalf("%s: group %d partition %d: offset %d (found %v), want %d", when, g, p, o.At, ok, want)
 				}
