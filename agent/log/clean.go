@@ -45,9 +45,9 @@ import (
 //
 // Clean is called by one cleaner goroutine per agent; a per-log mutex
 // keeps two calls on one log apart. Reads, appends, retention and
-// replication go on while a pass reads and writes: the segments it cleans
-// are pinned, and the swap of a group takes the log's lock only to check
-// that the group is still the log's and to rename files.
+// replication go on while a pass reads and writes: each segment is pinned
+// while the pass reads it, and the swap of a group takes the log's lock
+// only to check that the group is still the log's and to rename files.
 
 const (
 	cleanerCheckpointName = "cleaner-offset-checkpoint"
