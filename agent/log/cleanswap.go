@@ -64,6 +64,9 @@ func (l *Log) cleanGroup(ctx context.Context, p *cleanPlan, g cleanGroupRange, m
 	var gr groupResult
 	base := p.segs[g.from].base
 	cleanedPath := filepath.Join(l.dir, segmentName(base)+cleanedSuffix)
+	// Written through its own descriptor, outside the FilePool: one file
+	// for the length of one group, and never a segment until the swap,
+	// which opens it through the pool.
 	f, err := l.fs.OpenFile(cleanedPath, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
 	if err != nil {
 		return gr, storageErr("clean", cleanedPath, err)
