@@ -438,6 +438,13 @@ func TestStateSetWhileJoining(t *testing.T) {
 	cfg := func(seeds ...string) Config {
 		cfg := c.config(seeds...)
 		cfg.PushPullInterval = time.Hour
+		// Gossip is probabilistic: with LoopbackConfig's RetransmitMult of
+		// 3, a member of a cluster of 4-9 passes an update to 3 random
+		// others, and without push/pull a member that every holder missed
+		// (a few percent of joins here) never hears it. This test is about
+		// the state set during the join, not about fan-out, so it gossips
+		// each update more times.
+		cfg.RetransmitMult = 8
 		return cfg
 	}
 	seed := c.startWith(cfg(), 0)
