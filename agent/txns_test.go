@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,12 +131,13 @@ func produceInTxn(t *testing.T, cl *kgo.Client, topic string, values ...string) 
 	return nil
 }
 
-// waitStable waits until p has no open transaction: every marker landed.
+// waitStable waits until p has no open transaction (every marker landed)
+// and its high watermark covers its whole log.
 func waitStable(t *testing.T, p *partition.Partition) {
 	t.Helper()
 	testwait.Until(t, 20*time.Second, func() bool {
 		hw := p.HighWatermark()
-		return p.LocalLog().LastStableOffset(hw) == hw
+		return hw == p.LogEndOffset() && p.LocalLog().LastStableOffset(hw) == hw
 	}, "%s-%d to have no open transaction", p.Topic(), p.Index())
 }
 
@@ -208,4 +210,45 @@ func TestTxnFencing(t *testing.T) {
 
 func isFenced(err error) bool {
 	return errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch)
+}
+
+// TestTxnTimeout: a transaction left open past transaction.timeout.ms is
+// aborted by its coordinator at a new epoch, so the partition's last
+// stable offset moves past it and the producer that left it is fenced. A
+// timeout above --transaction-max-timeout is refused.
+func TestTxnTimeout(t *testing.T) {
+	cfg := txnConfig(t)
+	cfg.TransactionMaxTimeout = time.Minute
+	r := start(t, cfg, nil)
+	createTopic(t, r.client(t), "txn-hung", 1, nil)
+	tooLong := r.client(t, kgo.TransactionalID("tx-too-long"), kgo.TransactionTimeout(2*time.Minute))
+	err := tooLong.BeginTransaction() // kgo initializes its producer id here
+	if err == nil {
+		err = tooLong.ProduceSync(ctxT(t), &kgo.Record{Topic: "txn-hung", Value: []byte("never")}).FirstErr()
+	}
+	if err == nil || !strings.Contains(err.Error(), kerr.InvalidTransactionTimeout.Message) {
+		t.Fatalf("produce with a 2m timeout: %v, want INVALID_TRANSACTION_TIMEOUT", err)
+	}
+	hung := r.client(t, kgo.TransactionalID("tx-hung"), kgo.TransactionTimeout(time.Second))
+	if err := produceInTxn(t, hung, "txn-hung", "hung-1"); err != nil {
+		t.Fatal(err)
+	}
+	p := localPartition(r, "txn-hung", 0)
+	if hw := p.HighWatermark(); p.LocalLog().LastStableOffset(hw) != 0 {
+		t.Fatalf("last stable offset %d with the transaction open, want 0", p.LocalLog().LastStableOffset(hw))
+	}
+	testwait.Until(t, 20*time.Second, func() bool { return len(markers(readLog(t, p))) == 1 }, "the timeout's abort marker")
+	waitStable(t, p)
+	if got := markers(readLog(t, p)); got[0] != batch.ControlAbort {
+		t.Fatalf("marker %v, want abort", got)
+	}
+	if hw := p.HighWatermark(); p.LocalLog().LastStableOffset(hw) != hw || hw < 2 {
+		t.Fatalf("last stable offset %d, high watermark %d", p.LocalLog().LastStableOffset(hw), hw)
+	}
+	if err := hung.EndTransaction(ctxT(t), kgo.TryCommit); err == nil {
+		t.Fatal("the timed-out producer committed")
+	}
+	if _, aborted := committedValues(t, p); !slices.Equal(aborted, []string{"hung-1"}) {
+		t.Fatalf("aborted %q, want the hung record", aborted)
+	}
 }
