@@ -95,3 +95,114 @@ func TestTxnCoordinatorFailover(t *testing.T) {
 		return ok && s.Err == nil && s.State == "CompleteCommit"
 	}, "tx-failover to be CompleteCommit on the new coordinator")
 }
+
+// TestTxnConsumeTransformProduce is franz-go's exactly-once pattern on
+// three agents: a GroupTransactSession moves every record of topic A to
+// topic B, committing its group's offsets in each transaction and
+// aborting every third one (whose records it then reads again); an agent
+// that coordinates nothing is stopped midway. Afterwards B, read as
+// read_committed does (without its aborted transactions), holds every
+// input once, and the group's committed offsets are A's ends.
+func TestTxnConsumeTransformProduce(t *testing.T) {
+	c := startTxnCluster(t, 3, nil)
+	c.create("ctp-a", 2, 3, nil)
+	c.create("ctp-b", 1, 3, nil)
+	const n = 300
+	in := c.client(kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	for i := range n {
+		if err := in.ProduceSync(ctxT(t), &kgo.Record{Topic: "ctp-a", Value: fmt.Appendf(nil, "%04d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seeds []string
+	for _, a := range c.agents {
+		seeds = append(seeds, a.KafkaAddr().String())
+	}
+	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(seeds...), kgo.TransactionalID("ctp"),
+		kgo.TransactionTimeout(30*time.Second), kgo.ConsumerGroup("ctp-group"), kgo.ConsumeTopics("ctp-a"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.RequireStableFetchOffsets(), kgo.FetchMaxPartitionBytes(600),
+		kgo.DefaultProduceTopic("ctp-b"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sess.Close)
+	// Stop an agent that neither coordinates the transaction nor the
+	// group (one partition each, led by the same agent or two).
+	spare := -1
+	ctx := ctxT(t)
+	committed, rounds := 0, 0
+	for committed < n {
+		rounds++
+		if rounds > 500 {
+			t.Fatalf("%d records committed after 500 rounds", committed)
+		}
+		if rounds == 5 {
+			txnLeader, groupLeader := c.leaderOf(txnTopic, 0), c.leaderOf(offsetsTopic, 0)
+			for i := range c.agents {
+				if i != txnLeader && i != groupLeader {
+					spare = i
+				}
+			}
+			if spare >= 0 {
+				c.agents[spare].stop(t)
+			}
+		}
+		fetches := sess.PollRecords(ctx, 50)
+		if err := fetches.Err0(); err != nil {
+			t.Fatalf("poll: %v", err)
+		}
+		if err := sess.Begin(); err != nil {
+			t.Fatalf("begin: %v", err)
+		}
+		var recs []*kgo.Record
+		fetches.EachRecord(func(r *kgo.Record) { recs = append(recs, r) })
+		for _, r := range recs {
+			// A failed produce makes End abort; an abort fails the
+			// records still buffered. Either way End's answer counts.
+			sess.Produce(ctx, &kgo.Record{Value: r.Value}, nil)
+		}
+		abort := rounds%3 == 0
+		if abort {
+			// Written first, so that the abort has records to abort.
+			if err := sess.Client().Flush(ctx); err != nil {
+				t.Fatalf("flush: %v", err)
+			}
+		}
+		ok, err := sess.End(ctx, kgo.TransactionEndTry(!abort))
+		if err != nil {
+			t.Fatalf("end: %v", err)
+		}
+		if ok && !abort {
+			committed += len(recs)
+		}
+	}
+	t.Logf("stopped agent index %d (-1: none; the coordinators were on all three); %d rounds", spare, rounds)
+	b := localPartition(c.agents[c.leaderOf("ctp-b", 0)], "ctp-b", 0)
+	waitStable(t, b)
+	got, aborted := committedValues(t, b)
+	slices.Sort(got)
+	want := make([]string, n)
+	for i := range want {
+		want[i] = fmt.Sprintf("%04d", i)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("B holds %d committed records (want %d once each); first %q", len(got), n, got[:min(len(got), 10)])
+	}
+	if len(aborted) == 0 {
+		t.Fatal("no aborted transaction reached B")
+	}
+	adm := kadm.NewClient(c.client())
+	offsets, err := adm.FetchOffsets(ctx, "ctp-group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends, err := adm.ListEndOffsets(ctx, "ctp-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends.Each(func(o kadm.ListedOffset) {
+		if got, _ := offsets.Lookup("ctp-a", o.Partition); got.At != o.Offset {
+			t.Errorf("committed offset of ctp-a-%d is %d, its end %d", o.Partition, got.At, o.Offset)
+		}
+	})
+}
