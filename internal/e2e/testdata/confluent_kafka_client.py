@@ -3,13 +3,16 @@ internal/e2e/clients_test.go. Run with Debian's /usr/bin/python3.
 
 argv[1] is a JSON object:
   bootstrap  host:port of the listener
-  security   security.protocol: SASL_SSL or SSL
+  security   security.protocol: SASL_SSL, SSL or PLAINTEXT
   mechanism, username, password   SASL (SASL_SSL only)
   ca, cert, key                   PEM files (cert and key: mutual TLS)
   topic, count                    what to create, produce and read back
   mode       "roundtrip": create the topic, produce count keyed records,
              read them back from offset 0 and print "key:value" lines;
-             "connect": fetch metadata only.
+             "connect": fetch metadata only;
+             "transactions": create the topic, commit a transaction of count
+             records "committed-<i>", then abort one of count records
+             "aborted-<i>" (written before the abort), and print "done".
 
 Any client error ends the run with exit status 1 and one line on stderr,
 "ERROR <librdkafka error name> <message>", which the Go test matches.
@@ -44,11 +47,12 @@ def librdkafka_config(cfg):
     conf = {
         "bootstrap.servers": cfg["bootstrap"],
         "security.protocol": cfg["security"],
-        "ssl.ca.location": cfg["ca"],
         # Errors such as a refused SASL login reach error_cb; raising there
         # stops the run at the first one instead of retrying until TIMEOUT.
         "error_cb": raise_error,
     }
+    if cfg.get("ca"):
+        conf["ssl.ca.location"] = cfg["ca"]
     if cfg.get("mechanism"):
         conf["sasl.mechanisms"] = cfg["mechanism"]
         conf["sasl.username"] = cfg["username"]
@@ -102,6 +106,21 @@ def produce(conf, topic, count):
         raise ClientError(failed[0])
 
 
+def transactions(conf, topic, count):
+    producer = Producer(dict(conf, **{"transactional.id": "confluent-kafka-python-" + topic}))
+    producer.init_transactions(TIMEOUT)
+    producer.begin_transaction()
+    for i in range(count):
+        producer.produce(topic, value=b"committed-%d" % i)
+    producer.commit_transaction(TIMEOUT)
+    producer.begin_transaction()
+    for i in range(count):
+        producer.produce(topic, value=b"aborted-%d" % i)
+    if producer.flush(TIMEOUT) != 0:
+        raise RuntimeError("records still undelivered after %.0f s" % TIMEOUT)
+    producer.abort_transaction(TIMEOUT)
+
+
 def consume(conf, topic, count):
     consumer = Consumer(dict(conf, **{"group.id": "confluent-kafka-python-" + topic,
                                       "enable.auto.commit": False}))
@@ -129,6 +148,10 @@ def main():
             print("connected")
             return
         create_topic(conf, cfg["topic"])
+        if cfg["mode"] == "transactions":
+            transactions(conf, cfg["topic"], cfg["count"])
+            print("done")
+            return
         produce(conf, cfg["topic"], cfg["count"])
         for line in consume(conf, cfg["topic"], cfg["count"]):
             print(line)

@@ -1,0 +1,93 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/strata-streaming/strata/internal/testagent"
+)
+
+// TestConfluentKafkaTransactions: confluent-kafka-python (librdkafka)
+// runs init_transactions, commits one transaction and aborts another on
+// a real agent. The partition then holds the committed records, a COMMIT
+// marker, the aborted records and an ABORT marker, in that order, which
+// is what a read_committed consumer filters by.
+func TestConfluentKafkaTransactions(t *testing.T) {
+	lib := confluentKafkaPython(t)
+	a := testagent.Start(t, testagent.Options{})
+	const count = 5
+	r := clientRun{Bootstrap: a.Addr(), Security: "PLAINTEXT", Topic: "confluent-txn", Count: count, Mode: "transactions"}
+	stdout, stderr, ok := lib.run(t, r)
+	if !ok || stdout != "done\n" {
+		t.Fatalf("%s transactions failed (stdout %q):\n%s", lib.name, stdout, stderr)
+	}
+	var want []string
+	for i := range count {
+		want = append(want, fmt.Sprintf("committed-%d", i))
+	}
+	want = append(want, "COMMIT")
+	for i := range count {
+		want = append(want, fmt.Sprintf("aborted-%d", i))
+	}
+	want = append(want, "ABORT")
+	// Kafka 3.0's Fetch names topics; later versions use topic ids.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(a.Addr()), kgo.MaxVersions(kversion.V3_0_0()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var got []string
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if got = readWithMarkers(t, cl, "confluent-txn"); slices.Equal(got, want) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond) // markers land after the client's commit returns
+	}
+	t.Fatalf("partition holds %q, want %q", got, want)
+}
+
+// readWithMarkers fetches partition 0 of topic at read_uncommitted and
+// returns its records' values, with each transaction marker as COMMIT or
+// ABORT.
+func readWithMarkers(t *testing.T, cl *kgo.Client, topic string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrFetchRequest()
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 0, 1, 1<<20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = 1<<20, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("fetch: %v", err)
+	}
+	fp := resp.Topics[0].Partitions[0]
+	fetched, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: topic, KeepControlRecords: true}, &fp, kgo.DefaultDecompressor(), nil)
+	if fetched.Err != nil {
+		t.Fatalf("fetch: %v", fetched.Err)
+	}
+	var out []string
+	for _, r := range fetched.Records {
+		switch {
+		case !r.Attrs.IsControl():
+			out = append(out, string(r.Value))
+		case len(r.Key) == 4 && r.Key[3] == 1:
+			out = append(out, "COMMIT")
+		default:
+			out = append(out, "ABORT")
+		}
+	}
+	return out
+}
