@@ -103,7 +103,7 @@ func (c *Coordinator) AbortTimedOut(ctx context.Context) (int, error) {
 		}
 		c.logger.Info("aborting a transaction open longer than its timeout",
 			"transactional_id", t.TransactionalID, "producer_id", t.ProducerID, "timeout", t.Timeout)
-		if err := c.beginAbortLocked(ctx, t); err != nil {
+		if err := c.beginAbortLocked(ctx, t, true); err != nil {
 			return n, err
 		}
 		n++

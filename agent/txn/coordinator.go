@@ -93,6 +93,10 @@ type Coordinator struct {
 type txnState struct {
 	Metadata
 	completing bool
+	// fencedEpoch is the epoch a timeout abort fenced (-1: none), kept in
+	// memory only, as Kafka's lastProducerEpoch: the producer that held it
+	// may still recover with KIP-360 and keep its producer id.
+	fencedEpoch int16
 }
 
 // Load replays the partition and returns a ready coordinator, which
@@ -137,7 +141,7 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 					delete(c.txns, id)
 					continue
 				}
-				c.txns[id] = &txnState{Metadata: *m}
+				c.txns[id] = &txnState{Metadata: *m, fencedEpoch: -1}
 			}
 			return nil
 		})
@@ -216,7 +220,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeout tim
 		if err != nil {
 			return -1, -1, err
 		}
-		t = &txnState{}
+		t = &txnState{fencedEpoch: -1}
 		next := Metadata{TransactionalID: id, ProducerID: pid, ProducerEpoch: 0, Timeout: timeout, State: kmsg.TransactionStateEmpty}
 		if err := c.writeLocked(ctx, t, next); err != nil {
 			return -1, -1, err
@@ -227,7 +231,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeout tim
 	if t.completing {
 		return -1, -1, ErrConcurrentTransactions
 	}
-	if expectedID >= 0 && (expectedID != t.ProducerID || expectedEpoch != t.ProducerEpoch) {
+	if expectedID >= 0 && (expectedID != t.ProducerID || expectedEpoch != t.ProducerEpoch && expectedEpoch != t.fencedEpoch) {
 		return -1, -1, fmt.Errorf("%w: producer %d epoch %d, current %d epoch %d", ErrProducerFenced,
 			expectedID, expectedEpoch, t.ProducerID, t.ProducerEpoch)
 	}
@@ -235,7 +239,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeout tim
 	case kmsg.TransactionStateOngoing:
 		// Abort the old instance's transaction at a new epoch, so that its
 		// late writes are refused everywhere the marker lands.
-		if err := c.beginAbortLocked(ctx, t); err != nil {
+		if err := c.beginAbortLocked(ctx, t, false); err != nil {
 			return -1, -1, err
 		}
 		return -1, -1, ErrConcurrentTransactions
@@ -260,6 +264,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeout tim
 	if err := c.writeLocked(ctx, t, next); err != nil {
 		return -1, -1, err
 	}
+	t.fencedEpoch = -1
 	return next.ProducerID, next.ProducerEpoch, nil
 }
 
@@ -339,7 +344,9 @@ func (c *Coordinator) EndTxn(ctx context.Context, id string, producerID int64, e
 // beginAbortLocked aborts t's open transaction at a new epoch (Kafka's
 // fencing abort, for InitProducerID and timeouts): the markers carry the
 // new epoch, which fences the old instance on every partition it wrote.
-func (c *Coordinator) beginAbortLocked(ctx context.Context, t *txnState) error {
+// After a timeout the fenced epoch is remembered for KIP-360 recovery.
+func (c *Coordinator) beginAbortLocked(ctx context.Context, t *txnState, timedOut bool) error {
+	fenced := t.ProducerEpoch
 	next := t.Metadata
 	next.State = kmsg.TransactionStatePrepareAbort
 	if next.ProducerEpoch < math.MaxInt16 {
@@ -347,6 +354,9 @@ func (c *Coordinator) beginAbortLocked(ctx context.Context, t *txnState) error {
 	}
 	if err := c.writeLocked(ctx, t, next); err != nil {
 		return err
+	}
+	if timedOut {
+		t.fencedEpoch = fenced
 	}
 	c.completeLocked(t)
 	return nil
