@@ -67,14 +67,21 @@ func (m txnMarkers) leader(tp txn.TopicPartition) (int32, bool) {
 func (m txnMarkers) send(ctx context.Context, leader int32, tm kafka.TxnMarker) error {
 	a := m.a
 	if leader == a.id {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
 		var errs []error
 		for topic, parts := range tm.Partitions {
 			for _, p := range parts {
-				if err := a.WriteTxnMarker(ctx, topic, p, tm.ProducerID, tm.ProducerEpoch, tm.Commit, tm.CoordinatorEpoch); err != nil {
-					errs = append(errs, fmt.Errorf("%s-%d: %w", topic, p, err))
-				}
+				wg.Go(func() {
+					if err := a.WriteTxnMarker(ctx, topic, p, tm.ProducerID, tm.ProducerEpoch, tm.Commit, tm.CoordinatorEpoch); err != nil {
+						mu.Lock()
+						errs = append(errs, fmt.Errorf("%s-%d: %w", topic, p, err))
+						mu.Unlock()
+					}
+				})
 			}
 		}
+		wg.Wait()
 		return errors.Join(errs...)
 	}
 	addr, err := a.ctl.AgentAddr(ctx, leader)

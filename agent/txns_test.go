@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -171,6 +172,22 @@ func TestTxnCommitAndAbort(t *testing.T) {
 	committed, aborted := committedValues(t, p)
 	if !slices.Equal(committed, []string{"committed-1", "committed-2"}) || !slices.Equal(aborted, []string{"aborted-1"}) {
 		t.Fatalf("committed %q aborted %q", committed, aborted)
+	}
+	// The coordinator's view, through kadm.
+	adm := kadm.NewClient(admin)
+	d, err := adm.DescribeTransactions(ctxT(t), "tx-commit-abort")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := d["tx-commit-abort"]; s.Err != nil || s.State != "CompleteAbort" || len(s.Topics) != 0 {
+		t.Fatalf("described %+v", s)
+	}
+	listed, err := adm.ListTransactions(ctxT(t), nil, []string{"CompleteAbort"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := listed.TransactionalIDs(); !slices.Equal(ids, []string{"tx-commit-abort"}) {
+		t.Fatalf("listed %q", ids)
 	}
 }
 
