@@ -75,6 +75,13 @@ type Config struct {
 	// HTTPTLS (--http-tls) serves the HTTP port over TLS with TLS's
 	// certificate, and calls the other agents' ports over HTTPS.
 	HTTPTLS bool
+	// HTTPTLSClientAuth (--http-tls-client-auth) is ssl.client.auth for
+	// the HTTP port: a client certificate's principal may then authorize
+	// requests (httpauth.go).
+	HTTPTLSClientAuth tlsconfig.ClientAuth
+	// HTTPRequireAuthFor (--http-require-auth-for) names the read-only
+	// path groups that need credentials too: metrics, probes, pages.
+	HTTPRequireAuthFor []string
 	// TLS is the agent's certificate and the CAs it trusts
 	// (--tls-cert-file, --tls-key-file, --tls-client-ca-file).
 	TLS tlsconfig.Files
@@ -291,6 +298,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.HTTPIdleTimeout, "http-idle-timeout", c.HTTPIdleTimeout, "Close a keep-alive HTTP connection that has been idle this long.")
 	fs.StringVar(&c.HTTPTokenFile, "http-token-file", c.HTTPTokenFile, "File of bearer tokens (one per line, at least 22 bytes each) that every HTTP request but GET and HEAD, and /debug/pprof, must carry; shared by the cluster's agents, re-read when it changes. Empty: the HTTP port asks no credentials.")
 	fs.BoolVar(&c.HTTPTLS, "http-tls", c.HTTPTLS, "Serve the HTTP port over TLS with --tls-cert-file and --tls-key-file, and call the other agents' HTTP ports over HTTPS trusting --tls-client-ca-file (else the system's CAs).")
+	fs.Var(clientAuthFlag{&c.HTTPTLSClientAuth}, "http-tls-client-auth", "Client certificates on the HTTP port with --http-tls: none, requested (verified against --tls-client-ca-file when given) or required (probes and scrapers then need one too). With --authorizer acl, a certificate whose principal (--ssl-principal-mapping-rules) is allowed ALTER on the CLUSTER may do what a token may.")
+	fs.StringSliceVar(&c.HTTPRequireAuthFor, "http-require-auth-for", c.HTTPRequireAuthFor, "Read-only HTTP paths that need a token or a certificate principal too, of metrics (/metrics), probes (/healthz, /readyz) and pages (the status page, the console, GET /v1/...); empty: only changes and profiles do.")
 	fs.StringVar(&c.TLS.CertFile, "tls-cert-file", c.TLS.CertFile, "PEM certificate chain of the agent's TLS listeners, leaf first; re-read when renewed.")
 	fs.StringVar(&c.TLS.KeyFile, "tls-key-file", c.TLS.KeyFile, "PEM private key of --tls-cert-file.")
 	fs.Var(clientAuthFlag{&c.TLS.ClientAuth}, "tls-client-auth", "Client certificates on SSL and SASL_SSL listeners (ssl.client.auth): none, requested (verified when given) or required; the principal on SSL listeners is the certificate's subject, mapped by --ssl-principal-mapping-rules.")
@@ -382,6 +391,9 @@ func (c Config) Validate() error {
 	}
 	if c.HTTPTLS && !c.TLS.Enabled() {
 		return errors.New("--http-tls needs --tls-cert-file and --tls-key-file")
+	}
+	if err := c.validateHTTPAuth(); err != nil {
+		return err
 	}
 	for _, a := range []struct{ flag, addr string }{{"kafka-addr", c.KafkaAddr}, {"http-addr", c.HTTPAddr}} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {

@@ -261,6 +261,8 @@ func (a *Agent) fetchConsoleReport(ctx context.Context, addr string) (*console.L
 	if err != nil {
 		return nil, err
 	}
+	// The page may be restricted (--http-require-auth-for pages).
+	a.httpTokens.authorize(req)
 	resp, err := a.peerClient.Do(req)
 	if err != nil {
 		return nil, err

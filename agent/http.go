@@ -13,8 +13,9 @@ import (
 	"github.com/strata-streaming/strata/agent/partition"
 )
 
-// newHTTPServer serves, behind --http-token-file's tokens for every
-// method but GET and HEAD and for profiles (httpauth.go):
+// newHTTPServer serves, behind the credentials httpauth.go asks for every
+// method but GET and HEAD, for profiles, and for the read-only groups of
+// --http-require-auth-for:
 //
 //	/metrics        Prometheus exposition of the agent's registry
 //	/healthz        200 while the process serves HTTP at all (liveness)
@@ -47,7 +48,7 @@ func (a *Agent) newHTTPServer() *http.Server {
 	mux.HandleFunc("/{$}", a.statusPage)
 	a.registerConsole(mux)
 	return &http.Server{
-		Handler:           a.httpTokens.requireToken(mux),
+		Handler:           a.newHTTPGuard().wrap(mux),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Every request body here is a few bytes of JSON.
 		ReadTimeout:    time.Minute,

@@ -1,14 +1,38 @@
 package agent
 
-// HTTP authentication (--http-token-file). The HTTP port drains agents and
-// serves profiles of the process, so with a token file every request that
-// changes state (any method but GET and HEAD) and every /debug/pprof
-// request must carry "Authorization: Bearer <token>" with a token of the
-// file; /metrics, /healthz, /readyz and the read-only pages stay open, as
-// Prometheus scrapers and kubelet probes carry no credentials. The agents
-// of a cluster share the file: a drain forwarded to another agent carries
-// this agent's first token. Without a file nothing is asked, as Kafka
-// allows everything without an authorizer; the agent says so at start.
+// HTTP authentication. The HTTP port drains agents and serves profiles of
+// the process, so once it has a way to tell who is asking, every request
+// that changes state (any method but GET and HEAD) and every /debug/pprof
+// request needs credentials, and so do the read-only path groups named in
+// --http-require-auth-for (httppaths.go). Two credentials are taken:
+//
+//   - a bearer token of --http-token-file ("Authorization: Bearer <t>");
+//   - with --http-tls, --http-tls-client-auth requested|required and
+//     --authorizer acl, a client certificate verified by
+//     --tls-client-ca-file, whose subject --ssl-principal-mapping-rules
+//     maps to a principal, as on an SSL Kafka listener
+//     (httpprincipal.go). That principal is asked of the ACLs as a Kafka
+//     admin request would be: ALTER on the CLUSTER for a change or a
+//     profile, DESCRIBE on the CLUSTER for a restricted read (ALTER
+//     implies DESCRIBE; super users may do both).
+//
+// A request is let through when either credential allows it. Otherwise the
+// answer follows HTTP's convention: 401 when the request carries no usable
+// credential (none, a wrong token, a certificate no rule maps), 403 when
+// it carries a certificate whose principal may not do this. Without an
+// authorizer a certificate allows nothing, as it could only be compared to
+// a list the agent does not have: the token is then the only credential.
+//
+// With neither a token file nor principal authorization, nothing is asked,
+// as Kafka allows everything without an authorizer; the agent says so at
+// start. Prometheus scrapers and kubelet probes carry no credentials, so
+// /metrics, /healthz, /readyz and the read-only pages stay open unless
+// --http-require-auth-for names them.
+//
+// The agents of a cluster call each other's ports (peer_http.go): they
+// carry this agent's first token, and present its certificate when the
+// port asks for one, so their principal needs CLUSTER ALTER (make it a
+// super user, as for the inter-agent listener).
 
 import (
 	"context"
@@ -23,6 +47,7 @@ import (
 	"time"
 
 	"github.com/strata-streaming/strata/internal/secretfile"
+	"github.com/strata-streaming/strata/internal/tlsconfig"
 )
 
 // httpTokenMinBytes is the shortest token taken: 128 bits of base64 or
@@ -83,6 +108,10 @@ func (t *httpTokens) authorize(req *http.Request) {
 // keeps the tokens in step with it; nil and nil without a file.
 func (a *Agent) loadHTTPTokens() (*httpTokens, *secretfile.Watcher, error) {
 	if a.cfg.HTTPTokenFile == "" {
+		if a.cfg.httpPrincipals() {
+			a.logger.Info("the HTTP port takes client certificates only: changes need a principal allowed ALTER on the CLUSTER", "http_addr", a.cfg.HTTPAddr)
+			return nil, nil, nil
+		}
 		// Loud only where others can reach the port: on loopback (the
 		// embedded single agent, tests), or on a machine whose only
 		// addresses are loopback ones, only local users can.
@@ -102,16 +131,89 @@ func (a *Agent) loadHTTPTokens() (*httpTokens, *secretfile.Watcher, error) {
 	return t, w, nil
 }
 
-// requireToken wraps the HTTP handler: without --http-token-file it is h.
-func (t *httpTokens) requireToken(h http.Handler) http.Handler {
-	if t == nil {
+// httpGuard decides which HTTP requests may pass (see the file's comment).
+type httpGuard struct {
+	tokens *httpTokens // nil without --http-token-file
+	// principals is nil unless certificate principals may authorize.
+	principals *httpPrincipals
+	// restricted are the read-only path groups that need credentials.
+	restricted map[pathGroup]bool
+}
+
+// newHTTPGuard is nil when the port asks no credentials.
+func (a *Agent) newHTTPGuard() *httpGuard {
+	g := &httpGuard{tokens: a.httpTokens, restricted: map[pathGroup]bool{}}
+	if a.cfg.httpPrincipals() {
+		// Validate parsed the rules already.
+		mapper, _ := tlsconfig.ParsePrincipalRules(a.cfg.SSLPrincipalMappingRules)
+		g.principals = &httpPrincipals{mapper: mapper, authorize: a.Authorize}
+	}
+	if g.tokens == nil && g.principals == nil {
+		return nil
+	}
+	for _, name := range a.cfg.HTTPRequireAuthFor {
+		g.restricted[pathGroup(name)] = true // Validate checked the names
+	}
+	return g
+}
+
+// httpAuthError is a refused request: its status and what to tell the
+// client.
+type httpAuthError struct {
+	status int
+	msg    string
+}
+
+// check returns nil when r may pass.
+func (g *httpGuard) check(r *http.Request) *httpAuthError {
+	need := needOf(r, g.restricted)
+	if need == needNothing {
+		return nil
+	}
+	if g.tokens != nil && g.tokens.valid(r) {
+		return nil
+	}
+	var principal string
+	var unmapped error
+	if g.principals != nil {
+		principal, unmapped = g.principals.of(r)
+		if principal != "" && g.principals.allowed(r, principal, need) {
+			return nil
+		}
+	}
+	var ways []string
+	if g.tokens != nil {
+		ways = append(ways, "Authorization: Bearer <a token of the agent's --http-token-file>")
+	}
+	if g.principals != nil {
+		ways = append(ways, "a client certificate whose principal may "+need.operation()+" the CLUSTER")
+	}
+	what := "this request needs " + strings.Join(ways, ", or ")
+	switch {
+	case r.Header.Get("Authorization") != "" && g.tokens == nil:
+		return &httpAuthError{http.StatusUnauthorized, "this agent takes no bearer tokens (no --http-token-file); " + what}
+	case r.Header.Get("Authorization") != "":
+		return &httpAuthError{http.StatusUnauthorized, "the bearer token is not one of the agent's; " + what}
+	case principal != "":
+		return &httpAuthError{http.StatusForbidden, fmt.Sprintf("%s may not %s the CLUSTER (grant it with strata acl create --allow-principal %s --operation %s --cluster); %s",
+			principal, need.operation(), principal, strings.ToLower(need.operation()), what)}
+	case unmapped != nil:
+		return &httpAuthError{http.StatusUnauthorized, "the client certificate names no principal: " + unmapped.Error() + "; " + what}
+	}
+	return &httpAuthError{http.StatusUnauthorized, what}
+}
+
+// wrap puts the guard in front of h; a nil guard is h.
+func (g *httpGuard) wrap(h http.Handler) http.Handler {
+	if g == nil {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		open := (r.Method == http.MethodGet || r.Method == http.MethodHead) && !strings.HasPrefix(r.URL.Path, "/debug/pprof/")
-		if !open && !t.valid(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="strata"`)
-			http.Error(w, "this request needs Authorization: Bearer <a token of the agent's --http-token-file>", http.StatusUnauthorized)
+		if e := g.check(r); e != nil {
+			if e.status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="strata"`)
+			}
+			http.Error(w, e.msg, e.status)
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -9,8 +9,11 @@ package agent
 // part) or, without it, the system's. A cluster turns HTTPS on for all its
 // agents at once: an agent asks the others in its own scheme.
 //
-// Client certificates are not asked on the HTTP port: Prometheus and the
-// kubelet's probes carry none, and drains are authorized by token.
+// Client certificates are asked only with --http-tls-client-auth (its
+// "requested" leaves Prometheus and the kubelet's probes, which carry
+// none, their way in); a certificate's principal may then authorize
+// requests (httpauth.go). An agent presents its own certificate when
+// another asks, so that its forwarded drains and console fetches pass.
 
 import (
 	"crypto/tls"
@@ -39,7 +42,11 @@ func (a *Agent) setupHTTPTLS() error {
 	if !a.cfg.HTTPTLS {
 		return nil
 	}
-	srv, err := tlsconfig.NewServer(tlsconfig.Files{CertFile: a.cfg.TLS.CertFile, KeyFile: a.cfg.TLS.KeyFile}, a.logger.With("listener", "http"))
+	files := tlsconfig.Files{CertFile: a.cfg.TLS.CertFile, KeyFile: a.cfg.TLS.KeyFile}
+	if auth := a.cfg.HTTPTLSClientAuth; auth != "" && auth != tlsconfig.ClientAuthNone {
+		files.ClientCAFile, files.ClientAuth = a.cfg.TLS.ClientCAFile, auth
+	}
+	srv, err := tlsconfig.NewServer(files, a.logger.With("listener", "http"))
 	if err != nil {
 		return fmt.Errorf("--http-tls: %w", err)
 	}
@@ -54,6 +61,13 @@ func (a *Agent) setupHTTPTLS() error {
 		if !trust.RootCAs.AppendCertsFromPEM(pem) {
 			return fmt.Errorf("--tls-client-ca-file %s: no PEM certificate in it", a.cfg.TLS.ClientCAFile)
 		}
+	}
+	// Read at each handshake that asks for it, so a renewed certificate
+	// is presented.
+	cert, key := a.cfg.TLS.CertFile, a.cfg.TLS.KeyFile
+	trust.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		return &pair, err
 	}
 	a.peerClient.Transport = &http.Transport{TLSClientConfig: trust, TLSHandshakeTimeout: peerHTTPTimeout}
 	a.httpScheme = "https"

@@ -7,6 +7,7 @@
 #   benchmarks/run.sh                  # the full matrix, 3 runs each (~15-20 min on 2 cores)
 #   RUNS=5 DURATION=10s benchmarks/run.sh
 #   SMOKE=1 benchmarks/run.sh          # seconds: one tiny run per system, README to a temp dir
+#   SCENARIOS=security RUNS=3 DURATION=5s benchmarks/run.sh   # SASL_SSL against plaintext alone
 #
 # Settings (environment):
 #   RUNS       runs per system and scenario (3)
@@ -15,8 +16,15 @@
 #   RESULTS    where the JSON result lines go (benchmarks/results.jsonl)
 #   STRATA_BIN a built strata binary (e.g. from a clean checkout while the
 #              working tree is being edited); empty builds ./cmd/strata
-#   SMOKE=1    one run of three tiny scenarios, results and report written
+#   SMOKE=1    one run of a few tiny scenarios, results and report written
 #              to a new temporary directory (printed, left for reading)
+#   SCENARIOS  all (the default): the whole matrix, whose results replace
+#              RESULTS; security: only the SASL_SSL-against-plaintext pair
+#              (one agent's two listeners), whose results replace the
+#              pair's earlier lines in RESULTS, the rest kept
+#
+# RESULTS starts each invocation's lines with the command that made them
+# ({"command": ...}); the README quotes every command in the file.
 #
 # Every system runs as a process of its own on loopback, with its data
 # under $TMPDIR (set TMPDIR to put it on another disk). Processes are
@@ -30,7 +38,19 @@ DURATION=${DURATION:-5s}
 RESULTS=${RESULTS:-benchmarks/results.jsonl}
 NOTES=${NOTES:-}
 SMOKE=${SMOKE:-}
-command_line="${STRATA_BIN:+STRATA_BIN=$STRATA_BIN }RUNS=$RUNS DURATION=$DURATION${SMOKE:+ SMOKE=1} benchmarks/run.sh"
+SCENARIOS=${SCENARIOS:-all}
+case $SCENARIOS in
+all | security) ;;
+*)
+	echo "SCENARIOS=$SCENARIOS: want all or security" >&2
+	exit 2
+	;;
+esac
+scenarios_prefix=
+[[ $SCENARIOS != all ]] && scenarios_prefix="SCENARIOS=$SCENARIOS "
+# SCENARIOS comes first, so that a later invocation of the same subset
+# finds this one's command line by its start and replaces it.
+command_line="$scenarios_prefix${STRATA_BIN:+STRATA_BIN=$STRATA_BIN }RUNS=$RUNS DURATION=$DURATION${SMOKE:+ SMOKE=1} benchmarks/run.sh"
 
 bin=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench-run-XXXXXX")
 trap 'rm -rf "$bin"' EXIT
@@ -53,13 +73,19 @@ if [[ -n $SMOKE ]]; then
 	RUNS=1
 fi
 partial=$RESULTS.partial
-: >"$partial"
+json_string() {
+	local s=${1//\\/\\\\}
+	printf '"%s"' "${s//\"/\\\"}"
+}
+printf '{"command":%s,"start":"%s"}\n' "$(json_string "$command_line")" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$partial"
+ran=() # the scenarios this invocation ran
 
 # bench SCENARIO TARGETS [strata-bench flags...]: runs one scenario on the
 # given systems, appending its JSON lines to the partial results.
 bench() {
 	local scenario=$1 targets=$2
 	shift 2
+	ran+=("$scenario")
 	echo "== $scenario on $targets ($(cut -d' ' -f1-3 /proc/loadavg))" >&2
 	"$bin/strata-bench" --strata-bin "$bin/strata" --peer-bin-dir "$bin" \
 		--scenario "$scenario" --target "$targets" --runs "$RUNS" \
@@ -70,10 +96,24 @@ bench() {
 all=strata,kfake,jetstream,jetstream-sync
 peers=strata,kfake,jetstream
 
-if [[ -n $SMOKE ]]; then
+# security SECONDS: SASL_SSL against plaintext (issue 20) on one agent
+# with both listeners (strata-bench's strata-security target: the systems
+# strata-plaintext and strata-sasl-ssl, runs alternating), with
+# produce-acks-all's workload for throughput and paced-20000's for p99.
+# A ratio near 1 is what it measures, so a discarded warm-up round on the
+# fresh agent keeps its start out of whichever listener would run first.
+security() {
+	bench security-produce-acks-all strata-security --warmup-runs 1 --acks all --partitions 1 --producers 1 --duration "$1"
+	bench security-paced-20000 strata-security --warmup-runs 1 --mode e2e --acks all --rate 20000 --duration "$1"
+}
+
+if [[ $SCENARIOS == security ]]; then
+	security "$([[ -n $SMOKE ]] && echo 1s || echo "$DURATION")"
+elif [[ -n $SMOKE ]]; then
 	bench produce-acks-all "$all" --acks all --duration 1s --max-buffered-records 100
 	bench paced-1000 "$peers" --mode e2e --acks all --rate 1000 --duration 1s
 	bench connections-100 "$peers" --mode e2e --acks all --rate 1000 --connections 100 --duration 1s
+	security 1s
 else
 	"$bin/strata-bench" --target= --limits 3s --runs "$RUNS" >>"$partial"
 	# Closed loop: throughput. One partition and one producer first, the
@@ -119,13 +159,26 @@ else
 	# 1 GiB default segment seals and is uploaded; PUTs counted until the
 	# count stands still for 5 s.
 	RUNS=1 bench store-cost strata --acks all --records 1200000 --producers 4 --upload-settle 5s --drain-timeout 180s
+	security "$DURATION"
 fi
 
-mv "$partial" "$RESULTS"
+if [[ $SCENARIOS == all || ! -f $RESULTS ]]; then
+	mv "$partial" "$RESULTS"
+else
+	# Keep every line but the earlier results of the scenarios just run
+	# and the command line of an earlier invocation of this subset, then
+	# append this invocation's.
+	drop=(-e "{\"command\":\"$scenarios_prefix")
+	for s in "${ran[@]}"; do
+		drop+=(-e "\"scenario\":\"$s\"")
+	done
+	{ grep -v -F "${drop[@]}" "$RESULTS" || true; } >"$RESULTS.kept"
+	cat "$RESULTS.kept" "$partial" >"$RESULTS"
+	rm "$RESULTS.kept" "$partial"
+fi
 notes_flag=()
 [[ -n $NOTES ]] && notes_flag=(--notes "$NOTES")
-"$bin/strata-bench-report" --in "$RESULTS" --template "$template" --out "$out" \
-	--command "$command_line" "${notes_flag[@]}"
+"$bin/strata-bench-report" --in "$RESULTS" --template "$template" --out "$out" "${notes_flag[@]}"
 echo "wrote $out from $RESULTS" >&2
 if [[ -n $SMOKE ]]; then
 	ls -l "$smoke_dir" >&2

@@ -12,12 +12,14 @@ type Segment struct {
 
 // SegmentView is a pinned sealed segment: its batches, its indexes in
 // Kafka's layout (.index: 8-byte entries of relative offset and position;
-// .timeindex: 12-byte entries of timestamp and relative offset) and the
-// producer snapshot taken when it was sealed (nil if none).
+// .timeindex: 12-byte entries of timestamp and relative offset), its
+// transaction index (internal/txnindex; nil when it aborted nothing) and
+// the producer snapshot taken when it was sealed (nil if none).
 type SegmentView struct {
 	Segment
 	Log                    io.ReaderAt
 	OffsetIndex, TimeIndex []byte
+	TxnIndex               []byte
 	ProducerSnapshot       []byte
 	Release                func()
 }

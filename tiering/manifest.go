@@ -41,8 +41,9 @@ const manifestVersion = 1
 const DefaultPageSize = 1000
 
 // Entry is one uploaded segment: offsets [Base, Next), its objects (Object
-// plus ".log", ".index", ".timeindex" and, with Snapshot, ".snap") and what
-// readers and `strata verify` need to trust them.
+// plus ".log", ".index", ".timeindex", with Snapshot ".snap", and with a
+// TxnIndexSize ".txnindex") and what readers and `strata verify` need to
+// trust them.
 type Entry struct {
 	Base         int64  `json:"base"`
 	Next         int64  `json:"next"`
@@ -53,6 +54,7 @@ type Entry struct {
 	CRC32C       uint32 `json:"crc32c"` // of the .log object
 	IndexSize    int64  `json:"index_size"`
 	TimeSize     int64  `json:"timeindex_size"`
+	TxnIndexSize int64  `json:"txnindex_size,omitempty"`
 	Snapshot     bool   `json:"snapshot,omitempty"`
 	UploadedMs   int64  `json:"uploaded_ms"`
 }

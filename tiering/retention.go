@@ -173,7 +173,7 @@ func segmentBase(object string) (int64, bool) {
 
 // suffixOf returns the object suffix (".log", ...) of a segment key.
 func suffixOf(key string) string {
-	for _, s := range []string{suffixLog, suffixIndex, suffixTimeIndex, suffixSnapshot} {
+	for _, s := range []string{suffixLog, suffixIndex, suffixTimeIndex, suffixSnapshot, suffixTxnIndex} {
 		if strings.HasSuffix(key, s) {
 			return s
 		}

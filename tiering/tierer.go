@@ -274,10 +274,8 @@ func (p *Partition) truncate(ctx context.Context, start int64) (int, error) {
 func (t *Tierer) deleteObjects(ctx context.Context, p *Partition, dropped []Entry, pages []string) {
 	var keys []string
 	for _, e := range dropped {
-		for _, s := range []string{suffixLog, suffixIndex, suffixTimeIndex, suffixSnapshot} {
-			if s != suffixSnapshot || e.Snapshot {
-				keys = append(keys, p.prefix+e.Object+s)
-			}
+		for _, s := range e.suffixes() {
+			keys = append(keys, p.prefix+e.Object+s)
 		}
 	}
 	for _, k := range pages {

@@ -28,7 +28,21 @@ const (
 	suffixIndex     = ".index"
 	suffixTimeIndex = ".timeindex"
 	suffixSnapshot  = ".snap"
+	suffixTxnIndex  = ".txnindex"
 )
+
+// suffixes are the objects an entry has: the four of every segment, the
+// snapshot and the transaction index when it has them.
+func (e Entry) suffixes() []string {
+	s := []string{suffixLog, suffixIndex, suffixTimeIndex}
+	if e.Snapshot {
+		s = append(s, suffixSnapshot)
+	}
+	if e.TxnIndexSize > 0 {
+		s = append(s, suffixTxnIndex)
+	}
+	return s
+}
 
 // uploadPending uploads every sealed segment of p that is ready, oldest
 // first, and returns the bytes uploaded. It stops at the first failure.
@@ -95,6 +109,12 @@ func (t *Tierer) uploadSegment(ctx context.Context, p *Partition, base int64) (H
 			data   []byte
 		}{suffixSnapshot, v.ProducerSnapshot})
 	}
+	if len(v.TxnIndex) > 0 {
+		small = append(small, struct {
+			suffix string
+			data   []byte
+		}{suffixTxnIndex, v.TxnIndex})
+	}
 	for _, o := range small {
 		if _, err := p.bucket.Put(ctx, key+o.suffix, o.data, objstore.PutOptions{IfAbsent: true}); err != nil {
 			return Head{}, fmt.Errorf("tiering: %s: upload %s: %w", p.name(), key+o.suffix, err)
@@ -105,7 +125,7 @@ func (t *Tierer) uploadSegment(ctx context.Context, p *Partition, base int64) (H
 	}
 	e := Entry{Base: v.Base, Next: v.Next, Size: v.Size, MaxTimestamp: v.MaxTimestamp, LeaderEpoch: v.LeaderEpoch,
 		Object: object, CRC32C: sum, IndexSize: int64(len(v.OffsetIndex)), TimeSize: int64(len(v.TimeIndex)),
-		Snapshot: v.ProducerSnapshot != nil, UploadedMs: time.Now().UnixMilli()}
+		TxnIndexSize: int64(len(v.TxnIndex)), Snapshot: v.ProducerSnapshot != nil, UploadedMs: time.Now().UnixMilli()}
 	head, err := p.manifest.Append(ctx, epoch, e)
 	if err != nil {
 		return Head{}, fmt.Errorf("tiering: %s: add segment %d to the manifest: %w", p.name(), base, err)

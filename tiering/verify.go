@@ -106,6 +106,9 @@ func verifyPartition(ctx context.Context, r Reader, prefix string, checksums boo
 		if e.Snapshot {
 			want[suffixSnapshot] = -1
 		}
+		if e.TxnIndexSize > 0 {
+			want[suffixTxnIndex] = e.TxnIndexSize
+		}
 		for _, suffix := range slices.Sorted(maps.Keys(want)) {
 			key := prefix + e.Object + suffix
 			attrs, err := r.Stat(ctx, key)

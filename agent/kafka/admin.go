@@ -30,6 +30,7 @@ func registerAdmin() {
 	register(45, 0, 0, typed(handleAlterPartitionReassignments))
 	register(46, 0, 0, typed(handleListPartitionReassignments))
 	register(60, 0, 1, typed(handleDescribeCluster))
+	register(61, 0, 0, typed(handleDescribeProducers))
 }
 
 // staticAgentConfigs is the answer to any attempt to alter a BROKER

@@ -258,6 +258,15 @@ type PartitionReader interface {
 	// ReadsFromStore reports whether a read at offset goes to the store.
 	ReadsFromStore(offset int64) bool
 	HighWatermark() int64
+	// LastStableOffset is where read_committed reads stop: the high
+	// watermark, or before it the first offset of the oldest open
+	// transaction.
+	LastStableOffset() int64
+	// AbortedTransactions are the aborted transactions that overlap
+	// [from, upper), from the bucket's indexes below the local log.
+	AbortedTransactions(ctx context.Context, from, upper int64) ([]log.AbortedTxn, error)
+	// Producers is the producer state the local log keeps.
+	Producers() []log.ProducerInfo
 	LogStartOffset() int64
 	// LocalLogStartOffset is the first offset on local disk (KIP-1005).
 	LocalLogStartOffset() int64

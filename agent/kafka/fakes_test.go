@@ -30,8 +30,13 @@ func (inertPartition) Local() bool        { return false }
 func (inertPartition) Read(context.Context, int64, int, bool) ([]byte, error) {
 	return nil, nil
 }
-func (inertPartition) ReadsFromStore(int64) bool  { return false }
-func (inertPartition) HighWatermark() int64       { return 0 }
+func (inertPartition) ReadsFromStore(int64) bool     { return false }
+func (inertPartition) HighWatermark() int64          { return 0 }
+func (inertPartition) LastStableOffset() int64       { return 0 }
+func (inertPartition) Producers() []log.ProducerInfo { return nil }
+func (inertPartition) AbortedTransactions(context.Context, int64, int64) ([]log.AbortedTxn, error) {
+	return nil, nil
+}
 func (inertPartition) LogStartOffset() int64      { return 0 }
 func (inertPartition) LocalLogStartOffset() int64 { return 0 }
 func (inertPartition) HighestTieredOffset() int64 { return -1 }

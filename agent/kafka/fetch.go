@@ -16,8 +16,10 @@ package kafka
 // changed partitions only once, at the end. The cache is one pool, not
 // Kafka's 8 shards, which a client sees only when it is full.
 //
-// read_committed equals read_uncommitted because transactions are not
-// served (LSO = HW, so the HW rule covers LSO changes). The first batch of
+// At read_committed a partition's records stop before its last stable
+// offset and carry the aborted transactions they overlap (readcommitted.go);
+// every answer carries the last stable offset, and a session answers a
+// partition whose last stable offset moved, as Kafka does. The first batch of
 // the first partition with data is returned whole even when it is larger
 // than the byte limits, so consumers always make progress (KIP-74).
 // Long polls wake on any new data on this agent and re-read. A partition
@@ -222,12 +224,12 @@ func (s *Server) fetchOnce(ctx context.Context, deadline time.Time, r *request, 
 			total += s.replicaFetchPartition(ctx, rd.t, rd.p, replicaID, rd.rp, maxTotal-total, total == 0, fp)
 			continue
 		}
-		total += s.fetchPartition(ctx, rd.t, rd.p, rd.rp, maxTotal-total, total == 0, fp)
+		total += s.fetchPartition(ctx, rd.t, rd.p, rd.rp, req.IsolationLevel == isolationReadCommitted, maxTotal-total, total == 0, fp)
 	}
 	return total
 }
 
-func (s *Server) fetchPartition(ctx context.Context, t *Topic, p PartitionReader, rp kmsg.FetchRequestTopicPartition, budget int, first bool, fp *kmsg.FetchResponseTopicPartition) int {
+func (s *Server) fetchPartition(ctx context.Context, t *Topic, p PartitionReader, rp kmsg.FetchRequestTopicPartition, committed bool, budget int, first bool, fp *kmsg.FetchResponseTopicPartition) int {
 	if p.Leader() != s.cluster.AgentID() {
 		fp.ErrorCode = kerr.NotLeaderForPartition.Code
 		return 0
@@ -242,8 +244,11 @@ func (s *Server) fetchPartition(ctx context.Context, t *Topic, p PartitionReader
 			return 0
 		}
 	}
-	hw := p.HighWatermark()
-	fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hw, hw, p.LogStartOffset()
+	hw, lso := p.HighWatermark(), p.LastStableOffset()
+	fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hw, lso, p.LogStartOffset()
+	if committed {
+		fp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+	}
 	maxBytes := int(rp.PartitionMaxBytes)
 	if maxBytes > budget {
 		maxBytes = budget
@@ -261,6 +266,16 @@ func (s *Server) fetchPartition(ctx context.Context, t *Topic, p PartitionReader
 			fp.ErrorCode = kerr.KafkaStorageError.Code
 		}
 		return 0
+	}
+	if committed {
+		var next int64
+		data, next = stableBatches(data, lso)
+		if fp.AbortedTransactions, err = abortedTransactions(ctx, p, rp.FetchOffset, next); err != nil {
+			if fp.ErrorCode = errorCode(err); fp.ErrorCode == kerr.UnknownServerError.Code {
+				fp.ErrorCode = kerr.KafkaStorageError.Code
+			}
+			return 0
+		}
 	}
 	data = s.quarantine(ctx, t, rp.Partition, p.DecompressionChecks(), fp.LogStartOffset, data)
 	if len(data) > 0 {

@@ -97,7 +97,7 @@ type sessionPartition struct {
 	currentLeaderEpoch, lastFetchedEpoch int32
 	// What the session last answered; -1 before the first answer and
 	// after an error, so that the partition is answered again.
-	highWatermark, logStartOffset int64
+	highWatermark, logStartOffset, lastStableOffset int64
 }
 
 func (p *sessionPartition) setRequest(rp *kmsg.FetchRequestTopicPartition) {
@@ -114,6 +114,9 @@ func (p *sessionPartition) mustAnswer(fp *kmsg.FetchResponseTopicPartition) bool
 	}
 	if fp.LogStartOffset != p.logStartOffset {
 		must, p.logStartOffset = true, fp.LogStartOffset
+	}
+	if fp.LastStableOffset != p.lastStableOffset {
+		must, p.lastStableOffset = true, fp.LastStableOffset
 	}
 	if fp.ErrorCode != 0 {
 		must, p.highWatermark = true, -1
@@ -250,7 +253,7 @@ func (s *fetchSession) update(version int16, req *kmsg.FetchRequest) {
 				e.Value.(*sessionPartition).setRequest(rp)
 				continue
 			}
-			p := &sessionPartition{key: k, highWatermark: -1, logStartOffset: -1}
+			p := &sessionPartition{key: k, highWatermark: -1, logStartOffset: -1, lastStableOffset: -1}
 			p.setRequest(rp)
 			s.index[k] = s.order.PushBack(p)
 		}
@@ -355,7 +358,7 @@ func (c *fetchSessionCache) openSession(now time.Time, version int16, privileged
 			rp := &rt.Partitions[pi]
 			fp := &resp.Topics[ti].Partitions[pi]
 			k := newSessionKey(version, rt.TopicID, rt.Topic, rp.Partition)
-			p := &sessionPartition{key: k, highWatermark: fp.HighWatermark, logStartOffset: fp.LogStartOffset}
+			p := &sessionPartition{key: k, highWatermark: fp.HighWatermark, logStartOffset: fp.LogStartOffset, lastStableOffset: fp.LastStableOffset}
 			if fp.ErrorCode != 0 {
 				p.highWatermark = -1
 			}

@@ -7,8 +7,9 @@ package kafka
 // record with the largest timestamp (v7+), -4 earliest local offset (v8+,
 // KIP-1005: the first offset on the leader's disk), -5 latest tiered offset
 // (v9+, -1 while nothing is tiered). A timestamp older than the local log
-// is looked up in the bucket's manifest and segment. read_committed is the same as
-// read_uncommitted: transactions are not served.
+// is looked up in the bucket's manifest and segment. At read_committed the
+// last stable offset takes the high watermark's place, for -1 and as the
+// bound of timestamp lookups, as in Kafka.
 //
 // Authorization (authorize.go): DESCRIBE on each topic, else
 // TOPIC_AUTHORIZATION_FAILED on its partitions. Unlike Kafka, a follower's
@@ -42,7 +43,7 @@ func handleListOffsets(ctx context.Context, s *Server, r *request, req *kmsg.Lis
 			} else if !ok || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions) {
 				lp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			} else {
-				s.listOffset(ctx, t.Partitions[rp.Partition], req.ReplicaID, rp, &lp)
+				s.listOffset(ctx, t.Partitions[rp.Partition], req.ReplicaID, req.IsolationLevel == isolationReadCommitted, rp, &lp)
 			}
 			lt.Partitions = append(lt.Partitions, lp)
 		}
@@ -54,7 +55,7 @@ func handleListOffsets(ctx context.Context, s *Server, r *request, req *kmsg.Lis
 func (s *Server) listOffset(ctx context.Context, p interface {
 	PartitionReader
 	Replication
-}, replicaID int32, rp kmsg.ListOffsetsRequestTopicPartition, lp *kmsg.ListOffsetsResponseTopicPartition) {
+}, replicaID int32, committed bool, rp kmsg.ListOffsetsRequestTopicPartition, lp *kmsg.ListOffsetsResponseTopicPartition) {
 	if p.Leader() != s.cluster.AgentID() {
 		lp.ErrorCode = kerr.NotLeaderForPartition.Code
 		return
@@ -68,7 +69,11 @@ func (s *Server) listOffset(ctx context.Context, p interface {
 			return
 		}
 	}
+	// hw is the end of what the client may read.
 	hw := p.HighWatermark()
+	if committed {
+		hw = p.LastStableOffset()
+	}
 	switch rp.Timestamp {
 	case -1:
 		lp.Offset, lp.LeaderEpoch = hw, p.LeaderEpoch()

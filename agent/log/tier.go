@@ -11,6 +11,7 @@ import (
 	"io"
 	iofs "io/fs"
 
+	"github.com/strata-streaming/strata/internal/txnindex"
 	"github.com/strata-streaming/strata/internal/vfs"
 )
 
@@ -45,13 +46,15 @@ func (l *Log) SealedSegments(from int64) []SealedSegment {
 }
 
 // SegmentView is a pinned sealed segment: its batches, its two indexes in
-// Kafka's layout (index.go) and the producer snapshot taken when it was
+// Kafka's layout (index.go), its transaction index (nil when it aborted
+// no transaction; txn.go) and the producer snapshot taken when it was
 // sealed (nil if none is on disk). Close releases the pin; until then the
 // bytes stay readable even if retention deletes the segment.
 type SegmentView struct {
 	SealedSegment
 	Log                    io.ReaderAt // Size bytes
 	OffsetIndex, TimeIndex []byte
+	TxnIndex               []byte
 	ProducerSnapshot       []byte
 	seg                    *segment
 }
@@ -95,6 +98,9 @@ func (l *Log) OpenSealed(base int64) (*SegmentView, error) {
 		}
 		v = SegmentView{SealedSegment: SealedSegment{Base: seg.base, Next: seg.next, Size: seg.size, MaxTimestamp: seg.maxTs, LeaderEpoch: epoch},
 			Log: io.NewSectionReader(f, 0, seg.size), OffsetIndex: encodeOffsets(x.offsets), TimeIndex: encodeTimes(x.times), seg: seg}
+		if len(seg.aborted) > 0 {
+			v.TxnIndex = txnindex.Encode(seg.aborted)
+		}
 	}
 	l.mu.RUnlock()
 	if seg == nil {

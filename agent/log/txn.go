@@ -23,25 +23,21 @@ package log
 // without its marker or a marker without its entry.
 
 import (
-	"encoding/binary"
+	"cmp"
 	"errors"
-	"fmt"
 	iofs "io/fs"
+	"slices"
 	"sort"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/internal/txnindex"
 	"github.com/strata-streaming/strata/internal/vfs"
 )
 
 // AbortedTxn is one aborted transaction of a partition: the batches of
 // ProducerID in [FirstOffset, LastOffset] are not to be read at
 // read_committed (LastOffset is its abort marker's offset).
-type AbortedTxn struct {
-	ProducerID       int64
-	FirstOffset      int64
-	LastOffset       int64
-	LastStableOffset int64 // the partition's last stable offset once it was aborted
-}
+type AbortedTxn = txnindex.Entry
 
 // completedTxn is what a marker did to the producer state.
 type completedTxn struct {
@@ -87,13 +83,9 @@ func (l *Log) AbortedTransactions(from, upper int64) []AbortedTxn {
 	}
 	i := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > from })
 	for _, s := range l.segs[max(i-1, 0):] {
-		for _, a := range s.aborted {
-			if a.LastOffset >= from && a.FirstOffset < upper {
-				out = append(out, a)
-			}
-			if a.LastStableOffset >= upper {
-				return out
-			}
+		var complete bool
+		if out, complete = txnindex.Collect(out, s.aborted, from, upper); complete {
+			break
 		}
 	}
 	return out
@@ -147,51 +139,6 @@ func (l *Log) markerOf(h *batch.Header, raw []byte) batch.Marker {
 	return m
 }
 
-// The txnindex file is Kafka's: entries of 34 bytes, in marker order,
-//
-//	version int16 (0) | producer id int64 | first offset int64 |
-//	last offset int64 | last stable offset int64
-//
-// so that Kafka's tools can read it; its integrity rests on being written
-// atomically with the other indexes.
-const txnEntrySize = 34
-
-func encodeTxnIndex(entries []AbortedTxn) []byte {
-	b := make([]byte, 0, len(entries)*txnEntrySize)
-	for _, a := range entries {
-		b = binary.BigEndian.AppendUint16(b, 0)
-		b = binary.BigEndian.AppendUint64(b, uint64(a.ProducerID))
-		b = binary.BigEndian.AppendUint64(b, uint64(a.FirstOffset))
-		b = binary.BigEndian.AppendUint64(b, uint64(a.LastOffset))
-		b = binary.BigEndian.AppendUint64(b, uint64(a.LastStableOffset))
-	}
-	return b
-}
-
-func decodeTxnIndex(b []byte, base, next int64) ([]AbortedTxn, error) {
-	if len(b)%txnEntrySize != 0 {
-		return nil, fmt.Errorf("%w: transaction index of %d bytes", errBadStateFile, len(b))
-	}
-	out := make([]AbortedTxn, 0, len(b)/txnEntrySize)
-	for ; len(b) > 0; b = b[txnEntrySize:] {
-		a := AbortedTxn{
-			ProducerID:       int64(binary.BigEndian.Uint64(b[2:])),
-			FirstOffset:      int64(binary.BigEndian.Uint64(b[10:])),
-			LastOffset:       int64(binary.BigEndian.Uint64(b[18:])),
-			LastStableOffset: int64(binary.BigEndian.Uint64(b[26:])),
-		}
-		switch {
-		case binary.BigEndian.Uint16(b) != 0:
-			return nil, fmt.Errorf("%w: transaction index entry version %d", errBadStateFile, binary.BigEndian.Uint16(b))
-		case a.ProducerID < 0 || a.FirstOffset > a.LastOffset || a.LastOffset < base || a.LastOffset >= next ||
-			len(out) > 0 && out[len(out)-1].LastOffset >= a.LastOffset:
-			return nil, fmt.Errorf("%w: transaction index entry %+v in segment [%d, %d)", errBadStateFile, a, base, next)
-		}
-		out = append(out, a)
-	}
-	return out, nil
-}
-
 // loadTxnIndexLocked reads seg's aborted transactions at recovery. An
 // unreadable index makes the producer state replay from the log start,
 // which rebuilds every entry.
@@ -214,7 +161,7 @@ func (s *segment) writeTxnIndex() error {
 		}
 		return nil
 	}
-	if err := vfs.WriteFileAtomic(s.fs, s.dir, p, encodeTxnIndex(s.aborted)); err != nil {
+	if err := vfs.WriteFileAtomic(s.fs, s.dir, p, txnindex.Encode(s.aborted)); err != nil {
 		return storageErr("write index", p, err)
 	}
 	return nil
@@ -233,10 +180,37 @@ func (s *segment) loadTxnIndex() (bool, error) {
 	case err != nil:
 		return false, storageErr("read index", s.path(txnIndexSuffix), err)
 	}
-	entries, err := decodeTxnIndex(b, s.base, s.next)
+	entries, err := txnindex.Decode(b, s.base, s.next)
 	if err != nil {
 		return false, nil
 	}
 	s.aborted = entries
 	return true, nil
+}
+
+// ProducerInfo is one producer's state in a partition (DescribeProducers).
+type ProducerInfo struct {
+	ProducerID       int64
+	ProducerEpoch    int16
+	LastSequence     int32 // -1 when none is kept
+	LastTimestamp    int64
+	CoordinatorEpoch int32 // of its last marker, -1 if none
+	TxnStartOffset   int64 // first offset of its open transaction, -1 if none
+}
+
+// Producers lists the producers the partition keeps state for, by id.
+func (l *Log) Producers() []ProducerInfo {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	out := make([]ProducerInfo, 0, len(l.producers.m))
+	for id, e := range l.producers.m {
+		p := ProducerInfo{ProducerID: id, ProducerEpoch: e.epoch, LastSequence: -1, LastTimestamp: e.lastTs,
+			CoordinatorEpoch: e.coordEpoch, TxnStartOffset: e.txnFirst}
+		if n := len(e.batches); n > 0 {
+			p.LastSequence = e.batches[n-1].lastSeq
+		}
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b ProducerInfo) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/internal/txnindex"
 	"github.com/strata-streaming/strata/internal/vfs"
 )
 
@@ -147,7 +148,7 @@ func TestTransactionStateSurvivesRestart(t *testing.T) {
 			}
 			for _, f := range files {
 				b, err := os.ReadFile(f)
-				if err != nil || len(b) == 0 || len(b)%txnEntrySize != 0 {
+				if err != nil || len(b) == 0 || len(b)%txnindex.EntrySize != 0 {
 					t.Fatalf("%s: %d bytes, %v; want whole 34-byte entries", f, len(b), err)
 				}
 			}

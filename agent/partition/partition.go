@@ -112,6 +112,26 @@ func (p *Partition) SetMinISR(n int32) {
 // only records the ISR holds (and under log.flush=always, has fsynced).
 func (p *Partition) HighWatermark() int64 { return p.hw.Load() }
 
+// Producers is the log's producer state.
+func (p *Partition) Producers() []log.ProducerInfo { return p.log.Producers() }
+
+// LastStableOffset is the log's, bounded by the high watermark.
+func (p *Partition) LastStableOffset() int64 { return p.log.LastStableOffset(p.HighWatermark()) }
+
+// AbortedTransactions gathers the aborted transactions that overlap [from,
+// upper): the local log's index, after the bucket's below the local log.
+func (p *Partition) AbortedTransactions(ctx context.Context, from, upper int64) ([]log.AbortedTxn, error) {
+	var out []log.AbortedTxn
+	if r := p.remote.Load(); r != nil && from < p.log.LogStartOffset() {
+		remote, complete, err := r.AbortedTransactions(ctx, from, upper)
+		if err != nil || complete {
+			return remote, err
+		}
+		out = remote
+	}
+	return append(out, p.log.AbortedTransactions(from, upper)...), nil
+}
+
 // Read returns batches from offset: from the local log, or from the bucket
 // below the local log start. A remote read waits for the store at most
 // until ctx ends.

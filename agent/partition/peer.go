@@ -61,12 +61,17 @@ func (p *Peer) Local() bool                                    { return false }
 func (p *Peer) ReadsFromStore(int64) bool                      { return false }
 func (p *Peer) DecompressionChecks() kafka.DecompressionChecks { return nil }
 func (p *Peer) HighWatermark() int64                           { return -1 }
-func (p *Peer) LogStartOffset() int64                          { return -1 }
-func (p *Peer) LocalLogStartOffset() int64                     { return -1 }
-func (p *Peer) HighestTieredOffset() int64                     { return -1 }
-func (p *Peer) LogEndOffset() int64                            { return -1 }
-func (p *Peer) Size() int64                                    { return 0 }
-func (p *Peer) MaxTimestampBatch() ([]byte, error)             { return nil, p.notHere() }
+func (p *Peer) LastStableOffset() int64                        { return -1 }
+func (p *Peer) Producers() []log.ProducerInfo                  { return nil }
+func (p *Peer) AbortedTransactions(context.Context, int64, int64) ([]log.AbortedTxn, error) {
+	return nil, p.notHere()
+}
+func (p *Peer) LogStartOffset() int64              { return -1 }
+func (p *Peer) LocalLogStartOffset() int64         { return -1 }
+func (p *Peer) HighestTieredOffset() int64         { return -1 }
+func (p *Peer) LogEndOffset() int64                { return -1 }
+func (p *Peer) Size() int64                        { return 0 }
+func (p *Peer) MaxTimestampBatch() ([]byte, error) { return nil, p.notHere() }
 func (p *Peer) FindByTimestamp(context.Context, int64) ([]byte, error) {
 	return nil, p.notHere()
 }

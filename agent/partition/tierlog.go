@@ -28,7 +28,7 @@ func (t tierLog) OpenSealed(base int64) (*tiering.SegmentView, error) {
 		return nil, err
 	}
 	return &tiering.SegmentView{Segment: segment(v.SealedSegment), Log: v.Log, OffsetIndex: v.OffsetIndex,
-		TimeIndex: v.TimeIndex, ProducerSnapshot: v.ProducerSnapshot, Release: v.Close}, nil
+		TimeIndex: v.TimeIndex, TxnIndex: v.TxnIndex, ProducerSnapshot: v.ProducerSnapshot, Release: v.Close}, nil
 }
 
 func (t tierLog) SetRemoteEnd(end int64) { t.l.SetRemoteEnd(end) }

@@ -191,6 +191,10 @@ func (p *idlePool) stop(res *Result) {
 // openIdleKafka opens cfg.Connections idle Kafka connections to target,
 // spread over its seeds, each asking about topic.
 func openIdleKafka(ctx context.Context, target Target, topic string, cfg Config) (*idlePool, error) {
+	if securityOf(target).Enabled() {
+		// They speak raw kmsg over TCP (kafkawire), with no TLS or SASL.
+		return nil, fmt.Errorf("%s: --connections over TLS or SASL is not supported", target.System())
+	}
 	if err := checkFileLimits(target, cfg.Connections); err != nil {
 		return nil, err
 	}

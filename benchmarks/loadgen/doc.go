@@ -6,8 +6,11 @@
 // them sharing one store (StartStrataCluster), the peers as processes of
 // their own (StartPeer: franz-go's in-memory kfake, and NATS JetStream's
 // file store with its defaults or with every write synced), kfake inside
-// this process (StartKfake), or any running Kafka (Bootstrap). Everything
-// listens on loopback; a target stops only the PIDs it started, on Close.
+// this process (StartKfake), one agent's PLAINTEXT and SASL_SSL listeners
+// as two targets (StartStrataSecurity), or any running Kafka (Bootstrap).
+// Everything listens on loopback; a target stops only the PIDs it started,
+// on Close. A target that asks for TLS or SASL carries its Security, and
+// every franz-go client of a run connects with it.
 //
 // Run creates a fresh topic (for JetStream, one stream per partition),
 // runs a Config against it — closed loop, or open loop where latency runs

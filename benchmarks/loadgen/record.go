@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -72,16 +73,16 @@ func codec(name string) (kgo.CompressionCodec, error) {
 	return kgo.NoCompression(), fmt.Errorf("--compression %q: want %s", name, compression.Names)
 }
 
-// producerOpts are the kgo options of one producer client.
-func producerOpts(cfg Config, seeds []string, topic string) []kgo.Opt {
+// producerOpts are the kgo options of one producer client, after base
+// (clientOpts).
+func producerOpts(cfg Config, base []kgo.Opt, topic string) []kgo.Opt {
 	c, _ := codec(cfg.Compression)
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(seeds...),
+	opts := append(slices.Clip(base),
 		kgo.DefaultProduceTopic(topic),
 		kgo.ProducerLinger(cfg.Linger),
 		kgo.ProducerBatchCompression(c),
 		kgo.MaxBufferedRecords(cfg.MaxBufferedRecords),
-	}
+	)
 	switch cfg.Acks {
 	case "0":
 		opts = append(opts, kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())

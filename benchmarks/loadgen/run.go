@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,7 +15,9 @@ import (
 // Run creates a fresh topic on target, runs cfg against it, and deletes
 // the topic, so that one run's data (and the work the target does with it
 // in the background, such as uploading sealed segments) does not weigh on
-// the next run. A failed delete counts as one error of the run.
+// the next run. A failed delete counts as one error of the run. Every
+// Kafka client of the run connects with the target's Security, if it has
+// one (a SASL_SSL listener).
 func Run(ctx context.Context, target Target, cfg Config) (res Result, err error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
@@ -23,6 +26,10 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 		Machine: machineNow(), Start: time.Now().UTC().Format(time.RFC3339)}
 	if js, ok := target.(*JetStream); ok {
 		return runJetStream(ctx, js, cfg, res)
+	}
+	base, err := clientOpts(target)
+	if err != nil {
+		return res, err
 	}
 	topic := fmt.Sprintf("bench-%d", time.Now().UnixNano())
 	var configs map[string]*string
@@ -33,11 +40,11 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 		}
 		configs = storeTopicConfigs()
 	}
-	if err := createTopic(ctx, target.Seeds(), topic, cfg.Partitions, cfg.ReplicationFactor, configs); err != nil {
+	if err := createTopic(ctx, base, topic, cfg.Partitions, cfg.ReplicationFactor, configs); err != nil {
 		return res, err
 	}
 	// Deferred first, so it runs after the consumers have closed.
-	defer func() { res.noteError(deleteTopic(ctx, target.Seeds(), topic)) }()
+	defer func() { res.noteError(deleteTopic(ctx, base, topic)) }()
 	if isMetered {
 		m := metered
 		before, err := storePuts(ctx, m.metricsAddrs())
@@ -64,16 +71,16 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 	}
 	switch cfg.Mode {
 	case ModeProduce:
-		p := produce(ctx, cfg, target.Seeds(), topic)
+		p := produce(ctx, cfg, base, topic)
 		p.fill(&res)
 		res.Records, res.Bytes, res.Seconds = p.acked, p.acked*int64(cfg.RecordBytes), p.elapsed.Seconds()
 	case ModeEndToEnd:
-		tail, err := startConsumer(target.Seeds(), topic)
+		tail, err := startConsumer(base, topic)
 		if err != nil {
 			return res, err
 		}
 		defer tail.close()
-		p := produce(ctx, cfg, target.Seeds(), topic)
+		p := produce(ctx, cfg, base, topic)
 		p.fill(&res)
 		res.Records, res.Bytes, res.Seconds = p.acked, p.acked*int64(cfg.RecordBytes), p.elapsed.Seconds()
 		c := tail.await(ctx, p.acked, cfg.DrainTimeout)
@@ -82,14 +89,14 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 		res.EndToEnd = &e2e
 		res.noteError(c.err)
 	case ModeCatchUp, ModeCatchUpStore:
-		p := produce(ctx, cfg, target.Seeds(), topic)
+		p := produce(ctx, cfg, base, topic)
 		p.fill(&res)
 		if cfg.Mode == ModeCatchUpStore {
 			if err := awaitTiered(ctx, metered.metricsAddrs(), topic, cfg.Partitions, cfg.DrainTimeout); err != nil {
 				return res, err
 			}
 			if cfg.Warm {
-				warm, err := startConsumer(target.Seeds(), topic)
+				warm, err := startConsumer(base, topic)
 				if err != nil {
 					return res, err
 				}
@@ -106,7 +113,7 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 				return res, err
 			}
 		}
-		reader, err := startConsumer(target.Seeds(), topic)
+		reader, err := startConsumer(base, topic)
 		if err != nil {
 			return res, err
 		}
@@ -172,7 +179,7 @@ func (p *produceStats) fill(r *Result) {
 // produce runs cfg.Producers clients until the duration or count is done
 // and every record is acknowledged, failed, or given up on after
 // cfg.DrainTimeout. Each client is warmed up before the clock starts.
-func produce(ctx context.Context, cfg Config, seeds []string, topic string) *produceStats {
+func produce(ctx context.Context, cfg Config, base []kgo.Opt, topic string) *produceStats {
 	var (
 		st       produceStats
 		mu       sync.Mutex // guards st's histogram, errors and lastAck
@@ -186,7 +193,7 @@ func produce(ctx context.Context, cfg Config, seeds []string, topic string) *pro
 	}
 	clients := make([]*kgo.Client, cfg.Producers)
 	for p := range clients {
-		cl, err := kgo.NewClient(producerOpts(cfg, seeds, topic)...)
+		cl, err := kgo.NewClient(producerOpts(cfg, base, topic)...)
 		if err == nil {
 			if err = warmUp(ctx, cl, cfg); err != nil {
 				cl.Close()
@@ -337,9 +344,10 @@ func (c *consumer) failLocked(err error) {
 	}
 }
 
-func startConsumer(seeds []string, topic string) (*consumer, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+// startConsumer starts a client from base (clientOpts) reading topic.
+func startConsumer(base []kgo.Opt, topic string) (*consumer, error) {
+	cl, err := kgo.NewClient(slices.Concat(base, []kgo.Opt{kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())})...)
 	if err != nil {
 		return nil, err
 	}

@@ -269,7 +269,11 @@ func TestIdleConnectionsHeld(t *testing.T) {
 	defer cancel()
 	target := startTarget(t, "strata").(*Strata)
 	topic := "idle-connections"
-	if err := createTopic(ctx, target.Seeds(), topic, 1, 1, nil); err != nil {
+	base, err := clientOpts(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := createTopic(ctx, base, topic, 1, 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	kafkaRequests := func(api string) float64 {

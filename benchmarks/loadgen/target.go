@@ -32,15 +32,18 @@ type Target interface {
 }
 
 // Bootstrap is any running Kafka-compatible cluster, reached at its
-// bootstrap addresses.
+// bootstrap addresses with the client settings in Client (plaintext if
+// zero).
 type Bootstrap struct {
-	Name  string
-	Addrs []string
+	Name   string
+	Addrs  []string
+	Client Security
 }
 
-func (b Bootstrap) System() string  { return b.Name }
-func (b Bootstrap) Seeds() []string { return b.Addrs }
-func (b Bootstrap) Close() error    { return nil }
+func (b Bootstrap) System() string     { return b.Name }
+func (b Bootstrap) Seeds() []string    { return b.Addrs }
+func (b Bootstrap) Security() Security { return b.Client }
+func (b Bootstrap) Close() error       { return nil }
 
 // Kfake is franz-go's in-process fake cluster: in memory, nothing durable.
 // It is the ceiling of what the Kafka protocol and a Go server on this

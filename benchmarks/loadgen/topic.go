@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -28,18 +29,24 @@ const topicPollInterval = 50 * time.Millisecond
 // by default): polls that wait for a topic or a move need fresh ones. The
 // caller closes the kgo.Client.
 func NewAdmin(seeds []string) (*kgo.Client, *kadm.Client, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(topicPollInterval))
+	return newAdmin([]kgo.Opt{kgo.SeedBrokers(seeds...)})
+}
+
+// newAdmin is NewAdmin for a client starting from base (clientOpts).
+func newAdmin(base []kgo.Opt) (*kgo.Client, *kadm.Client, error) {
+	cl, err := kgo.NewClient(slices.Concat(base, []kgo.Opt{kgo.MetadataMinAge(topicPollInterval)})...)
 	if err != nil {
 		return nil, nil, err
 	}
 	return cl, kadm.NewClient(cl), nil
 }
 
-// createTopic creates the topic and waits until every partition has a
+// createTopic creates the topic (with a client starting from base,
+// clientOpts) and waits until every partition has a
 // leader and all its replicas in sync, so that the first records do not
 // time leader election or followers finding the topic.
-func createTopic(ctx context.Context, seeds []string, topic string, partitions, replicationFactor int, configs map[string]*string) error {
-	cl, adm, err := NewAdmin(seeds)
+func createTopic(ctx context.Context, base []kgo.Opt, topic string, partitions, replicationFactor int, configs map[string]*string) error {
+	cl, adm, err := newAdmin(base)
 	if err != nil {
 		return err
 	}
@@ -66,8 +73,8 @@ func createTopic(ctx context.Context, seeds []string, topic string, partitions, 
 
 // deleteTopic deletes the topic, even when ctx has ended (an interrupted
 // run), within 30 s.
-func deleteTopic(ctx context.Context, seeds []string, topic string) error {
-	cl, adm, err := NewAdmin(seeds)
+func deleteTopic(ctx context.Context, base []kgo.Opt, topic string) error {
+	cl, adm, err := newAdmin(base)
 	if err != nil {
 		return err
 	}

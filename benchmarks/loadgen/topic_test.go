@@ -80,12 +80,12 @@ func TestTopicChangesThatTimeOut(t *testing.T) {
 	}
 
 	wait := timeOut(int16(kmsg.CreateTopics))
-	if err := createTopic(ctx, k.Seeds(), "slow", 3, 1, nil); err != nil {
+	if err := createTopic(ctx, []kgo.Opt{kgo.SeedBrokers(k.Seeds()...)}, "slow", 3, 1, nil); err != nil {
 		t.Fatalf("createTopic answered REQUEST_TIMED_OUT: %v", err)
 	}
 	wait()
 	wait = timeOut(int16(kmsg.DeleteTopics))
-	if err := deleteTopic(ctx, k.Seeds(), "slow"); err != nil {
+	if err := deleteTopic(ctx, []kgo.Opt{kgo.SeedBrokers(k.Seeds()...)}, "slow"); err != nil {
 		t.Fatalf("deleteTopic answered REQUEST_TIMED_OUT: %v", err)
 	}
 	wait()

@@ -6,13 +6,17 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"text/template"
 )
 
 // Page is what the README template is executed with.
 type Page struct {
-	Command   string // the command line that made the results
+	// Command is the command lines that made the results, one per line,
+	// every line after the first indented by four spaces (the template
+	// quotes them in a code block).
+	Command   string
 	Date      string // of the first run, UTC
 	Machine   string // one line from /proc
 	LoadRange string // 1-minute load average over every run
@@ -21,6 +25,8 @@ type Page struct {
 	Targets   string // markdown tables
 	Limits    string
 	Scenarios string
+	// Security is SASL_SSL against plaintext on one agent (issue 20).
+	Security string
 	// ThroughputPNG and LatencyPNG are the plots' file names, relative to
 	// the README; empty when there was nothing to plot.
 	ThroughputPNG, LatencyPNG string
@@ -31,8 +37,10 @@ type Page struct {
 type Options struct {
 	Template string // path of the text/template
 	Out      string // path of the README to write
-	Command  string
-	Notes    string
+	// Command is the command line that made the results, for results
+	// that do not record theirs (benchmarks/run.sh records it).
+	Command string
+	Notes   string
 }
 
 // Write renders r through the template into opts.Out and draws the plots
@@ -44,7 +52,14 @@ func Write(r *Results, opts Options) error {
 	}
 	dir := filepath.Dir(opts.Out)
 	page := Page{Command: opts.Command, Machine: MachineDescription(), Notes: strings.TrimSpace(opts.Notes),
-		Targets: TargetsTable(Evaluate(r)), Limits: LimitsTable(r.Limits)}
+		Targets: TargetsTable(Evaluate(r)), Limits: LimitsTable(r.Limits), Security: SecurityTable(r)}
+	// The commands recorded with the results, then the caller's if it
+	// is not among them, one per line of the template's code block.
+	commands := slices.Clone(r.Commands)
+	if opts.Command != "" && !slices.Contains(commands, opts.Command) {
+		commands = append(commands, opts.Command)
+	}
+	page.Command = strings.Join(commands, "\n    ")
 	lo, hi, first := 0.0, 0.0, true
 	var sections []string
 	note := func(sum *Summary) {

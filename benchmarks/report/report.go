@@ -2,11 +2,13 @@
 // benchmarks/README.md: one table per scenario with every system side by
 // side (median and range over the runs, the machine's load during them),
 // Strata's ratio to each peer, the issue-7 targets with what was measured
-// against each, the machine's limits, and PNG plots (throughput bars,
-// latency against throughput from the paced runs).
+// against each, SASL_SSL against plaintext on one agent (issue 20), the
+// machine's limits, and PNG plots (throughput bars, latency against
+// throughput from the paced runs).
 //
-// Input is what strata-bench prints on stdout: one loadgen.Result per
-// line; other lines are skipped. Runs group by scenario name and system;
+// Input is what strata-bench prints on stdout, one loadgen.Result per
+// line, and the command lines benchmarks/run.sh writes before each
+// invocation's results (CommandLine); other lines are skipped. Runs group by scenario name and system;
 // benchmarks/run.sh names the scenarios, and Targets refers to them by
 // those names.
 package report
@@ -55,6 +57,17 @@ func (s *Scenario) System(name string) *Summary {
 type Results struct {
 	Scenarios []*Scenario // in the order each first appears
 	Limits    *Scenario   // the machine's limits (System "machine"), or nil
+	// Commands are the command lines recorded among the results, in
+	// order (CommandLine).
+	Commands []string
+}
+
+// CommandLine is the line benchmarks/run.sh writes before an invocation's
+// results: what was run, so that a README drawn from results appended by
+// several invocations quotes each.
+type CommandLine struct {
+	Command string `json:"command"`
+	Start   string `json:"start"`
 }
 
 // Scenario returns the named scenario, or nil.
@@ -67,14 +80,21 @@ func (r *Results) Scenario(name string) *Scenario {
 	return nil
 }
 
-// Read parses result lines from each reader; lines that are not a JSON
-// object with a system and a scenario are skipped.
+// Read parses result lines and command lines from each reader; lines that
+// are neither a JSON object with a system and a scenario nor one with a
+// command are skipped.
 func Read(rs ...io.Reader) (*Results, error) {
 	var all []loadgen.Result
+	var commands []string
 	for _, r := range rs {
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 64<<10), 4<<20)
 		for sc.Scan() {
+			var cmd CommandLine
+			if json.Unmarshal(sc.Bytes(), &cmd) == nil && cmd.Command != "" {
+				commands = append(commands, cmd.Command)
+				continue
+			}
 			var res loadgen.Result
 			if json.Unmarshal(sc.Bytes(), &res) != nil || res.System == "" || res.Scenario == "" {
 				continue
@@ -85,12 +105,14 @@ func Read(rs ...io.Reader) (*Results, error) {
 			return nil, err
 		}
 	}
-	return group(all), nil
+	out := group(all)
+	out.Commands = commands
+	return out, nil
 }
 
 // systemOrder is the column order: Strata first, then the peers from the
 // fastest expected to the slowest.
-var systemOrder = []string{"strata", "strata-cluster", loadgen.SystemKfake, "kfake-inproc",
+var systemOrder = []string{"strata", "strata-cluster", loadgen.SystemStrataPlaintext, loadgen.SystemStrataSASLSSL, loadgen.SystemKfake, "kfake-inproc",
 	loadgen.SystemJetStream, loadgen.SystemJetStreamSync, loadgen.SystemMachine}
 
 func systemRank(name string) int {

@@ -235,3 +235,76 @@ func TestStoreReadsLine(t *testing.T) {
 		t.Errorf("catch-up table lacks the store reads:\n%s", table)
 	}
 }
+
+// TestSecurityTable: the two listeners' medians side by side with their
+// ratio, throughput from the closed-loop scenario and p99 from the paced
+// one; the pair stays out of the plots.
+func TestSecurityTable(t *testing.T) {
+	if got := SecurityTable(&Results{}); !strings.Contains(got, "not measured") {
+		t.Errorf("table without runs: %q", got)
+	}
+	in := lines(t,
+		result(loadgen.SystemStrataPlaintext, ScenarioSecurityThroughput, 0, 200000, 1, 1),
+		result(loadgen.SystemStrataSASLSSL, ScenarioSecurityThroughput, 0, 150000, 1, 2),
+		result(loadgen.SystemStrataPlaintext, ScenarioSecurityThroughput, 0, 100000, 1, 3),
+		result(loadgen.SystemStrataSASLSSL, ScenarioSecurityThroughput, 0, 90000, 1, 4),
+		result(loadgen.SystemStrataPlaintext, ScenarioSecurityThroughput, 0, 300000, 1, 5),
+		result(loadgen.SystemStrataSASLSSL, ScenarioSecurityThroughput, 0, 160000, 1, 6),
+		result(loadgen.SystemStrataPlaintext, ScenarioSecurityPaced, 20000, 20000, 2, 1),
+		result(loadgen.SystemStrataSASLSSL, ScenarioSecurityPaced, 20000, 20000, 3, 1),
+		result("strata", ScenarioPaced20k, 20000, 20000, 2, 1),
+	)
+	r, err := Read(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := SecurityTable(r)
+	for _, w := range []string{
+		"| records/s, closed loop (`security-produce-acks-all`) | 200,000 | 150,000 | 0.750× |", // medians 200k, 150k
+		"| produce p99 (ms), at 20,000 records/s (`security-paced-20000`) | 2.00 | 3.00 | 1.50× |",
+		"| end-to-end p99 (ms), at 20,000 records/s | 3.00 | 4.50 | 1.50× |",
+		"strata-plaintext runs 3 (load 1.00–5.00, errors 0); strata-sasl-ssl runs 3",
+	} {
+		if !strings.Contains(table, w) {
+			t.Errorf("table lacks %q:\n%s", w, table)
+		}
+	}
+	for _, s := range append(ThroughputScenarios(r), PacedScenarios(r)...) {
+		if isSecurity(s) {
+			t.Errorf("%s is in a plot", s.Name)
+		}
+	}
+}
+
+// TestCommandLines: the commands recorded among the results are quoted,
+// in order, each on its own line of the template's code block, with the
+// caller's only if it is not one of them.
+func TestCommandLines(t *testing.T) {
+	in := `{"command":"RUNS=3 DURATION=5s benchmarks/run.sh","start":"2026-12-03T20:01:13Z"}` + "\n" +
+		lines(t, result("strata", ScenarioProduceAcksAll, 0, 100, 1, 1)) +
+		`{"command":"SCENARIOS=security RUNS=3 DURATION=5s benchmarks/run.sh","start":"2026-12-04T10:00:00Z"}` + "\n" +
+		lines(t, result(loadgen.SystemStrataSASLSSL, ScenarioSecurityThroughput, 0, 90, 1, 1))
+	r, err := Read(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Scenarios) != 2 {
+		t.Fatalf("%d scenarios, want 2: the command lines are not results", len(r.Scenarios))
+	}
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "README.tmpl.md")
+	if err := os.WriteFile(tmpl, []byte("    {{.Command}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "README.md")
+	if err := Write(r, Options{Template: tmpl, Out: out, Command: "RUNS=3 DURATION=5s benchmarks/run.sh"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "    RUNS=3 DURATION=5s benchmarks/run.sh\n    SCENARIOS=security RUNS=3 DURATION=5s benchmarks/run.sh\n"; string(b) != want {
+		t.Errorf("README quotes\n%s\nwant\n%s", b, want)
+	}
+}

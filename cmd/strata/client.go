@@ -92,6 +92,16 @@ func (f *clientFlags) register(fs *pflag.FlagSet) {
 
 // tlsOpt is the franz-go option for --tls and --tls-ca-file, or nil.
 func (f *clientFlags) tlsOpt() (kgo.Opt, error) {
+	cfg, err := f.tlsConfig()
+	if cfg == nil || err != nil {
+		return nil, err
+	}
+	return kgo.DialTLSConfig(cfg), nil
+}
+
+// tlsConfig is the TLS of --tls, --tls-ca-file, --tls-cert-file and
+// --tls-key-file, or nil without them.
+func (f *clientFlags) tlsConfig() (*tls.Config, error) {
 	if !f.tls && f.tlsCAFile == "" && f.tlsCertFile == "" {
 		return nil, nil
 	}
@@ -113,7 +123,7 @@ func (f *clientFlags) tlsOpt() (kgo.Opt, error) {
 			return nil, fmt.Errorf("client: --tls-ca-file %s holds no PEM certificate", f.tlsCAFile)
 		}
 	}
-	return kgo.DialTLSConfig(cfg), nil
+	return cfg, nil
 }
 
 // saslOpt is the franz-go option for the --sasl-* flags, or nil.

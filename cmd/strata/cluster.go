@@ -19,6 +19,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -26,7 +27,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/strata-streaming/strata/agent/placement"
-	"github.com/strata-streaming/strata/internal/secretfile"
 )
 
 func newClusterCmd() *cobra.Command {
@@ -280,7 +280,7 @@ func newAgentDrainCmd() *cobra.Command {
 	var addr string
 	var wait, force bool
 	var timeout, limit time.Duration
-	var tokenFile string
+	var httpFlags agentHTTPFlags
 	cmd := &cobra.Command{
 		Use:   "drain [AGENT-ID]",
 		Short: "Move an agent's leaderships and replicas to the others, then stop it",
@@ -303,12 +303,12 @@ func newAgentDrainCmd() *cobra.Command {
 			if limit > 0 {
 				body["timeout"] = limit.String()
 			}
-			target := "http://" + addr + "/v1/drain?" + q.Encode()
-			token, err := httpToken(tokenFile)
+			h, err := httpFlags.open()
 			if err != nil {
 				return err
 			}
-			st, err := drainCall(http.MethodPost, target, body, token)
+			target := h.url(addr, "/v1/drain?"+q.Encode())
+			st, err := drainCall(h, http.MethodPost, target, body)
 			if err != nil {
 				return err
 			}
@@ -322,7 +322,9 @@ func newAgentDrainCmd() *cobra.Command {
 			deadline := time.Now().Add(timeout)
 			for time.Now().Before(deadline) {
 				time.Sleep(500 * time.Millisecond)
-				st, err := drainCall(http.MethodGet, target, nil, "")
+				// The token too: the agent may restrict its pages
+				// (--http-require-auth-for pages).
+				st, err := drainCall(h, http.MethodGet, target, nil)
 				switch {
 				case errors.Is(err, errAgentGone):
 					fmt.Fprintln(cmd.OutOrStdout(), "drained; the agent has stopped")
@@ -340,22 +342,9 @@ func newAgentDrainCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&force, "force", false, "Stop the agent at the time limit even if replicas are left, or when the others cannot hold them all.")
 	cmd.Flags().DurationVar(&limit, "drain-timeout", 0, "Time limit of the drain; 0 means the agent's --drain-timeout (5m when that is 0).")
 	cmd.Flags().BoolVar(&wait, "wait", false, "Wait until the agent has stopped.")
-	cmd.Flags().StringVar(&tokenFile, "http-token-file", "", "The agents' --http-token-file; its first token authorizes the drain.")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "Longest --wait.")
+	httpFlags.register(cmd.Flags())
 	return cmd
-}
-
-// httpToken is the first token of an agent's --http-token-file, or "" when
-// path is empty.
-func httpToken(path string) (string, error) {
-	if path == "" {
-		return "", nil
-	}
-	lines, err := secretfile.Read(path)
-	if err != nil {
-		return "", fmt.Errorf("--http-token-file %s: %w", path, err)
-	}
-	return lines[0].Text, nil
 }
 
 // drainStatus is the agent's /v1/drain answer.
@@ -374,7 +363,7 @@ var errAgentGone = errors.New("the agent has stopped")
 // agent requires of a state-changing request. A refused or failed drain
 // comes back in Error; only transport failures and unexpected answers are
 // errors.
-func drainCall(method, target string, body map[string]any, token string) (drainStatus, error) {
+func drainCall(h agentHTTP, method, target string, body map[string]any) (drainStatus, error) {
 	var st drainStatus
 	var payload io.Reader
 	if body != nil {
@@ -391,10 +380,8 @@ func drainCall(method, target string, body map[string]any, token string) (drainS
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	h.authorize(req)
+	resp, err := h.client.Do(req)
 	if err != nil {
 		if method == http.MethodGet {
 			return st, errAgentGone
@@ -405,8 +392,13 @@ func drainCall(method, target string, body map[string]any, token string) (drainS
 	if method == http.MethodGet && resp.StatusCode == http.StatusNotFound {
 		return st, errAgentGone
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
 		return st, fmt.Errorf("drain: %s answered %s: %w", target, resp.Status, err)
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		// A refusal for want of credentials (401, 403) is plain text.
+		return st, fmt.Errorf("drain: %s answered %s: %s", target, resp.Status, strings.TrimSpace(string(raw)))
 	}
 	if resp.StatusCode != http.StatusOK && st.Error == "" {
 		return st, fmt.Errorf("drain: %s answered %s", target, resp.Status)

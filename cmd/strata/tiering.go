@@ -30,21 +30,26 @@ func newTieringCmd() *cobra.Command {
 
 func newTieringStatusCmd() *cobra.Command {
 	var (
-		agents  string
-		timeout time.Duration
+		agents    string
+		timeout   time.Duration
+		httpFlags agentHTTPFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Per partition: local bytes, store bytes, stored offsets, upload lag",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			h, err := httpFlags.open()
+			if err != nil {
+				return err
+			}
 			var all []tiering.Status
 			for _, addr := range strings.Split(agents, ",") {
 				if addr = strings.TrimSpace(addr); addr == "" {
 					continue
 				}
 				ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-				st, err := fetchTieringStatus(ctx, addr)
+				st, err := fetchTieringStatus(ctx, h, addr)
 				cancel()
 				if err != nil {
 					return err
@@ -57,15 +62,18 @@ func newTieringStatusCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&agents, "http", "localhost:9644", "Comma-separated HTTP addresses (--http-addr) of the agents to ask.")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "How long to wait for each agent.")
+	httpFlags.register(cmd.Flags())
 	return cmd
 }
 
-func fetchTieringStatus(ctx context.Context, addr string) ([]tiering.Status, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/tiering", nil)
+func fetchTieringStatus(ctx context.Context, h agentHTTP, addr string) ([]tiering.Status, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.url(addr, "/v1/tiering"), nil)
 	if err != nil {
 		return nil, fmt.Errorf("tiering status: --http %q: %w", addr, err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	// The agent may restrict its pages (--http-require-auth-for pages).
+	h.authorize(req)
+	resp, err := h.client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("tiering status: agent at %s: %w", addr, err)
 	}

@@ -79,7 +79,8 @@ func TestKubernetesManifests(t *testing.T) {
 		t.Errorf("container image %q has no entry in the kustomization's images", c.Image)
 	}
 
-	flags := checkAgentFlags(t, c, cm, pod.Spec)
+	samples := newSecretSamples(t)
+	flags, secretRefs := checkAgentFlags(t, c, cm, pod.Spec, samples)
 	port := func(flag string) int {
 		_, p, err := net.SplitHostPort(flags.Lookup(flag).Value.String())
 		n, perr := strconv.Atoi(p)
@@ -88,40 +89,66 @@ func TestKubernetesManifests(t *testing.T) {
 		}
 		return n
 	}
-	kafkaPort, httpPort, gossipPort := port("kafka-addr"), port("http-addr"), port("gossip-addr")
+	httpPort, gossipPort := port("http-addr"), port("gossip-addr")
+	listeners := manifestListeners(t, flags)
+	var clientPorts []int
+	interAgentPort := 0
+	for _, l := range listeners {
+		if l.interAgent {
+			interAgentPort = l.port
+		} else {
+			clientPorts = append(clientPorts, l.port)
+		}
+	}
+	if len(clientPorts) == 0 { // one listener serves both
+		clientPorts = []int{interAgentPort}
+	}
 
 	t.Run("listeners", func(t *testing.T) {
-		for _, l := range []struct {
-			flag, portName, protocol string
-			port                     int
-		}{
-			{"kafka-addr", "kafka", "TCP", kafkaPort},
-			{"http-addr", "http", "TCP", httpPort},
-			{"gossip-addr", "gossip-tcp", "TCP", gossipPort},
-			{"gossip-addr", "gossip-udp", "UDP", gossipPort},
-		} {
+		type bound struct {
+			what, host, portName, protocol string
+			port                           int
+		}
+		var all []bound
+		for _, l := range listeners {
+			all = append(all, bound{"Kafka listener " + l.name, l.host, l.portName, "TCP", l.port})
+		}
+		gossipHost, _, _ := net.SplitHostPort(flags.Lookup("gossip-addr").Value.String())
+		httpHost, _, _ := net.SplitHostPort(flags.Lookup("http-addr").Value.String())
+		all = append(all,
+			bound{"--http-addr", httpHost, "http", "TCP", httpPort},
+			bound{"--gossip-addr", gossipHost, "gossip-tcp", "TCP", gossipPort},
+			bound{"--gossip-addr", gossipHost, "gossip-udp", "UDP", gossipPort})
+		for _, l := range all {
 			// Services and other pods reach the pod's IP, so the listener
 			// must bind every interface.
-			if host, _, _ := net.SplitHostPort(flags.Lookup(l.flag).Value.String()); host != "" && host != "0.0.0.0" {
-				t.Errorf("--%s binds %q; want :PORT, every interface of the pod", l.flag, host)
+			if l.host != "" && l.host != "0.0.0.0" {
+				t.Errorf("%s binds %q; want :PORT, every interface of the pod", l.what, l.host)
 			}
 			if got, ok := c.namedPort(l.portName, l.protocol); !ok || got != l.port {
-				t.Errorf("container port %s/%s = %d (present %v); --%s listens on %d", l.portName, l.protocol, got, ok, l.flag, l.port)
+				t.Errorf("container port %s/%s = %d (present %v); %s listens on %d", l.portName, l.protocol, got, ok, l.what, l.port)
 			}
+		}
+		if interAgentPort == 0 {
+			t.Error("no listener carries replication: name one with --inter-agent-listener")
 		}
 	})
 
 	t.Run("addresses", func(t *testing.T) {
 		raw, _ := splitArgs(c.Args[1:])
 		env := c.envVars()
-		// Each pod advertises its own stable DNS name: POD.HEADLESS.NAMESPACE...
-		adv := raw["advertised-kafka-addr"]
-		host, p, err := net.SplitHostPort(adv)
-		if err != nil || p != strconv.Itoa(kafkaPort) {
-			t.Errorf("--advertised-kafka-addr %q: want HOST:%d, the Kafka port", adv, kafkaPort)
-		}
-		if want := "$(POD_NAME)." + sts.Spec.ServiceName + "."; !strings.HasPrefix(host, want) || env["POD_NAME"] != "fieldRef:metadata.name" {
-			t.Errorf("--advertised-kafka-addr %q: want the pod's name under the headless Service, %s..., POD_NAME from metadata.name (env %v)", adv, want, env)
+		// Each pod advertises its own stable DNS name for every listener:
+		// POD.HEADLESS.NAMESPACE...
+		advertised := advertisedListeners(raw)
+		for _, l := range listeners {
+			adv := advertised[l.name]
+			host, p, err := net.SplitHostPort(adv)
+			if err != nil || p != strconv.Itoa(l.port) {
+				t.Errorf("listener %s is advertised as %q (in the container's args); want HOST:%d, its port", l.name, adv, l.port)
+			}
+			if want := "$(POD_NAME)." + sts.Spec.ServiceName + "."; !strings.HasPrefix(host, want) || env["POD_NAME"] != "fieldRef:metadata.name" {
+				t.Errorf("listener %s is advertised as %q: want the pod's name under the headless Service, %s..., POD_NAME from metadata.name (env %v)", l.name, adv, want, env)
+			}
 		}
 		if _, p, err := net.SplitHostPort(flags.Lookup("gossip-advertise-addr").Value.String()); err != nil || p != strconv.Itoa(gossipPort) {
 			t.Errorf("--gossip-advertise-addr %q: want port %d", flags.Lookup("gossip-advertise-addr").Value, gossipPort)
@@ -140,6 +167,63 @@ func TestKubernetesManifests(t *testing.T) {
 				}
 			}
 		}
+	})
+
+	t.Run("secrets", func(t *testing.T) {
+		refs := slices.Clone(secretRefs)
+		var whole []string // Secrets read whole, as envFrom
+		for _, e := range c.EnvFrom {
+			if e.SecretRef != nil {
+				whole = append(whole, e.SecretRef.Name)
+			}
+		}
+		// Every key mounted is one the operator must make, read by the
+		// agent or not (client.properties is for operators).
+		for _, v := range pod.Spec.Volumes {
+			if v.Secret != nil {
+				for _, it := range v.Secret.Items {
+					refs = append(refs, secretRef{v.Secret.SecretName, it.Key})
+				}
+			}
+		}
+		checkSecretsDocumented(t, root, refs, whole)
+	})
+
+	t.Run("certificate", func(t *testing.T) {
+		i := slices.IndexFunc(secretRefs, func(r secretRef) bool { return r.key == "tls.crt" })
+		if i < 0 {
+			t.Skip("the agents read no certificate from a Secret")
+		}
+		// Every advertised listener's host, with a pod's sample fields;
+		// the client Services' names; the preStop hook's host.
+		raw, _ := splitArgs(c.Args[1:])
+		env := c.envVars()
+		var hosts []string
+		for _, adv := range advertisedListeners(raw) {
+			host, _, _ := net.SplitHostPort(envReference.ReplaceAllStringFunc(adv, func(ref string) string {
+				field, _ := strings.CutPrefix(env[envReference.FindStringSubmatch(ref)[1]], "fieldRef:")
+				return sampleFields[field]
+			}))
+			hosts = append(hosts, host)
+		}
+		for _, d := range ofKind(docs, "v1", "Service") {
+			var s service
+			d.decode(t, &s)
+			if s.Spec.ClusterIP != "None" {
+				hosts = append(hosts, s.Metadata.Name+"."+kust.Namespace+".svc", s.Metadata.Name+"."+kust.Namespace+".svc.cluster.local")
+			}
+		}
+		if c.Lifecycle.PreStop != nil && c.Lifecycle.PreStop.Exec != nil && len(c.Lifecycle.PreStop.Exec.Command) > 3 {
+			hook, _ := splitArgs(c.Lifecycle.PreStop.Exec.Command[3:])
+			if host, _, err := net.SplitHostPort(hook["http"]); err == nil {
+				hosts = append(hosts, host)
+			}
+		}
+		checkCertificateNames(t, dir, secretRefs[i].secret, hosts)
+	})
+
+	t.Run("security", func(t *testing.T) {
+		checkSecurity(t, c, pod.Spec, flags, listeners, secretRefs, samples)
 	})
 
 	t.Run("storage", func(t *testing.T) {
@@ -223,12 +307,17 @@ func TestKubernetesManifests(t *testing.T) {
 		if !servesPort(headless[0], gossipPort, "TCP") || !servesPort(headless[0], gossipPort, "UDP") {
 			t.Errorf("headless Service %s lacks gossip port %d on TCP and UDP", headless[0].Metadata.Name, gossipPort)
 		}
-		if !slices.ContainsFunc(clients, func(s service) bool { return servesPort(s, kafkaPort, "TCP") }) {
-			t.Errorf("no client Service forwards to the Kafka port %d", kafkaPort)
+		for _, p := range clientPorts {
+			if !slices.ContainsFunc(clients, func(s service) bool { return servesPort(s, p, "TCP") }) {
+				t.Errorf("no client Service forwards to the Kafka client listener's port %d", p)
+			}
 		}
 		for _, s := range clients {
 			if servesPort(s, httpPort, "TCP") {
-				t.Errorf("client Service %s forwards to the HTTP port %d, which has no authentication", s.Metadata.Name, httpPort)
+				t.Errorf("client Service %s forwards to the HTTP port %d, which is for operators and Prometheus", s.Metadata.Name, httpPort)
+			}
+			if !slices.Contains(clientPorts, interAgentPort) && servesPort(s, interAgentPort, "TCP") {
+				t.Errorf("client Service %s forwards to the inter-agent listener's port %d, which is for the agents", s.Metadata.Name, interAgentPort)
 			}
 		}
 	})
@@ -236,7 +325,7 @@ func TestKubernetesManifests(t *testing.T) {
 	t.Run("networkpolicy", func(t *testing.T) {
 		var np networkPolicy
 		only(t, docs, "networking.k8s.io/v1", "NetworkPolicy").decode(t, &np)
-		checkNetworkPolicy(t, np, c, pod.Metadata.Labels, kafkaPort, httpPort, gossipPort)
+		checkNetworkPolicy(t, np, c, pod.Metadata.Labels, clientPorts, interAgentPort, httpPort, gossipPort)
 	})
 
 	t.Run("probes", func(t *testing.T) {
@@ -256,6 +345,7 @@ func TestKubernetesManifests(t *testing.T) {
 
 	t.Run("drain", func(t *testing.T) {
 		checkPreStop(t, root, c, pod.Spec, flags, httpPort)
+		runPreStop(t, c, pod.Spec, flags, samples, listeners)
 	})
 
 	t.Run("disruption-and-scaling", func(t *testing.T) {
@@ -318,7 +408,13 @@ func TestKubernetesManifests(t *testing.T) {
 // checkAgentFlags checks the agent container's flags and its --config file
 // against `strata agent --help`, parses and validates them as the agent
 // would, and returns the resulting flag set (defaults included).
-func checkAgentFlags(t *testing.T, c container, cm configMap, pod podSpec) *pflag.FlagSet {
+//
+// Settings come, as cmd/strata layers them, from the --config file, then
+// STRATA_<FLAG> variables of the container's env, then the arguments. A
+// value taken from a Secret (a file under a Secret's mount, a variable
+// from a secretKeyRef) is replaced by a sample of samples; the Secrets so
+// read are returned, for checkSecretsDocumented.
+func checkAgentFlags(t *testing.T, c container, cm configMap, pod podSpec, samples *secretSamples) (*pflag.FlagSet, []secretRef) {
 	t.Helper()
 	known := helpFlags(t, "agent")
 	args, err := splitArgs(c.Args[1:])
@@ -334,11 +430,40 @@ func checkAgentFlags(t *testing.T, c container, cm configMap, pod podSpec) *pfla
 			settings[name] = value
 		}
 	}
-	for name, value := range args { // the command line wins over the file
+	env := c.envVars()
+	var refs []secretRef
+	for v, src := range env {
+		flag, ok := strings.CutPrefix(v, "STRATA_")
+		if !ok {
+			continue
+		}
+		name := strings.ToLower(strings.ReplaceAll(flag, "_", "-"))
+		if secret, ok := strings.CutPrefix(src, "secretKeyRef:"); ok {
+			sec, key, _ := strings.Cut(secret, "/")
+			refs = append(refs, secretRef{sec, key})
+			if src, ok = samples.values[key]; !ok {
+				t.Errorf("env %s from Secret %s: key %q has no sample value in the test", v, sec, key)
+			}
+		}
+		settings[name] = src
+	}
+	for name, value := range args { // the command line wins
 		settings[name] = value
 	}
+	for name, value := range settings {
+		if ref, ok := secretFile(c, pod, value); ok {
+			refs = append(refs, ref)
+			settings[name] = samples.sampleFile(t, ref)
+		} else if path.IsAbs(value) && !slices.ContainsFunc(c.VolumeMounts, func(m struct {
+			Name      string `yaml:"name"`
+			MountPath string `yaml:"mountPath"`
+		}) bool {
+			return value == path.Clean(m.MountPath) || strings.HasPrefix(value, path.Clean(m.MountPath)+"/")
+		}) {
+			t.Errorf("--%s=%s: no volume is mounted there; the image's root filesystem has no such file", name, value)
+		}
+	}
 
-	env := c.envVars()
 	cfg := agent.DefaultConfig()
 	fs := pflag.NewFlagSet("agent", pflag.ContinueOnError)
 	cfg.RegisterFlags(fs)
@@ -382,7 +507,7 @@ func checkAgentFlags(t *testing.T, c container, cm configMap, pod podSpec) *pfla
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("the manifests' agent settings do not validate: %v", err)
 	}
-	return fs
+	return fs, refs
 }
 
 // configFileSettings reads the --config file out of the ConfigMap mounted

@@ -50,12 +50,22 @@ type podSpec struct {
 		FSGroup   *int `yaml:"fsGroup"`
 	} `yaml:"securityContext"`
 	Containers []container `yaml:"containers"`
-	Volumes    []struct {
-		Name      string `yaml:"name"`
-		ConfigMap *struct {
-			Name string `yaml:"name"`
-		} `yaml:"configMap"`
-	} `yaml:"volumes"`
+	Volumes    []volume    `yaml:"volumes"`
+}
+
+type volume struct {
+	Name      string `yaml:"name"`
+	ConfigMap *struct {
+		Name string `yaml:"name"`
+	} `yaml:"configMap"`
+	Secret *struct {
+		SecretName string `yaml:"secretName"`
+		// Items, when given, are the only keys mounted, each at its path.
+		Items []struct {
+			Key  string `yaml:"key"`
+			Path string `yaml:"path"`
+		} `yaml:"items"`
+	} `yaml:"secret"`
 }
 
 type container struct {
@@ -70,6 +80,10 @@ type container struct {
 			FieldRef *struct {
 				FieldPath string `yaml:"fieldPath"`
 			} `yaml:"fieldRef"`
+			SecretKeyRef *struct {
+				Name string `yaml:"name"`
+				Key  string `yaml:"key"`
+			} `yaml:"secretKeyRef"`
 		} `yaml:"valueFrom"`
 	} `yaml:"env"`
 	EnvFrom []struct {
@@ -103,8 +117,9 @@ type container struct {
 
 type probe struct {
 	HTTPGet *struct {
-		Path string    `yaml:"path"`
-		Port yaml.Node `yaml:"port"` // a number or a port name
+		Scheme string    `yaml:"scheme"` // HTTP when empty
+		Path   string    `yaml:"path"`
+		Port   yaml.Node `yaml:"port"` // a number or a port name
 	} `yaml:"httpGet"`
 }
 
@@ -328,6 +343,9 @@ func (c container) envVars() map[string]string {
 		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
 			out[e.Name] = "fieldRef:" + e.ValueFrom.FieldRef.FieldPath
 		}
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			out[e.Name] = "secretKeyRef:" + e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+		}
 	}
 	return out
 }
@@ -371,19 +389,6 @@ func manifestProbePaths(t *testing.T, root string) []string {
 	}
 	slices.Sort(paths)
 	return slices.Compact(paths)
-}
-
-// manifestPreStop returns the agent container's preStop command.
-func manifestPreStop(t *testing.T, root string) []string {
-	t.Helper()
-	docs, _ := readManifests(t, filepath.Join(root, kubernetesDir))
-	var s statefulSet
-	only(t, docs, "apps/v1", "StatefulSet").decode(t, &s)
-	c := agentContainer(t, s)
-	if c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Exec == nil || len(c.Lifecycle.PreStop.Exec.Command) == 0 {
-		t.Fatal("no preStop exec hook")
-	}
-	return c.Lifecycle.PreStop.Exec.Command
 }
 
 // splitArgs turns --name=value arguments into a map, as clustertopo does:

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -118,26 +117,6 @@ func TestMonitoringMatchesAgent(t *testing.T) {
 			}
 		})
 	}
-
-	// Last, since it stops the agent: the manifests' preStop command, with
-	// the test's binary and the agent's address, drains and stops a real
-	// agent (alone by now, so the forced drain ends at once).
-	t.Run("prestop", func(t *testing.T) {
-		cmd := slices.Clone(manifestPreStop(t, root))
-		cmd[0] = testagent.Build(t)
-		for i, arg := range cmd {
-			if strings.HasPrefix(arg, "--http=") {
-				cmd[i] = "--http=" + live.HTTPAddr()
-			}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*conditionLimit)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, cmd[0], cmd[1:]...).CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "the agent has stopped") {
-			t.Fatalf("preStop %q: %v\n%s", cmd[1:], err, out)
-		}
-		live.Stop() // reaps the process, which has exited by itself
-	})
 }
 
 // checkQuery lists what expr uses that the agents do not export.

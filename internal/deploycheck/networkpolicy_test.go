@@ -52,10 +52,10 @@ func (np networkPolicy) peers(i int, agentLabels map[string]string) []string {
 }
 
 // checkNetworkPolicy: the policy applies to the agent pods and admits
-// Kafka from clients, gossip and HTTP between agents, HTTP from a labelled
-// monitoring namespace, and nothing else; its ports are the ones the flags
-// listen on.
-func checkNetworkPolicy(t *testing.T, np networkPolicy, c container, agentLabels map[string]string, kafkaPort, httpPort, gossipPort int) {
+// Kafka's client listeners from clients, the inter-agent listener, gossip
+// and HTTP between agents, HTTP from a labelled monitoring namespace, and
+// nothing else; its ports are the ones the flags listen on.
+func checkNetworkPolicy(t *testing.T, np networkPolicy, c container, agentLabels map[string]string, clientPorts []int, interAgentPort, httpPort, gossipPort int) {
 	t.Helper()
 	if !selects(np.Spec.PodSelector.MatchLabels, agentLabels) || len(np.Spec.PodSelector.MatchLabels) == 0 {
 		t.Errorf("NetworkPolicy %s selects %v, not the agents %v", np.Metadata.Name, np.Spec.PodSelector.MatchLabels, agentLabels)
@@ -89,9 +89,14 @@ func checkNetworkPolicy(t *testing.T, np networkPolicy, c container, agentLabels
 		}
 	}
 	want := map[string]map[string]bool{
-		"any":       {fmt.Sprintf("%d/TCP", kafkaPort): true},
-		"agents":    {fmt.Sprintf("%d/TCP", gossipPort): true, fmt.Sprintf("%d/UDP", gossipPort): true, fmt.Sprintf("%d/TCP", httpPort): true},
+		"any":       {},
+		"agents":    {fmt.Sprintf("%d/TCP", gossipPort): true, fmt.Sprintf("%d/UDP", gossipPort): true, fmt.Sprintf("%d/TCP", httpPort): true, fmt.Sprintf("%d/TCP", interAgentPort): true},
 		"namespace": {fmt.Sprintf("%d/TCP", httpPort): true},
+	}
+	clients := map[string]bool{}
+	for _, p := range clientPorts {
+		want["any"][fmt.Sprintf("%d/TCP", p)] = true
+		clients[fmt.Sprintf("%d/TCP", p)] = true
 	}
 	for peer, ports := range want {
 		for p := range ports {
@@ -104,7 +109,7 @@ func checkNetworkPolicy(t *testing.T, np networkPolicy, c container, agentLabels
 		for p := range ports {
 			// Every pod reaching Kafka may be narrowed further by the
 			// operator; nothing beyond the wanted ports may be opened.
-			if !want[peer][p] && !(peer == "agents" && p == fmt.Sprintf("%d/TCP", kafkaPort)) {
+			if !want[peer][p] && !(peer == "agents" && clients[p]) {
 				t.Errorf("NetworkPolicy %s: %s may reach %s, which is not for it", np.Metadata.Name, peer, p)
 			}
 		}

@@ -1,12 +1,12 @@
 // Command strata-bench-report regenerates benchmarks/README.md from the
 // JSON result lines strata-bench printed (package benchmarks/report):
 // tables per scenario with every system side by side, ratios to each peer,
-// the issue-7 targets, the machine's limits, and PNG plots next to the
-// README.
+// the issue-7 targets, SASL_SSL against plaintext, the machine's limits,
+// and PNG plots next to the README. The commands quoted are those
+// benchmarks/run.sh recorded among the results, and --command.
 //
 //	go run ./benchmarks/cmd/strata-bench-report --in results.jsonl \
-//	    --template benchmarks/README.tmpl.md --out benchmarks/README.md \
-//	    --command "benchmarks/run.sh"
+//	    --template benchmarks/README.tmpl.md --out benchmarks/README.md
 package main
 
 import (
@@ -33,7 +33,7 @@ func run() error {
 	var opts report.Options
 	fs.StringVar(&opts.Template, "template", "benchmarks/README.tmpl.md", "The README's text/template.")
 	fs.StringVar(&opts.Out, "out", "benchmarks/README.md", "The README to write; the PNG plots go in its directory.")
-	fs.StringVar(&opts.Command, "command", "", "The command line that made the results, quoted in the README.")
+	fs.StringVar(&opts.Command, "command", "", "The command line that made the results, quoted in the README after those recorded in them (benchmarks/run.sh records its own).")
 	notes := fs.String("notes", "", "A file of free text about this run (machine state, what was left out), placed in the README.")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err

@@ -1,0 +1,104 @@
+package agent
+
+// What each HTTP request needs of its credentials (httpauth.go): changes
+// and profiles always need ALTER on the CLUSTER; a read needs DESCRIBE on
+// the CLUSTER when --http-require-auth-for names its group, else nothing.
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// pathGroup is a value of --http-require-auth-for.
+type pathGroup string
+
+const (
+	// pathsMetrics is /metrics, which Prometheus scrapes.
+	pathsMetrics pathGroup = "metrics"
+	// pathsProbes are /healthz and /readyz, which the kubelet probes.
+	pathsProbes pathGroup = "probes"
+	// pathsPages are the other reads: the status page, the console and
+	// its JSON, GET /v1/tiering and GET /v1/drain.
+	pathsPages pathGroup = "pages"
+)
+
+var pathGroups = []pathGroup{pathsMetrics, pathsProbes, pathsPages}
+
+// groupOf is the group of a read of path.
+func groupOf(path string) pathGroup {
+	switch path {
+	case "/metrics":
+		return pathsMetrics
+	case "/healthz", "/readyz":
+		return pathsProbes
+	}
+	return pathsPages
+}
+
+// httpNeed is what a request asks of its credentials.
+type httpNeed int
+
+const (
+	needNothing  httpNeed = iota
+	needDescribe          // DESCRIBE on the CLUSTER: a restricted read
+	needAlter             // ALTER on the CLUSTER: a change or a profile
+)
+
+func (n httpNeed) operation() string {
+	if n == needAlter {
+		return "ALTER"
+	}
+	return "DESCRIBE"
+}
+
+// needOf is what r needs, with the read-only groups in restricted.
+func needOf(r *http.Request, restricted map[pathGroup]bool) httpNeed {
+	// Profiles show the process's memory and stacks: as guarded as a
+	// change, whatever the method.
+	if strings.HasPrefix(r.URL.Path, "/debug/pprof/") {
+		return needAlter
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return needAlter
+	}
+	if restricted[groupOf(r.URL.Path)] {
+		return needDescribe
+	}
+	return needNothing
+}
+
+// validateHTTPAuth checks --http-tls-client-auth and --http-require-auth-for.
+func (c Config) validateHTTPAuth() error {
+	switch c.HTTPTLSClientAuth {
+	case "", "none":
+	case "requested", "required":
+		if !c.HTTPTLS {
+			return fmt.Errorf("--http-tls-client-auth %s needs --http-tls", c.HTTPTLSClientAuth)
+		}
+		if c.TLS.ClientCAFile == "" {
+			return fmt.Errorf("--http-tls-client-auth %s needs --tls-client-ca-file, the CAs that sign client certificates", c.HTTPTLSClientAuth)
+		}
+	default:
+		return fmt.Errorf("--http-tls-client-auth %q: want none, requested or required", c.HTTPTLSClientAuth)
+	}
+	for _, name := range c.HTTPRequireAuthFor {
+		if !slices.Contains(pathGroups, pathGroup(name)) {
+			return fmt.Errorf("--http-require-auth-for %q: want metrics, probes or pages", name)
+		}
+	}
+	if len(c.HTTPRequireAuthFor) > 0 && c.HTTPTokenFile == "" && !c.httpPrincipals() {
+		return fmt.Errorf("--http-require-auth-for %s: the HTTP port takes no credentials; set --http-token-file, or --http-tls-client-auth with --authorizer acl",
+			strings.Join(c.HTTPRequireAuthFor, ","))
+	}
+	return nil
+}
+
+// httpPrincipals reports whether client certificates' principals may
+// authorize HTTP requests: the port asks for certificates, and there are
+// ACLs to ask about the principal.
+func (c Config) httpPrincipals() bool {
+	auth := c.HTTPTLSClientAuth
+	return c.HTTPTLS && (auth == "requested" || auth == "required") && c.Authorizer == authorizerACL
+}
