@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/agent/partition"
@@ -173,6 +174,9 @@ func TestTxnCommitAndAbort(t *testing.T) {
 	if !slices.Equal(committed, []string{"committed-1", "committed-2"}) || !slices.Equal(aborted, []string{"aborted-1"}) {
 		t.Fatalf("committed %q aborted %q", committed, aborted)
 	}
+	if got := readToStable(t, r, "txn-out", 0); !slices.Equal(got, committed) {
+		t.Fatalf("read_committed read %q, want %q", got, committed)
+	}
 	// The coordinator's view, through kadm.
 	adm := kadm.NewClient(admin)
 	d, err := adm.DescribeTransactions(ctxT(t), "tx-commit-abort")
@@ -223,6 +227,9 @@ func TestTxnFencing(t *testing.T) {
 	if !slices.Equal(committed, []string{"fresh-1"}) || !slices.Equal(aborted, []string{"zombie-1"}) {
 		t.Fatalf("committed %q aborted %q", committed, aborted)
 	}
+	if got := readToStable(t, r, "txn-fence", 0); !slices.Equal(got, committed) {
+		t.Fatalf("read_committed read %q, want %q", got, committed)
+	}
 }
 
 func isFenced(err error) bool {
@@ -268,4 +275,69 @@ func TestTxnTimeout(t *testing.T) {
 	if _, aborted := committedValues(t, p); !slices.Equal(aborted, []string{"hung-1"}) {
 		t.Fatalf("aborted %q, want the hung record", aborted)
 	}
+}
+
+// readToStable reads a partition at read_committed from its leader, as a
+// consumer does, exactly up to the last stable offset: without the
+// records of aborted transactions (the Fetch's aborted_transactions,
+// applied by kgo).
+func readToStable(t *testing.T, leader *running, topic string, partition int32) []string {
+	t.Helper()
+	cl := leader.client(t)
+	var out []string
+	offset := int64(0)
+	for range 1000 {
+		req := kmsg.NewPtrFetchRequest()
+		req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.IsolationLevel = 0, 1, 1<<20, 1
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = partition, offset, 1<<20, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		raw, err := toSeed(t, cl, req)
+		if err != nil {
+			t.Fatalf("fetch: %v", err)
+		}
+		fp := raw.(*kmsg.FetchResponse).Topics[0].Partitions[0]
+		if fp.ErrorCode != 0 {
+			t.Fatalf("fetch %s-%d at %d: %v", topic, partition, offset, kerr.ErrorForCode(fp.ErrorCode))
+		}
+		if offset >= fp.LastStableOffset {
+			return out
+		}
+		// Control records are kept only to move past them.
+		fetched, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: topic, Partition: partition,
+			Offset: offset, IsolationLevel: kgo.ReadCommitted(), KeepControlRecords: true}, &fp, kgo.DefaultDecompressor(), nil)
+		if fetched.Err != nil {
+			t.Fatalf("decode fetch: %v", fetched.Err)
+		}
+		next := offset
+		for _, r := range fetched.Records {
+			if !r.Attrs.IsControl() {
+				out = append(out, string(r.Value))
+			}
+			next = r.Offset + 1
+		}
+		if next == offset {
+			// Only aborted batches came back: skip past the last batch.
+			next = lastBatchEnd(t, fp.RecordBatches, offset)
+		}
+		offset = next
+	}
+	t.Fatal("read_committed did not reach the last stable offset in 1000 fetches")
+	return nil
+}
+
+// lastBatchEnd is the offset after the last batch of raw, at least from.
+func lastBatchEnd(t *testing.T, raw []byte, from int64) int64 {
+	t.Helper()
+	end := from
+	if _, err := batch.Split(raw, func(h batch.Header, _ []byte) error {
+		end = max(end, h.LastOffset()+1)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return end
 }

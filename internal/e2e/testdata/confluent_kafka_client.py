@@ -10,9 +10,10 @@ argv[1] is a JSON object:
   mode       "roundtrip": create the topic, produce count keyed records,
              read them back from offset 0 and print "key:value" lines;
              "connect": fetch metadata only;
-             "transactions": create the topic, commit a transaction of count
-             records "committed-<i>", then abort one of count records
-             "aborted-<i>" (written before the abort), and print "done".
+             "transactions": create the topic, abort a transaction of count
+             records "aborted-<i>" (written before the abort), commit one of
+             count records "committed-<i>", then read count records back
+             at read_committed and print their values.
 
 Any client error ends the run with exit status 1 and one line on stderr,
 "ERROR <librdkafka error name> <message>", which the Go test matches.
@@ -111,14 +112,29 @@ def transactions(conf, topic, count):
     producer.init_transactions(TIMEOUT)
     producer.begin_transaction()
     for i in range(count):
-        producer.produce(topic, value=b"committed-%d" % i)
-    producer.commit_transaction(TIMEOUT)
-    producer.begin_transaction()
-    for i in range(count):
         producer.produce(topic, value=b"aborted-%d" % i)
     if producer.flush(TIMEOUT) != 0:
         raise RuntimeError("records still undelivered after %.0f s" % TIMEOUT)
     producer.abort_transaction(TIMEOUT)
+    producer.begin_transaction()
+    for i in range(count):
+        producer.produce(topic, value=b"committed-%d" % i)
+    producer.commit_transaction(TIMEOUT)
+    consumer = Consumer(dict(conf, **{"group.id": "confluent-kafka-python-" + topic,
+                                      "enable.auto.commit": False,
+                                      "isolation.level": "read_committed"}))
+    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    values = []
+    deadline = time.monotonic() + TIMEOUT
+    while len(values) < count and time.monotonic() < deadline:
+        msg = consumer.poll(1.0)
+        if msg is None:
+            continue
+        if msg.error():
+            raise ClientError(msg.error())
+        values.append(msg.value().decode())
+    consumer.close()
+    return values
 
 
 def consume(conf, topic, count):
@@ -149,8 +165,8 @@ def main():
             return
         create_topic(conf, cfg["topic"])
         if cfg["mode"] == "transactions":
-            transactions(conf, cfg["topic"], cfg["count"])
-            print("done")
+            for value in transactions(conf, cfg["topic"], cfg["count"]):
+                print(value)
             return
         produce(conf, cfg["topic"], cfg["count"])
         for line in consume(conf, cfg["topic"], cfg["count"]):
