@@ -31,9 +31,5 @@ func txnErrorCode(err error, version, fencedSince int16) int16 {
 	if errors.Is(err, txn.ErrProducerFenced) && version < fencedSince {
 		return kerr.InvalidProducerEpoch.Code
 	}
-	code := errorCode(err)
-	if code == kerr.UnknownServerError.Code && errors.Is(err, ErrCoordinatorNotAvailable) {
-		return kerr.CoordinatorNotAvailable.Code
-	}
-	return code
+	return errorCode(err)
 }
