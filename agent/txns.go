@@ -95,6 +95,7 @@ func (a *Agent) loadTxnCoordinator(ctx context.Context, p *partition.Partition) 
 	}
 	cfg := txn.DefaultConfig()
 	cfg.MaxTimeout = a.cfg.TransactionMaxTimeout
+	cfg.IDExpiration = a.cfg.TransactionalIDExpiration
 	cfg.CoordinatorEpoch = epoch
 	cfg.Markers = txnMarkers{a}
 	cfg.ProducerIDs = a
@@ -158,8 +159,9 @@ func (a *Agent) closeTxnCoordinators() {
 
 // txnLoop loads the coordinator of every partition of
 // __transaction_state led here (a new leader thus completes the
-// transactions its predecessor prepared) and aborts the transactions open
-// past their timeout, each --transaction-abort-check-interval.
+// transactions its predecessor prepared), aborts the transactions open
+// past their timeout and forgets expired transactional ids, each
+// --transaction-abort-check-interval.
 func (a *Agent) txnLoop() {
 	a.every(a.cfg.TransactionAbortCheckInterval, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -181,6 +183,11 @@ func (a *Agent) txnLoop() {
 			}
 			if _, err := c.AbortTimedOut(ctx); err != nil && !errors.Is(err, txn.ErrClosed) {
 				a.logger.Warn("abort timed-out transactions", "partition", p.Index(), "err", err)
+			}
+			if n, err := c.ExpireIDs(ctx); err != nil && !errors.Is(err, txn.ErrClosed) {
+				a.logger.Warn("expire transactional ids", "partition", p.Index(), "err", err)
+			} else if n > 0 {
+				a.logger.Info("expired transactional ids", "partition", p.Index(), "ids", n)
 			}
 		}
 	})

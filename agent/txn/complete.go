@@ -111,6 +111,39 @@ func (c *Coordinator) AbortTimedOut(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// ExpireIDs forgets the transactional ids with no transaction open whose
+// last change is older than the IDExpiration, writing a tombstone for
+// each, as Kafka's coordinator does after transactional.id.expiration.ms.
+// It returns how many it forgot.
+func (c *Coordinator) ExpireIDs(ctx context.Context) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return 0, ErrClosed
+	}
+	now, n := c.now(), 0
+	for id, t := range c.txns {
+		switch t.State {
+		case kmsg.TransactionStateEmpty, kmsg.TransactionStateCompleteCommit, kmsg.TransactionStateCompleteAbort:
+		default:
+			continue
+		}
+		if t.completing || c.cfg.IDExpiration <= 0 || now.Sub(t.LastUpdate) <= c.cfg.IDExpiration {
+			continue
+		}
+		raw, err := buildBatch(tombstone(id), now)
+		if err != nil {
+			return n, err
+		}
+		if err := c.log.Append(ctx, raw); err != nil {
+			return n, err
+		}
+		delete(c.txns, id)
+		n++
+	}
+	return n, nil
+}
+
 // Describe returns the state of id's transaction.
 func (c *Coordinator) Describe(id string) (Metadata, bool) {
 	c.mu.Lock()

@@ -50,6 +50,10 @@ type Config struct {
 	CoordinatorEpoch int32
 	Markers          Markers
 	ProducerIDs      ProducerIDs
+	// IDExpiration (transactional.id.expiration.ms) is how long a
+	// transactional id with no transaction open is kept after its last
+	// change; then it is forgotten (a tombstone in the partition).
+	IDExpiration time.Duration
 	// MarkerRetryBackoff is the wait between rounds of markers that failed.
 	MarkerRetryBackoff time.Duration
 	// Now is the clock of timestamps and timeouts; nil is time.Now.
@@ -63,7 +67,7 @@ type Config struct {
 
 // DefaultConfig returns Kafka's defaults.
 func DefaultConfig() Config {
-	return Config{MaxTimeout: 15 * time.Minute, MarkerRetryBackoff: 100 * time.Millisecond}
+	return Config{MaxTimeout: 15 * time.Minute, IDExpiration: 7 * 24 * time.Hour, MarkerRetryBackoff: 100 * time.Millisecond}
 }
 
 // maxDecompressed bounds one replayed batch once decompressed.

@@ -309,3 +309,30 @@ func TestTimeoutAbortsAndFences(t *testing.T) {
 		t.Fatalf("KIP-360 recovery: %d/%d %v, want %d/%d", p, e, err, pid, epoch+2)
 	}
 }
+
+// TestExpireIDs: an id with no transaction open is forgotten once its
+// last change is older than the expiration, and stays forgotten after a
+// reload (its tombstone); an id with a transaction open is kept.
+func TestExpireIDs(t *testing.T) {
+	f := newFixture(t)
+	f.init("idle", -1, -1)
+	pid, epoch, _ := f.init("busy", -1, -1)
+	if err := f.c.AddPartitions(ctx, "busy", pid, epoch, partsAB); err != nil {
+		t.Fatal(err)
+	}
+	f.advance(7*24*time.Hour + time.Second)
+	if n, err := f.c.ExpireIDs(ctx); n != 1 || err != nil {
+		t.Fatalf("expired %d (%v), want 1", n, err)
+	}
+	if _, ok := f.c.Describe("idle"); ok {
+		t.Fatal("the idle id is still known")
+	}
+	f.c.Close()
+	f.c = f.load(nil)
+	if _, ok := f.c.Describe("idle"); ok {
+		t.Fatal("the idle id is known again after a reload")
+	}
+	if _, ok := f.c.Describe("busy"); !ok {
+		t.Fatal("the id with a transaction open was forgotten")
+	}
+}

@@ -60,6 +60,12 @@ func record(m *Metadata) batch.Record {
 	return batch.Record{Key: key.AppendTo(nil), Value: v.AppendTo(nil)}
 }
 
+// tombstone encodes the end of transactional id id.
+func tombstone(id string) batch.Record {
+	key := kmsg.TxnMetadataKey{Version: keyVersion, TransactionalID: id}
+	return batch.Record{Key: key.AppendTo(nil)}
+}
+
 // buildBatch encodes one record as an uncompressed batch.
 func buildBatch(r batch.Record, now time.Time) ([]byte, error) {
 	opts := batch.DefaultBuildOptions()
