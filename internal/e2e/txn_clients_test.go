@@ -15,16 +15,23 @@ import (
 	"github.com/strata-streaming/strata/internal/testagent"
 )
 
-// TestConfluentKafkaTransactions: confluent-kafka-python (librdkafka)
-// runs init_transactions, aborts one transaction and commits the next on
-// a real agent, then reads the partition at read_committed: only the
-// committed records. The partition holds the aborted records, an ABORT
-// marker, the committed records and a COMMIT marker, in that order.
-func TestConfluentKafkaTransactions(t *testing.T) {
-	lib := confluentKafkaPython(t)
+// TestClientTransactions: confluent-kafka-python (librdkafka) and
+// kafkajs transactional producers abort one transaction and commit the
+// next on a real agent, then read the partition at read_committed: only
+// the committed records. The partition holds the aborted records, an
+// ABORT marker, the committed records and a COMMIT marker, in that order.
+func TestClientTransactions(t *testing.T) {
+	libs := []clientLibrary{confluentKafkaPython(t), kafkajs(t)}
 	a := testagent.Start(t, testagent.Options{})
+	for _, lib := range libs {
+		t.Run(lib.name, func(t *testing.T) { checkClientTransactions(t, a, lib) })
+	}
+}
+
+func checkClientTransactions(t *testing.T, a *testagent.Agent, lib clientLibrary) {
 	const count = 5
-	r := clientRun{Bootstrap: a.Addr(), Security: "PLAINTEXT", Topic: "confluent-txn", Count: count, Mode: "transactions"}
+	topic := lib.name + "-txn"
+	r := clientRun{Bootstrap: a.Addr(), Security: "PLAINTEXT", Topic: topic, Count: count, Mode: "transactions"}
 	stdout, stderr, ok := lib.run(t, r)
 	var committed, want []string
 	for i := range count {
@@ -44,7 +51,7 @@ func TestConfluentKafkaTransactions(t *testing.T) {
 	var got []string
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		if got = readWithMarkers(t, cl, "confluent-txn"); slices.Equal(got, want) {
+		if got = readWithMarkers(t, cl, topic); slices.Equal(got, want) {
 			return
 		}
 		time.Sleep(100 * time.Millisecond) // markers land after the client's commit returns
