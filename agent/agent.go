@@ -51,6 +51,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/internal/oauthbearer"
 	"github.com/strata-streaming/strata/internal/secretfile"
 	"github.com/strata-streaming/strata/internal/tlsconfig"
 	"github.com/strata-streaming/strata/internal/vfs"
@@ -107,6 +108,7 @@ type Agent struct {
 	kafkaLn   net.Listener
 	users     userCache
 	acls      aclCache
+	quotas    quotaCache
 	httpLn    net.Listener
 	kafkaSrv  *kafka.Server
 	httpSrv   *http.Server
@@ -116,6 +118,9 @@ type Agent struct {
 	// it in step with the file while the agent runs.
 	httpTokens     *httpTokens
 	httpTokenWatch *secretfile.Watcher
+	// jwks keeps OAUTHBEARER's keys current; nil without
+	// --sasl-oauthbearer-jwks-endpoint-url.
+	jwks oauthbearer.Source
 	// peerClient and httpScheme call the other agents' HTTP ports
 	// (httptls.go).
 	peerClient *http.Client
@@ -210,6 +215,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	if err := a.initACLs(ctx); err != nil {
 		return nil, err
 	}
+	a.initQuotas(ctx)
 	a.ctl = control.New(a.id, control.Config{Rack: cfg.Rack, ReplicaLagTimeMax: cfg.ReplicaLagTimeMax, ReconcileInterval: cfg.ReconcileInterval,
 		AutoRebalance: cfg.AutoRebalance, AutoLeaderRebalance: cfg.AutoLeaderRebalance, RebalanceSettle: cfg.RebalanceSettle,
 		RebalanceMaxMoves: cfg.RebalanceMaxMoves, RebalanceMaxMovesPerAgent: cfg.RebalanceMaxMovesPerAgent, DrainTimeout: cfg.DrainTimeout},
@@ -223,6 +229,10 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	a.registry.MustRegister(newPartitionCollector(a), newOpsCollector(a))
 	// Validate parsed the rules already.
 	cfg.Kafka.SSLPrincipalMapper, _ = tlsconfig.ParsePrincipalRules(cfg.SSLPrincipalMappingRules)
+	cfg.Kafka.SASLEnabledMechanisms = cfg.saslMechanisms()
+	if cfg.Kafka.OAuthBearer, a.jwks, err = a.loadOAuthBearer(ctx); err != nil {
+		return nil, err
+	}
 	a.kafkaSrv = kafka.New(cfg.Kafka, kafka.BackendsOf(a), logger.With("component", "kafka"), kafka.NewMetrics(a.registry))
 	a.httpSrv = a.newHTTPServer()
 	// Last, so that nothing after it can fail and leave a member behind.
@@ -428,6 +438,13 @@ func (a *Agent) Run(ctx context.Context) error {
 		go func() {
 			defer a.wg.Done()
 			a.httpTokenWatch.Run(a.stop)
+		}()
+	}
+	if a.jwks != nil {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			a.jwks.Run(a.stop)
 		}()
 	}
 	go func() {

@@ -200,6 +200,16 @@ func TestConfigValidate(t *testing.T) {
 		{"super users without authorizer", func(c *Config) { c.SuperUsers = "User:admin" }, "--super-users"},
 		{"allow if no ACL without authorizer", func(c *Config) { c.AllowEveryoneIfNoACLFound = true }, "--allow-everyone-if-no-acl-found"},
 		{"super user form", func(c *Config) { c.Authorizer, c.SuperUsers = "acl", "User:admin;admin" }, "--super-users"},
+		{"OAUTHBEARER without a JWKS", func(c *Config) { c.Kafka.SASLEnabledMechanisms = []string{"OAUTHBEARER"} }, "--sasl-oauthbearer-jwks-endpoint-url"},
+		{"JWKS URL scheme", func(c *Config) { c.OAuthBearer.JWKSEndpointURL = "ftp://idp/jwks" }, "--sasl-oauthbearer-jwks-endpoint-url"},
+		{"JWKS refresh", func(c *Config) {
+			c.OAuthBearer.JWKSEndpointURL, c.OAuthBearer.JWKSRefresh = "https://idp/jwks", time.Second
+		}, "--sasl-oauthbearer-jwks-endpoint-url"},
+		{"clock skew", func(c *Config) {
+			c.OAuthBearer.JWKSEndpointURL, c.OAuthBearer.ClockSkew = "https://idp/jwks", -time.Second
+		}, "--sasl-oauthbearer-clock-skew"},
+		{"sub claim", func(c *Config) { c.OAuthBearer.JWKSEndpointURL, c.OAuthBearer.SubClaimName = "https://idp/jwks", "" }, "--sasl-oauthbearer-sub-claim-name"},
+		{"reauth", func(c *Config) { c.Kafka.ConnectionsMaxReauth = -time.Second }, "--connections-max-reauth"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

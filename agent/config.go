@@ -92,6 +92,8 @@ type Config struct {
 	InterAgentSASLMechanism    string
 	InterAgentSASLUser         string
 	InterAgentSASLPasswordFile string
+	// OAuthBearer configures the OAUTHBEARER mechanism (oauthbearer.go).
+	OAuthBearer OAuthBearerConfig
 	// SSLPrincipalMappingRules (--ssl-principal-mapping-rules) maps client
 	// certificate subjects to principals on SSL listeners.
 	SSLPrincipalMappingRules string
@@ -262,6 +264,7 @@ func DefaultConfig() Config {
 		ReconcileInterval:              10 * time.Second,
 		CredentialsRefreshInterval:     5 * time.Second,
 		TopicDefaults:                  metadata.Defaults{},
+		OAuthBearer:                    defaultOAuthBearerConfig(),
 	}
 }
 
@@ -292,7 +295,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.InterAgentSASLUser, "inter-agent-sasl-user", c.InterAgentSASLUser, "User followers authenticate as on a SASL --inter-agent-listener.")
 	fs.StringVar(&c.InterAgentSASLPasswordFile, "inter-agent-sasl-password-file", c.InterAgentSASLPasswordFile, "File whose first line is --inter-agent-sasl-user's password.")
 	fs.StringVar(&c.AdvertisedListeners, "advertised-listeners", c.AdvertisedListeners, "Addresses clients are told to connect to, per listener, as NAME://host:port,... (advertised.listeners); a listener left out is advertised as localhost with its port.")
-	fs.StringSliceVar(&c.Kafka.SASLEnabledMechanisms, "sasl-enabled-mechanisms", c.Kafka.SASLEnabledMechanisms, "SASL mechanisms SASL_PLAINTEXT and SASL_SSL listeners offer, of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (sasl.enabled.mechanisms). PLAIN checks the password against the user's SCRAM credential.")
+	fs.StringSliceVar(&c.Kafka.SASLEnabledMechanisms, "sasl-enabled-mechanisms", c.Kafka.SASLEnabledMechanisms, "SASL mechanisms SASL_PLAINTEXT and SASL_SSL listeners offer, of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER (sasl.enabled.mechanisms). PLAIN checks the password against the user's SCRAM credential; OAUTHBEARER needs --sasl-oauthbearer-jwks-endpoint-url, which adds it to the list.")
+	c.OAuthBearer.registerFlags(fs, &c.Kafka)
 	fs.Int32Var(&c.Kafka.SASLMaxReceiveBytes, "sasl-server-max-receive-size", c.Kafka.SASLMaxReceiveBytes, "Largest request, in bytes, a SASL listener accepts before the client has authenticated (sasl.server.max.receive.size).")
 	fs.StringArrayVar(&c.AddScram, "add-scram", c.AddScram, "Create a SCRAM credential at start if the user has none of that mechanism, as kafka-storage format --add-scram: 'SCRAM-SHA-256=[name=admin,password=admin-secret]' (also iterations=, salt=); repeatable.")
 	fs.StringVar(&c.Authorizer, "authorizer", c.Authorizer, "Authorizer of Kafka requests: empty for none (every client may do everything) or acl, Kafka's ACL model managed with CreateAcls/DeleteAcls or strata acl (authorizer.class.name). See docs/security.md.")
@@ -347,6 +351,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.Kafka.MaxConnectionsPerIP, "max-connections-per-ip", c.Kafka.MaxConnectionsPerIP, "Most Kafka connections open at once from one client IP address; past it new ones from that address are closed as soon as accepted (max.connections.per.ip).")
 	fs.Var(&c.Kafka.MaxConnectionsPerIPOverrides, "max-connections-per-ip-overrides", "Per-address exceptions to --max-connections-per-ip, as ip:count,ip:count (IPv6 in brackets); a count of 0 refuses the address (max.connections.per.ip.overrides).")
 	fs.IntVar(&c.Kafka.MaxConnectionCreationRate, "max-connection-creation-rate", c.Kafka.MaxConnectionCreationRate, "New Kafka connections accepted per second, in bursts of up to a second's worth; past it new ones are closed as soon as accepted; 0 is unlimited (max.connection.creation.rate).")
+	fs.IntVar(&c.Kafka.QuotaWindow.Samples, "quota-window-num", c.Kafka.QuotaWindow.Samples, "Samples over which client quota rates are measured (quota.window.num); a client starting from idle may use this many samples, less one, of its quota at once.")
+	fs.DurationVar(&c.Kafka.QuotaWindow.Size, "quota-window-size", c.Kafka.QuotaWindow.Size, "Length of one client quota sample (quota.window.size.seconds).")
 	fs.IntVar(&c.Kafka.FetchSessionCacheSlots, "max-incremental-fetch-session-cache-slots", c.Kafka.FetchSessionCacheSlots, "Most incremental fetch sessions (KIP-227) kept at once, each about 250 bytes per partition it holds; 0 turns fetch sessions off (max.incremental.fetch.session.cache.slots).")
 	fs.DurationVar(&c.Kafka.FetchSessionEvictionAge, "min-incremental-fetch-session-eviction", c.Kafka.FetchSessionEvictionAge, "A fetch session unused this long may be evicted for a new one, and a consumer's session younger than this is evicted only for a follower's (min.incremental.fetch.session.eviction.ms).")
 	fs.Int64Var(&c.Kafka.DecompressionMaxBytes, "produce-decompression-max-bytes", c.Kafka.DecompressionMaxBytes, "Most bytes that produced compressed batches of all connections may hold decompressed at once, while their records are checked; a batch waits for room until its request times out. Each compressed batch takes its own limit, 16 times its topic's max.message.bytes and at least 16 MiB, and takes twice that from this budget while it is checked, so this must be at least 32 MiB.")
@@ -504,6 +510,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := log.ParseFlushPolicy(c.LogFlush); err != nil {
 		return fmt.Errorf("--log-flush %q: want always, interval or never", c.LogFlush)
+	}
+	if err := c.validateOAuthBearer(); err != nil {
+		return err
 	}
 	if err := c.Kafka.Validate(); err != nil {
 		return fmt.Errorf("--%w", err)

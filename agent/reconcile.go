@@ -34,8 +34,8 @@ func (a *Agent) announceTopics() {
 	}
 }
 
-// reconcileLoop re-reads the topics and the ACLs (acls.go) every interval
-// and when woken.
+// reconcileLoop re-reads the topics, the ACLs (acls.go) and the client
+// quotas (quotas.go) every interval and when woken.
 func (a *Agent) reconcileLoop() {
 	t := time.NewTicker(a.cfg.ReconcileInterval)
 	defer t.Stop()
@@ -53,6 +53,9 @@ func (a *Agent) reconcileLoop() {
 		if err := a.refreshACLs(ctx); err != nil {
 			a.logger.Warn("re-read ACLs from the store", "err", err)
 		}
+		if err := a.refreshQuotas(ctx); err != nil {
+			a.logger.Warn("re-read client quotas from the store", "err", err)
+		}
 		cancel()
 	}
 }
@@ -68,7 +71,7 @@ func (a *Agent) wakeReconcile() {
 // onMemberEvent reacts to gossip beyond logging.
 func (a *Agent) onMemberEvent(e membership.Event) {
 	switch {
-	case e.Type == membership.EventBroadcast && (e.Key == topicsKey || e.Key == aclsKey):
+	case e.Type == membership.EventBroadcast && (e.Key == topicsKey || e.Key == aclsKey || e.Key == quotasKey):
 		a.wakeReconcile()
 	case e.Type == membership.EventBroadcast:
 		a.ctl.OnBroadcast(e)

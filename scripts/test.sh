@@ -78,4 +78,7 @@ fuzz ./membership/ FuzzDecodeMeta
 fuzz ./membership/ FuzzDecodeMessage
 fuzz ./internal/scram/ FuzzConversation
 fuzz ./internal/scram/ FuzzParsePlain
+fuzz ./internal/oauthbearer/ FuzzParseClientResponse
+fuzz ./internal/oauthbearer/ FuzzValidate
+fuzz ./internal/oauthbearer/ FuzzParseJWKS
 fuzz ./internal/scram/ FuzzParseBootstrap

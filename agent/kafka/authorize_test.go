@@ -382,6 +382,17 @@ func authzCases() []authzCase {
 		}, func(r kmsg.Response) int16 { return r.(*kmsg.CreateACLsResponse).Results[0].ErrorCode }, kerr.ClusterAuthorizationFailed},
 		{"DeleteAcls ALTER cluster", func() kmsg.Request { return deleteACLsReq() },
 			func(r kmsg.Response) int16 { return r.(*kmsg.DeleteACLsResponse).Results[0].ErrorCode }, kerr.ClusterAuthorizationFailed},
+		{"DescribeClientQuotas DESCRIBE_CONFIGS cluster", func() kmsg.Request { return kmsg.NewPtrDescribeClientQuotasRequest() },
+			func(r kmsg.Response) int16 { return r.(*kmsg.DescribeClientQuotasResponse).ErrorCode }, kerr.ClusterAuthorizationFailed},
+		{"AlterClientQuotas ALTER_CONFIGS cluster", func() kmsg.Request {
+			req := kmsg.NewPtrAlterClientQuotasRequest()
+			req.ValidateOnly = true
+			e := kmsg.NewAlterClientQuotasRequestEntry()
+			e.Entity = []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "user", Name: &topic}}
+			e.Ops = []kmsg.AlterClientQuotasRequestEntryOp{{Key: "producer_byte_rate", Value: 1024}}
+			req.Entries = append(req.Entries, e)
+			return req
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.AlterClientQuotasResponse).Entries[0].ErrorCode }, kerr.ClusterAuthorizationFailed},
 	}
 }
 
@@ -502,6 +513,10 @@ func TestAuthorizationGrants(t *testing.T) {
 			deny(bob, kmsg.ACLOperationWrite, topic, lit, "*")}, false},
 		{"OffsetCommit READ group", []acl.Entry{allow(bob, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, lit, "g1")}, true},
 		{"DescribeAcls DESCRIBE cluster", []acl.Entry{allow(bob, kmsg.ACLOperationAlter, cluster, lit, acl.ClusterName)}, true},
+		{"DescribeClientQuotas DESCRIBE_CONFIGS cluster", []acl.Entry{allow(bob, kmsg.ACLOperationAlterConfigs, cluster, lit, acl.ClusterName)}, true},
+		{"DescribeClientQuotas DESCRIBE_CONFIGS cluster", []acl.Entry{allow(bob, kmsg.ACLOperationDescribe, cluster, lit, acl.ClusterName)}, false},
+		{"AlterClientQuotas ALTER_CONFIGS cluster", []acl.Entry{allow(bob, kmsg.ACLOperationAlterConfigs, cluster, lit, acl.ClusterName)}, true},
+		{"AlterClientQuotas ALTER_CONFIGS cluster", []acl.Entry{allow(bob, kmsg.ACLOperationDescribeConfigs, cluster, lit, acl.ClusterName)}, false},
 	} {
 		c := byName[tc.caseName]
 		s, _ := authzServer(tc.entries...)

@@ -10,6 +10,7 @@ import (
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/quota"
 	"github.com/strata-streaming/strata/agent/txn"
 	"github.com/strata-streaming/strata/internal/scram"
 )
@@ -152,6 +153,17 @@ type Authorizer interface {
 	DeleteACLs(ctx context.Context, filters []acl.Filter) ([][]acl.Entry, error)
 }
 
+// Quotas holds the client quotas (agent/quota) the server enforces
+// (quota.go) and AlterClientQuotas changes.
+type Quotas interface {
+	// ClientQuotas returns the agent's copy without blocking: every
+	// request of a quota-tracked kind reads it. nil means none.
+	ClientQuotas() *quota.Set
+	// AlterClientQuotas applies alts, validated by the caller, in one
+	// write; the agent's copy has them when it returns.
+	AlterClientQuotas(ctx context.Context, alts []quota.Alteration) error
+}
+
 // ErrNoSuchCredential is returned by DeleteScramCredential for a user
 // without a credential of that mechanism.
 var ErrNoSuchCredential = errors.New("kafka: no such SCRAM credential")
@@ -167,6 +179,7 @@ type Backend interface {
 	Reassignments
 	Users
 	Authorizer
+	Quotas
 }
 
 // Backends are the families a Server is built from. A family left nil
@@ -186,11 +199,12 @@ type Backends struct {
 	Reassignments Reassignments
 	Users         Users
 	Authorizer    Authorizer
+	Quotas        Quotas
 }
 
 // BackendsOf returns every family of b.
 func BackendsOf(b Backend) Backends {
-	return Backends{Cluster: b, Topics: b, TopicAdmin: b, ProducerIDs: b, Groups: b, Transactions: b, Reassignments: b, Users: b, Authorizer: b}
+	return Backends{Cluster: b, Topics: b, TopicAdmin: b, ProducerIDs: b, Groups: b, Transactions: b, Reassignments: b, Users: b, Authorizer: b, Quotas: b}
 }
 
 // Reassignment is a partition move in progress.

@@ -15,6 +15,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/quota"
 )
 
 // errBadRequest closes the connection: the bytes are not a request we can
@@ -31,6 +33,9 @@ type request struct {
 	// conn is the connection's state; nil in handler tests that build a
 	// request by hand.
 	conn *connState
+	// waited is how long the handler waited for something other than
+	// work (a Fetch's long poll), which request_percentage does not count.
+	waited time.Duration
 }
 
 // connState is what a connection's requests share: its listener and its
@@ -89,7 +94,7 @@ func (s *Server) serveConn(c net.Conn, l Listener) {
 		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
 		if state.sasl.raw && state.sasl.phase == saslAuthenticate {
 			// After SaslHandshake v0 a frame is a bare SASL token (sasl.go).
-			a, ok := s.readRawToken(br, state, size, remote)
+			a, ok := s.readRawToken(ctx, br, state, size, remote)
 			if !ok {
 				return
 			}
@@ -134,10 +139,19 @@ func (s *Server) serveConn(c net.Conn, l Listener) {
 			s.logger.Info("closing connection: request before SASL authentication", "client", remote, "api_key", req.key, "listener", l.Name)
 			return
 		}
+		if s.sessionExpired(state, req.key, remote) {
+			if pooled {
+				produceFrames.put(frame)
+			}
+			return
+		}
 		start := time.Now()
 		a := &answer{req: req, done: make(chan struct{}), release: release}
 		if produce, ok := req.msg.(*kmsg.ProduceRequest); ok {
 			call := s.startProduce(ctx, req, produce)
+			// Metered as Kafka meters it: the request's size, and the time
+			// to write its batches (not the wait for acks).
+			throttle := s.requestThrottle(req, quota.ProducerByteRate, int(size), time.Since(start))
 			// The batches are in the log; nothing refers to the frame.
 			produce.Topics = nil
 			release()
@@ -150,12 +164,17 @@ func (s *Server) serveConn(c net.Conn, l Listener) {
 				defer close(a.done)
 				defer s.recoverConn(c, remote)
 				a.resp = call.finish()
+				setThrottle(a.resp, throttle)
 				s.metrics.observe(req.key, start, nil)
 			}()
 			out <- a
+			if !mute(ctx, throttle) {
+				return
+			}
 			continue
 		}
 		producing.Wait()
+		handling := time.Now()
 		resp, err := s.dispatch(ctx, req)
 		s.metrics.observe(req.key, start, err)
 		if err != nil {
@@ -164,9 +183,10 @@ func (s *Server) serveConn(c net.Conn, l Listener) {
 			return
 		}
 		a.resp = resp
+		throttle := s.answerThrottle(req, resp, time.Since(handling)-req.waited)
 		close(a.done)
 		out <- a
-		if state.closeAfter {
+		if state.closeAfter || !mute(ctx, throttle) {
 			return
 		}
 	}

@@ -55,6 +55,8 @@ func init() {
 	register(36, 0, 2, typed(handleSaslAuthenticate))
 	register(50, 0, 0, typed(handleDescribeUserScramCredentials))
 	register(51, 0, 0, typed(handleAlterUserScramCredentials))
+	register(48, 0, 1, typed(handleDescribeClientQuotas))
+	register(49, 0, 1, typed(handleAlterClientQuotas))
 	registerAdmin()
 	registerGroups()
 	registerTxns()

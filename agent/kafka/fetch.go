@@ -40,6 +40,10 @@ package kafka
 // counts towards the HW and the ISR. Every fetch wakes on any append, so a
 // follower's long poll answers as soon as the leader writes.
 //
+// Under a consumer_byte_rate quota a fetch returns at most one sample's
+// worth of it (the first batch still whole), and long-poll waits do not
+// count as handling time (quota.go).
+//
 // Authorization (authorize.go): READ on each topic; a follower's fetch
 // needs CLUSTER_ACTION on the CLUSTER instead. Either denied answers
 // TOPIC_AUTHORIZATION_FAILED on the partitions, as in Kafka.
@@ -67,6 +71,11 @@ func handleFetch(ctx context.Context, s *Server, r *request, req *kmsg.FetchRequ
 		session := *req
 		session.Topics, session.ForgottenTopics = fc.topics, nil
 		read = &session
+	}
+	if limit, ok := s.fetchBytesCap(r); ok && read.MaxBytes > limit {
+		capped := *read // under a consumer_byte_rate (quota.go)
+		capped.MaxBytes = limit
+		read = &capped
 	}
 	s.longPoll(ctx, r, read, resp)
 	switch {
@@ -109,11 +118,14 @@ func (s *Server) longPoll(ctx context.Context, r *request, req *kmsg.FetchReques
 			return
 		}
 		timer := time.NewTimer(remaining)
+		waiting := time.Now()
 		select {
 		case <-signal:
 			timer.Stop()
+			r.waited += time.Since(waiting)
 		case <-timer.C:
 			timer.Stop()
+			r.waited += time.Since(waiting)
 			s.fetchOnce(ctx, time.Now(), r, req, resp)
 			return
 		case <-ctx.Done():

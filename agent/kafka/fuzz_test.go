@@ -105,8 +105,21 @@ func seedRequests(f testing.TB) [][]byte {
 	versions.Version = 3
 	versions.ClientSoftwareName, versions.ClientSoftwareVersion = "fuzz", "1"
 
+	quotas := kmsg.NewPtrDescribeClientQuotasRequest()
+	quotas.Version = 1
+	qc := kmsg.NewDescribeClientQuotasRequestComponent()
+	qc.EntityType, qc.MatchType = "user", 2
+	quotas.Components = append(quotas.Components, qc)
+
+	alterQuotas := kmsg.NewPtrAlterClientQuotasRequest()
+	alterQuotas.Version, alterQuotas.ValidateOnly = 1, true
+	qe := kmsg.NewAlterClientQuotasRequestEntry()
+	qe.Entity = []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "client-id"}}
+	qe.Ops = []kmsg.AlterClientQuotasRequestEntryOp{{Key: "producer_byte_rate", Value: 1024}}
+	alterQuotas.Entries = append(alterQuotas.Entries, qe)
+
 	var out [][]byte
-	for _, r := range []kmsg.Request{produce, fetch, metadata, list, describe, epochs, versions} {
+	for _, r := range []kmsg.Request{produce, fetch, metadata, list, describe, epochs, versions, quotas, alterQuotas} {
 		out = append(out, encodeRequest(r))
 	}
 	return out

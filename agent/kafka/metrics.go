@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/quota"
 )
 
 // Metrics are the wire server's Prometheus metrics. Build with NewMetrics;
@@ -32,6 +34,9 @@ type metrics struct {
 
 	authentications *prometheus.CounterVec
 	denials         *prometheus.CounterVec
+
+	throttledRequests *prometheus.CounterVec
+	throttleTime      *prometheus.CounterVec
 }
 
 // NewMetrics registers the server's metrics on reg.
@@ -54,7 +59,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "strata_kafka_connections", Help: "Kafka connections open.",
 		}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "strata_kafka_connections_refused_total", Help: "Kafka connections closed as soon as accepted, by the limit they were over: total (--max-connections), per_ip (--max-connections-per-ip) or rate (--max-connection-creation-rate).",
+			Name: "strata_kafka_connections_refused_total", Help: "Kafka connections closed as soon as accepted, by the limit they were over: total (--max-connections), per_ip (--max-connections-per-ip), rate (--max-connection-creation-rate) or ip_quota (the address's connection_creation_rate client quota).",
 		}, []string{"reason"}),
 		fetchSessionCount: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "strata_kafka_fetch_sessions", Help: "Incremental fetch sessions (KIP-227) in the cache (Kafka's NumIncrementalFetchSessions).",
@@ -69,7 +74,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "strata_kafka_fetch_requests_total", Help: "Fetch requests, by how their session served them: sessionless, full (opening a session), incremental, or error (unknown session or wrong epoch).",
 		}, []string{"session"}),
 		authentications: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "strata_kafka_sasl_authentications_total", Help: "SASL authentications on SASL listeners, by mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, or none for a connection that sent another request first) and outcome (ok, failed, or refused: the connection was closed for a request before authentication).",
+			Name: "strata_kafka_sasl_authentications_total", Help: "SASL authentications on SASL listeners, by mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, or none for a connection that sent another request first) and outcome (ok, failed, reauthenticated: a KIP-368 re-authentication succeeded, expired: the connection was closed because its session ended without one, or refused: the connection was closed for a request before authentication).",
 		}, []string{"mechanism", "outcome"}),
 		decompressionChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_fetch_decompression_checks_total", Help: "Batches stored before Produce bounded decompression that a fetch checked, by verdict: good, or bad (over the limit, served as an empty batch).",
@@ -86,17 +91,28 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		denials: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_kafka_authorization_denials_total", Help: "Checks the ACL authorizer (--authorizer acl) denied, by resource type and operation; one request can count several (one per topic or group it names).",
 		}, []string{"resource_type", "operation"}),
+		throttledRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_kafka_quota_throttled_total", Help: "Requests over a client quota, answered with throttle_time_ms and their connection muted, by quota key; for connection_creation_rate, connections refused.",
+		}, []string{"quota"}),
+		throttleTime: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_kafka_quota_throttle_seconds_total", Help: "Throttle time given to clients over a client quota (Kafka's throttle-time), by quota key.",
+		}, []string{"quota"}),
 	}
 	for _, reason := range []string{deferredRate, deferredRequest} {
 		m.autoCreateDeferrals.WithLabelValues(reason) // exported at 0 from the start
 	}
-	for _, reason := range []string{refusedTotal, refusedPerIP, refusedRate} {
+	for _, key := range []string{quota.ProducerByteRate, quota.ConsumerByteRate, quota.RequestPercentage, quota.ConnectionCreationRate} {
+		m.throttledRequests.WithLabelValues(key) // exported at 0 from the start
+		m.throttleTime.WithLabelValues(key)
+	}
+	for _, reason := range []string{refusedTotal, refusedPerIP, refusedRate, refusedIPQuota} {
 		m.refusals.WithLabelValues(reason) // exported at 0 from the start
 	}
 	if reg != nil {
 		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut, m.conns, m.refusals,
 			m.fetchSessionCount, m.fetchSessionPartitions, m.fetchSessionEvictions, m.fetchesBySession,
-			m.decompressionChecks, m.requestBytesInUse, m.requestBudgetWaits, m.autoCreateDeferrals, m.authentications, m.denials)
+			m.decompressionChecks, m.requestBytesInUse, m.requestBudgetWaits, m.autoCreateDeferrals, m.authentications, m.denials,
+			m.throttledRequests, m.throttleTime)
 	}
 	return &Metrics{m: m}
 }
@@ -172,12 +188,28 @@ func (m *metrics) denied(typ kmsg.ACLResourceType, op kmsg.ACLOperation) {
 	}
 }
 
+// throttled counts one request (or connection) over the quota key and
+// the throttle it was given.
+func (m *metrics) throttled(key string, d time.Duration) {
+	if m != nil {
+		m.throttledRequests.WithLabelValues(key).Inc()
+		m.throttleTime.WithLabelValues(key).Add(d.Seconds())
+	}
+}
+
 func (m *metrics) authenticated(mechanism string, ok bool) {
 	if m != nil {
 		outcome := "ok"
 		if !ok {
 			outcome = "failed"
 		}
+		m.authentications.WithLabelValues(mechanism, outcome).Inc()
+	}
+}
+
+// sasl counts an outcome other than ok and failed (the metric's help).
+func (m *metrics) sasl(mechanism, outcome string) {
+	if m != nil {
 		m.authentications.WithLabelValues(mechanism, outcome).Inc()
 	}
 }

@@ -24,34 +24,64 @@ package kafka
 // no answer, as Kafka does, since the framing has no place for an error.
 // librdkafka requires v0 in ApiVersions although it uses v1.
 //
-// Difference from Kafka: re-authentication (KIP-368) is not offered: the
-// session lifetime answered is 0, so clients never re-authenticate, and a
-// handshake after authentication gets ILLEGAL_SASL_STATE.
+// OAUTHBEARER (oauthbearer.go) takes one token, or on a refused one
+// answers an error challenge and fails on the client's next token.
+// Sessions end, and clients re-authenticate on their connection, as
+// KIP-368 has it (reauth.go): a SaslHandshake in the authenticated phase
+// of a session with a lifetime goes back to the authenticate phase, and
+// a connection whose session ended is closed at its next other request.
 
 import (
 	"bufio"
+	"context"
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/strata-streaming/strata/internal/scram"
 )
 
-// saslStep feeds one client token to the connection's mechanism. It
+// saslStep feeds one client token to the connection's mechanism; version
+// is that of the SaslAuthenticate that carried it, -1 for a bare token. It
 // returns the server's token, or on failure Kafka's message for the
 // mechanism, after which the connection must close (closeAfter is set).
 // The cause of a failure is logged, never sent.
-func (s *Server) saslStep(c *connState, token []byte, remote string) (out []byte, failure string) {
+func (s *Server) saslStep(ctx context.Context, c *connState, token []byte, version int16, remote string) (out []byte, failure string) {
 	fail := func(err error, message string) ([]byte, string) {
-		s.logger.Info("SASL authentication failed", "client", remote, "mechanism", c.sasl.mechanism, "err", err)
+		s.logger.Info("SASL authentication failed", "client", remote, "mechanism", c.sasl.mechanism, "reauthentication", c.sasl.reauth, "err", err)
 		s.metrics.authenticated(c.sasl.mechanism, false)
 		c.closeAfter = true
 		return nil, message
 	}
-	succeed := func(user string) {
-		c.sasl.phase, c.sasl.principal, c.sasl.scram = saslDone, "User:"+user, nil
-		s.metrics.authenticated(c.sasl.mechanism, true)
-		s.logger.Debug("SASL authenticated", "client", remote, "mechanism", c.sasl.mechanism, "principal", c.sasl.principal)
+	// succeed ends the exchange; expiry is the credential's, zero when it
+	// has none.
+	succeed := func(user string, expiry time.Time) ([]byte, string) {
+		principal := "User:" + user
+		if c.sasl.reauth && principal != c.sasl.principal {
+			return fail(errPrincipalChanged, fmt.Sprintf("Cannot change principals during re-authentication from %s: %s", c.sasl.principal, principal))
+		}
+		reauth := c.sasl.reauth
+		// A re-authentication leaves the principal as it was (the same):
+		// Produces in flight may be reading it.
+		c.sasl.phase, c.sasl.scram = saslDone, nil
+		if !reauth {
+			c.sasl.principal = principal
+		}
+		s.startSession(c, expiry, version) // a new session: reauth is reset
+		if reauth {
+			s.metrics.sasl(c.sasl.mechanism, "reauthenticated")
+		} else {
+			s.metrics.authenticated(c.sasl.mechanism, true)
+		}
+		s.logger.Debug("SASL authenticated", "client", remote, "mechanism", c.sasl.mechanism, "principal", c.sasl.principal,
+			"reauthentication", reauth, "session_lifetime_ms", c.sasl.lifetime.Milliseconds())
+		return nil, ""
 	}
-	if c.sasl.mechanism == MechanismPlain {
+	if c.sasl.badMechanism != "" {
+		return fail(errMechanismChanged, c.sasl.badMechanism)
+	}
+	switch c.sasl.mechanism {
+	case MechanismPlain:
 		p, err := scram.ParsePlain(token)
 		if err == nil && !s.plainMatches(p.User, p.Password) {
 			err = scram.ErrAuthentication
@@ -59,15 +89,27 @@ func (s *Server) saslStep(c *connState, token []byte, remote string) (out []byte
 		if err != nil {
 			return fail(err, "Authentication failed: Invalid username or password")
 		}
-		succeed(p.User)
-		return nil, ""
+		return succeed(p.User, time.Time{})
+	case MechanismOAuthBearer:
+		tok, challenge, err := s.oauthStep(ctx, c, token)
+		switch {
+		case challenge != nil:
+			s.logger.Info("OAUTHBEARER token refused; answering the error challenge", "client", remote, "err", err)
+			return challenge, ""
+		case err != nil:
+			return fail(err, c.sasl.oauthFailure)
+		}
+		s.logger.Debug("OAUTHBEARER token accepted", "client", remote, "principal", tok.Principal, "scope", tok.Scope, "expires", tok.Expiry)
+		return succeed(tok.Principal, tok.Expiry)
 	}
 	out, err := c.sasl.scram.Step(token)
 	if err != nil {
 		return fail(err, "Authentication failed during authentication due to invalid credentials with SASL mechanism "+c.sasl.mechanism)
 	}
 	if c.sasl.scram.Done() {
-		succeed(c.sasl.scram.User())
+		if _, failure := succeed(c.sasl.scram.User(), time.Time{}); failure != "" {
+			return nil, failure
+		}
 	}
 	return out, ""
 }
@@ -77,11 +119,18 @@ const (
 	MechanismPlain        = "PLAIN"
 	MechanismSCRAMSHA256  = "SCRAM-SHA-256"
 	MechanismSCRAMSHA512  = "SCRAM-SHA-512"
+	MechanismOAuthBearer  = "OAUTHBEARER"
 	defaultSASLMaxReceive = 512 << 10 // Kafka's sasl.server.max.receive.size
 )
 
 // AllMechanisms lists every mechanism this server can serve.
 func AllMechanisms() []string {
+	return append(DefaultMechanisms(), MechanismOAuthBearer)
+}
+
+// DefaultMechanisms are those enabled unless configured otherwise:
+// OAUTHBEARER is added when a JWKS is configured.
+func DefaultMechanisms() []string {
 	return []string{MechanismPlain, MechanismSCRAMSHA256, MechanismSCRAMSHA512}
 }
 
@@ -104,6 +153,10 @@ type saslState struct {
 	// authorizer to come; empty on plaintext listeners (Kafka's
 	// User:ANONYMOUS).
 	principal string
+	// oauthFailure is set once an OAUTHBEARER token was refused and the
+	// error challenge answered: the client's next token fails with it.
+	oauthFailure string
+	session      // reauth.go
 }
 
 // admits reports whether a request with key may be handled now; false
@@ -146,8 +199,12 @@ func (s *Server) frameLimit(c *connState) int32 {
 	return s.cfg.MaxRequestBytes
 }
 
-// mechanismEnabled reports whether name is in the server's enabled list.
+// mechanismEnabled reports whether name is in the server's enabled list;
+// OAUTHBEARER also needs a validator.
 func (s *Server) mechanismEnabled(name string) bool {
+	if name == MechanismOAuthBearer && s.cfg.OAuthBearer == nil {
+		return false
+	}
 	return slices.Contains(s.cfg.SASLEnabledMechanisms, name)
 }
 
@@ -167,7 +224,7 @@ func (s *Server) plainMatches(user, password string) bool {
 // v0 and answers it with a bare frame. ok is false when the connection must
 // close: a bad size, a read error, or a failed authentication, which this
 // framing cannot report.
-func (s *Server) readRawToken(br *bufio.Reader, c *connState, size int32, remote string) (a *answer, ok bool) {
+func (s *Server) readRawToken(ctx context.Context, br *bufio.Reader, c *connState, size int32, remote string) (a *answer, ok bool) {
 	if size < 0 || size > s.frameLimit(c) {
 		s.logger.Warn("closing connection: bad SASL token size", "client", remote, "size", size, "max", s.frameLimit(c))
 		return nil, false
@@ -176,7 +233,7 @@ func (s *Server) readRawToken(br *bufio.Reader, c *connState, size int32, remote
 	if err != nil {
 		return nil, false
 	}
-	out, failure := s.saslStep(c, token, remote)
+	out, failure := s.saslStep(ctx, c, token, -1, remote)
 	if failure != "" {
 		return nil, false
 	}

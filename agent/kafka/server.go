@@ -19,8 +19,6 @@
 package kafka
 
 import (
-	"github.com/strata-streaming/strata/internal/tlsconfig"
-
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +30,10 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/strata-streaming/strata/agent/quota"
+	"github.com/strata-streaming/strata/internal/oauthbearer"
+	"github.com/strata-streaming/strata/internal/tlsconfig"
 )
 
 // Config holds the wire server's settings.
@@ -98,8 +100,17 @@ type Config struct {
 	// Strata's own: Kafka has no such limit.
 	MaxTopicsPerRequest int
 	// SASLEnabledMechanisms is sasl.enabled.mechanisms: what SASL
-	// listeners offer, of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512.
+	// listeners offer, of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and
+	// OAUTHBEARER (which needs OAuthBearer).
 	SASLEnabledMechanisms []string
+	// OAuthBearer validates OAUTHBEARER tokens; nil when no JWKS is
+	// configured.
+	OAuthBearer *oauthbearer.Validator
+	// ConnectionsMaxReauth is connections.max.reauth.ms (KIP-368): the
+	// longest a SASL session lasts before the client must re-authenticate
+	// on its connection; 0 sets no limit, though an OAUTHBEARER session
+	// still ends when its token expires, as in Kafka (reauth.go).
+	ConnectionsMaxReauth time.Duration
 	// SASLMaxReceiveBytes is sasl.server.max.receive.size: the largest
 	// frame a SASL connection may send before it has authenticated.
 	SASLMaxReceiveBytes int32
@@ -107,6 +118,9 @@ type Config struct {
 	// of a client certificate becomes the principal on SSL listeners; nil
 	// takes the subject as it is (DEFAULT).
 	SSLPrincipalMapper *tlsconfig.PrincipalMapper
+	// QuotaWindow is quota.window.num and quota.window.size.seconds: the
+	// samples over which client quota rates are measured (quota.go).
+	QuotaWindow quota.Window
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -115,7 +129,8 @@ func DefaultConfig() Config {
 		MaxConnections: 10000, MaxConnectionsPerIP: 1000, FetchSessionCacheSlots: 1000, FetchSessionEvictionAge: 2 * time.Minute,
 		DecompressionMaxBytes: DefaultDecompressionBudget, QueuedMaxRequestBytes: DefaultQueuedMaxRequestBytes,
 		AutoCreateTopicsRate: DefaultAutoCreateTopicsRate, AutoCreateTopicsPerRequest: DefaultAutoCreateTopicsPerRequest,
-		MaxTopicsPerRequest: DefaultMaxTopicsPerRequest, SASLEnabledMechanisms: AllMechanisms(), SASLMaxReceiveBytes: defaultSASLMaxReceive}
+		MaxTopicsPerRequest: DefaultMaxTopicsPerRequest, SASLEnabledMechanisms: DefaultMechanisms(), SASLMaxReceiveBytes: defaultSASLMaxReceive,
+		QuotaWindow: quota.DefaultWindow}
 }
 
 // Validate names the first bad field.
@@ -150,8 +165,17 @@ func (c Config) Validate() error {
 	if c.FetchSessionEvictionAge < 0 {
 		return fmt.Errorf("min-incremental-fetch-session-eviction %s: must not be negative", c.FetchSessionEvictionAge)
 	}
+	if c.QuotaWindow.Samples < 2 {
+		return fmt.Errorf("quota-window-num %d: must be at least 2", c.QuotaWindow.Samples)
+	}
+	if c.QuotaWindow.Size < time.Second {
+		return fmt.Errorf("quota-window-size %s: must be at least 1s", c.QuotaWindow.Size)
+	}
 	if c.SASLMaxReceiveBytes < 1024 {
 		return fmt.Errorf("sasl-server-max-receive-size %d: must be at least 1024", c.SASLMaxReceiveBytes)
+	}
+	if c.ConnectionsMaxReauth < 0 {
+		return fmt.Errorf("connections-max-reauth %s: must be 0 (no limit) or positive", c.ConnectionsMaxReauth)
 	}
 	for _, m := range c.SASLEnabledMechanisms {
 		if !slices.Contains(AllMechanisms(), m) {
@@ -174,8 +198,11 @@ type Server struct {
 	reassignments Reassignments
 	users         Users
 	authz         Authorizer
-	logger        *slog.Logger
-	metrics       *metrics
+	quotas        Quotas
+	// quotaRates meters clients against their quotas (quota.go).
+	quotaRates *quota.Tracker
+	logger     *slog.Logger
+	metrics    *metrics
 	// sessions are the fetch sessions; they outlive connections.
 	sessions *fetchSessionCache
 	// decompression is shared by every connection's Produce requests.
@@ -212,6 +239,8 @@ func New(cfg Config, b Backends, logger *slog.Logger, m *Metrics) *Server {
 		reassignments: orUnset(b.Reassignments, Reassignments(unset{"reassignments"})),
 		users:         orUnset(b.Users, Users(unset{"users"})),
 		authz:         orUnset(b.Authorizer, Authorizer(unset{"authorizer"})),
+		quotas:        orUnset(b.Quotas, Quotas(unset{"quotas"})),
+		quotaRates:    quota.NewTracker(cfg.QuotaWindow),
 		logger:        logger, metrics: m.get(), conns: map[net.Conn]struct{}{}, admit: newAdmission(cfg), stop: make(chan struct{}),
 		sessions:      newFetchSessionCache(cfg.FetchSessionCacheSlots, cfg.FetchSessionEvictionAge, m.get()),
 		decompression: newDecompressionBudget(cfg.DecompressionMaxBytes),
@@ -267,7 +296,12 @@ func (s *Server) ServeListener(ln net.Listener, l Listener) error {
 			return nil
 		}
 		addr, now := clientAddr(c), time.Now()
-		if reason := s.admit.admit(addr, now); reason != "" {
+		reason := s.admit.admit(addr, now)
+		if reason == "" && !s.admitIPQuota(addr, now) {
+			s.admit.release(addr)
+			reason = refusedIPQuota
+		}
+		if reason != "" {
 			s.mu.Unlock()
 			s.metrics.refused(reason) // before the close a client may see
 			c.Close()

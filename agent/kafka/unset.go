@@ -10,6 +10,7 @@ import (
 	"github.com/strata-streaming/strata/agent/acl"
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/quota"
 	"github.com/strata-streaming/strata/agent/txn"
 	"github.com/strata-streaming/strata/internal/scram"
 )
@@ -94,6 +95,10 @@ func (unset) AuthorizeAny(string, string, kmsg.ACLOperation, kmsg.ACLResourceTyp
 func (unset) DescribeACLs(acl.Filter) []acl.Entry                                       { return nil }
 func (u unset) CreateACLs(context.Context, []acl.Entry) error                           { return u.err() }
 func (u unset) DeleteACLs(context.Context, []acl.Filter) ([][]acl.Entry, error)         { return nil, u.err() }
+
+// ClientQuotas is nil: no quota applies.
+func (unset) ClientQuotas() *quota.Set                                      { return nil }
+func (u unset) AlterClientQuotas(context.Context, []quota.Alteration) error { return u.err() }
 
 // orUnset returns f, or stand when f is nil.
 func orUnset[F comparable](f, stand F) F {

@@ -24,6 +24,6 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newAgentCmd(), newTopicCmd(), newProduceCmd(), newConsumeCmd(), newGroupCmd(), newTieringCmd(), newVerifyCmd(), newClusterCmd(), newReassignCmd(), newUserCmd(), newACLCmd())
+	root.AddCommand(newAgentCmd(), newTopicCmd(), newProduceCmd(), newConsumeCmd(), newGroupCmd(), newTieringCmd(), newVerifyCmd(), newClusterCmd(), newReassignCmd(), newUserCmd(), newACLCmd(), newQuotaCmd())
 	return root
 }

@@ -34,6 +34,9 @@ type clientRun struct {
 	Topic     string `json:"topic,omitempty"`
 	Count     int    `json:"count,omitempty"`
 	Mode      string `json:"mode"`
+	// Token is an OAUTHBEARER token, given in $STRATA_OAUTH_TOKEN rather
+	// than the argument, where ps would show it.
+	Token string `json:"-"`
 }
 
 // clientLibrary runs one client library's script in testdata.
@@ -59,6 +62,9 @@ func (c clientLibrary) run(t *testing.T, r clientRun) (stdout, stderr string, ok
 	cmd := exec.CommandContext(ctx, c.command[0], append(c.command[1:], string(arg))...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if r.Token != "" {
+		cmd.Env = append(os.Environ(), "STRATA_OAUTH_TOKEN="+r.Token)
+	}
 	err = cmd.Run()
 	if ctx.Err() != nil {
 		t.Fatalf("%s did not finish in %v\nstdout:\n%s\nstderr:\n%s", c.name, clientScriptTimeout, out.String(), errOut.String())
