@@ -82,12 +82,14 @@ type Agent struct {
 	// gossip (a.members) is set up last in New.
 	running     chan struct{}
 	partMetrics *partition.Metrics
-	clusterID   string
-	id          int32
-	advertised  hostPort
-	lockFile    *os.File
-	syncer      *log.Syncer // nil: --log-group-sync=false
-	files       *log.FilePool
+	// cleanerMetrics are the log cleaner's (cleaner.go).
+	cleanerMetrics *cleanerMetrics
+	clusterID      string
+	id             int32
+	advertised     hostPort
+	lockFile       *os.File
+	syncer         *log.Syncer // nil: --log-group-sync=false
+	files          *log.FilePool
 
 	adminMu sync.Mutex // serialises topic changes; before mu
 	mu      sync.RWMutex
@@ -180,6 +182,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		running:          make(chan struct{}),
 	}
 	a.partMetrics = partition.NewMetrics(a.registry)
+	a.cleanerMetrics = newCleanerMetrics(a.registry)
 	a.flush, _ = log.ParseFlushPolicy(cfg.LogFlush) // checked by Validate
 	defer func() {
 		if err != nil {
@@ -406,7 +409,7 @@ func (a *Agent) HTTPAddr() net.Addr { return a.httpLn.Addr() }
 func (a *Agent) Run(ctx context.Context) error {
 	errc := make(chan error, 1+len(a.listeners))
 	close(a.running)
-	a.wg.Add(8 + len(a.listeners))
+	a.wg.Add(9 + len(a.listeners))
 	for _, l := range a.listeners {
 		go func() {
 			defer a.wg.Done()
@@ -428,6 +431,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	go func() {
 		defer a.wg.Done()
 		a.retentionLoop()
+	}()
+	go func() {
+		defer a.wg.Done()
+		a.cleanerLoop()
 	}()
 	go func() {
 		defer a.wg.Done()

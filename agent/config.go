@@ -156,6 +156,9 @@ type Config struct {
 	// partitions hold open at once (log.FilePool); 0 derives it from the
 	// descriptor limit at start (fdlimit.LogFiles).
 	LogMaxOpenFiles int
+	// LogCleaner holds the --log-cleaner-* settings of compaction
+	// (cleaner.go).
+	LogCleaner CleanerConfig
 	// RetentionCheckInterval (--retention-check-interval) is how often
 	// retention and segment.ms are applied to every partition.
 	RetentionCheckInterval time.Duration
@@ -170,6 +173,11 @@ type Config struct {
 	// count of __consumer_offsets when it is created
 	// (offsets.topic.num.partitions).
 	OffsetsTopicPartitions int32
+	// OffsetsTopicSegmentBytes (--offsets-topic-segment-bytes) is the
+	// segment.bytes of __consumer_offsets when it is created
+	// (offsets.topic.segment.bytes): the log cleaner compacts only sealed
+	// segments.
+	OffsetsTopicSegmentBytes int32
 	// OffsetsRetention (--offsets-retention) is how long committed offsets
 	// of a group without members are kept (offsets.retention.minutes).
 	OffsetsRetention time.Duration
@@ -246,9 +254,11 @@ func DefaultConfig() Config {
 		LogGroupSync:                   true,
 		LogPreallocate:                 true,
 		RetentionCheckInterval:         5 * time.Minute,
+		LogCleaner:                     DefaultCleanerConfig(),
 		ProducerIDBlock:                1000,
 		ShutdownTimeout:                30 * time.Second,
 		OffsetsTopicPartitions:         50,
+		OffsetsTopicSegmentBytes:       100 << 20,
 		OffsetsRetention:               7 * 24 * time.Hour,
 		TransactionStatePartitions:     50,
 		TransactionMaxTimeout:          15 * time.Minute,
@@ -333,10 +343,15 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.LogPreallocate, "log-preallocate", c.LogPreallocate, "Under --log-flush=always, keep each partition's active segment file written with zeros ahead of its end (64 KiB, doubling up to 64 MiB while appends catch up), so that fsyncs after appends skip the filesystem journal; turn off on thin-provisioned disks.")
 	fs.IntVar(&c.LogMaxOpenFiles, "log-max-open-files", c.LogMaxOpenFiles, "Most partition segment files open at once; past it the least recently used idle ones are closed and reopened when next needed. 0 takes the open-file limit (RLIMIT_NOFILE) less --max-connections less 256, but at least a quarter of the limit.")
 	fs.BoolVar(&c.LogGroupSync, "log-group-sync", c.LogGroupSync, "Make partitions that need an fsync at the same time durable with one syncfs of the data directory's filesystem; turn off when that filesystem has other busy writers.")
+	fs.BoolVar(&c.LogCleaner.Enable, "log-cleaner-enable", c.LogCleaner.Enable, "Run the log cleaner, which keeps only the latest record of each key in topics with cleanup.policy=compact (log.cleaner.enable); without it they are never compacted.")
+	fs.Int64Var(&c.LogCleaner.IOMaxBytesPerSecond, "log-cleaner-io-max-bytes-per-second", c.LogCleaner.IOMaxBytesPerSecond, "Most bytes per second the log cleaner reads and writes together; 0 is unlimited (log.cleaner.io.max.bytes.per.second).")
+	fs.Int64Var(&c.LogCleaner.DedupeBufferSize, "log-cleaner-dedupe-buffer-size", c.LogCleaner.DedupeBufferSize, "Memory, in bytes, of the log cleaner's key-to-offset map, allocated at its first pass: 24 bytes a key, and a pass whose dirty keys do not fit cleans up to where the map filled (log.cleaner.dedupe.buffer.size).")
+	fs.DurationVar(&c.LogCleaner.Backoff, "log-cleaner-backoff", c.LogCleaner.Backoff, "How long the log cleaner waits when no compacted partition needs cleaning (log.cleaner.backoff.ms).")
 	fs.DurationVar(&c.RetentionCheckInterval, "retention-check-interval", c.RetentionCheckInterval, "How often retention is applied to every partition (log.retention.check.interval.ms).")
 	fs.Int64Var(&c.ProducerIDBlock, "producer-id-block", c.ProducerIDBlock, "Producer ids reserved in the store at a time.")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "Longest wait for HTTP requests in flight when the agent stops (Kafka requests in flight always finish first).")
 	fs.Int32Var(&c.OffsetsTopicPartitions, "offsets-topic-partitions", c.OffsetsTopicPartitions, "Partitions of __consumer_offsets when it is created (offsets.topic.num.partitions).")
+	fs.Int32Var(&c.OffsetsTopicSegmentBytes, "offsets-topic-segment-bytes", c.OffsetsTopicSegmentBytes, "segment.bytes of __consumer_offsets when it is created; the log cleaner compacts only sealed segments (offsets.topic.segment.bytes).")
 	fs.DurationVar(&c.OffsetsRetention, "offsets-retention", c.OffsetsRetention, "How long committed offsets of a group without members are kept (offsets.retention.minutes).")
 	fs.Int32Var(&c.TransactionStatePartitions, "transaction-state-partitions", c.TransactionStatePartitions, "Partitions of __transaction_state when it is created (transaction.state.log.num.partitions).")
 	fs.DurationVar(&c.TransactionMaxTimeout, "transaction-max-timeout", c.TransactionMaxTimeout, "The longest transaction.timeout.ms a producer may ask for (transaction.max.timeout.ms).")
@@ -457,12 +472,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--log-max-open-files %d: must be 0 (automatic) or positive", c.LogMaxOpenFiles)
 	case c.LogFlushInterval <= 0:
 		return fmt.Errorf("--log-flush-interval %v: must be positive", c.LogFlushInterval)
+	case c.LogCleaner.Validate() != nil:
+		return c.LogCleaner.Validate()
 	case c.RetentionCheckInterval <= 0:
 		return fmt.Errorf("--retention-check-interval %v: must be positive", c.RetentionCheckInterval)
 	case c.ProducerIDBlock < 1 || c.ProducerIDBlock > metadata.DefaultSettings().MaxProducerIDBlock:
 		return fmt.Errorf("--producer-id-block %d: must be in [1, %d]", c.ProducerIDBlock, metadata.DefaultSettings().MaxProducerIDBlock)
 	case c.ShutdownTimeout <= 0:
 		return fmt.Errorf("--shutdown-timeout %v: must be positive", c.ShutdownTimeout)
+	case c.OffsetsTopicSegmentBytes < 14:
+		return fmt.Errorf("--offsets-topic-segment-bytes %d: must be at least 14", c.OffsetsTopicSegmentBytes)
 	case c.OffsetsTopicPartitions < 1 || c.OffsetsTopicPartitions > 1000:
 		return fmt.Errorf("--offsets-topic-partitions %d: must be in [1, 1000]", c.OffsetsTopicPartitions)
 	case c.TransactionStatePartitions < 1 || c.TransactionStatePartitions > 1000:

@@ -20,9 +20,15 @@ import (
 const offsetsTopic = "__consumer_offsets"
 
 // offsetsTopicConfigs: committed offsets are kept until a tombstone or
-// expiry removes them, never by age of segment, since Strata has no log
-// compaction to keep the newest value of each key.
-var offsetsTopicConfigs = map[string]string{metadata.RetentionMs: "-1", metadata.SegmentBytes: strconv.Itoa(100 << 20)}
+// expiry removes them, never by age of segment; the log cleaner keeps the
+// newest value of each key, so loading a coordinator costs the live keys,
+// not every commit ever made. Segments are --offsets-topic-segment-bytes.
+// A compacted topic is not tiered. (A __consumer_offsets created before
+// compaction existed keeps the configs it was created with:
+// retention.ms=-1 and cleanup.policy=delete.)
+func (a *Agent) offsetsTopicConfigs() map[string]string {
+	return map[string]string{metadata.CleanupPolicy: "compact", metadata.SegmentBytes: strconv.Itoa(int(a.cfg.OffsetsTopicSegmentBytes))}
+}
 
 // coordinators holds the loaded group coordinators, one per partition of
 // __consumer_offsets led here. A coordinator is loaded (its partition
@@ -66,12 +72,12 @@ func (o offsetsLog) HighWatermark() int64  { return o.p.HighWatermark() }
 // ensureOffsetsTopic returns __consumer_offsets, creating it on first use
 // with --offsets-topic-partitions partitions.
 func (a *Agent) ensureOffsetsTopic(ctx context.Context) (*topicEntry, error) {
-	return a.ensureInternalTopic(ctx, offsetsTopic, a.cfg.OffsetsTopicPartitions)
+	return a.ensureInternalTopic(ctx, offsetsTopic, a.cfg.OffsetsTopicPartitions, a.offsetsTopicConfigs())
 }
 
 // ensureInternalTopic returns a coordinators' topic (__consumer_offsets,
 // __transaction_state), creating it on first use.
-func (a *Agent) ensureInternalTopic(ctx context.Context, name string, partitions int32) (*topicEntry, error) {
+func (a *Agent) ensureInternalTopic(ctx context.Context, name string, partitions int32, configs map[string]string) (*topicEntry, error) {
 	if e, ok := a.entry(name); ok {
 		return e, nil
 	}
@@ -83,7 +89,7 @@ func (a *Agent) ensureInternalTopic(ctx context.Context, name string, partitions
 	// Never more replicas than live agents: a lookup must not fail with
 	// INVALID_REPLICATION_FACTOR, which clients do not retry.
 	rf := min(a.defaultReplicationFactor(), 3, int16(len(a.placementAgents())))
-	_, err := a.createTopicLocked(ctx, name, partitions, rf, offsetsTopicConfigs)
+	_, err := a.createTopicLocked(ctx, name, partitions, rf, configs)
 	if errors.Is(err, metadata.ErrTopicExists) {
 		// Another agent created it first, and this one has not heard yet.
 		err = a.adoptTopicLocked(ctx, name)

@@ -89,9 +89,23 @@ func (a *Agent) logConfig(r metadata.Resolved) log.Config {
 		c.LocalRetentionMs = -1 // forever
 	}
 	c.IndexIntervalBytes = int(r.IndexIntervalBytes)
+	c.Compact, c.Delete = r.Compact, r.Delete
+	c.DeleteRetention = msDuration(r.DeleteRetentionMs)
+	c.MinCompactionLag = msDuration(r.MinCompactionLagMs)
+	c.MaxCompactionLag = msDuration(r.MaxCompactionLagMs)
+	if r.MaxCompactionLagMs > maxDurationMs {
+		c.MaxCompactionLag = 0 // Long.MAX, the default: never overdue
+	}
+	c.MinCleanableDirtyRatio = r.MinCleanableDirtyRatio
 	c.Flush = a.flush
 	c.FlushInterval = a.cfg.LogFlushInterval
 	return c
+}
+
+// msDuration converts milliseconds, saturating where a time.Duration
+// would overflow.
+func msDuration(ms int64) time.Duration {
+	return time.Duration(min(ms, maxDurationMs)) * time.Millisecond
 }
 
 func (a *Agent) logDir() string { return filepath.Join(a.cfg.DataDir, "log") }
@@ -507,6 +521,11 @@ func (a *Agent) AlterTopicConfigs(ctx context.Context, name string, fn func(map[
 	resolved, err := metadata.Resolve(next, a.cfg.TopicDefaults)
 	if err != nil {
 		return fmt.Errorf("topic %q: %w", name, err)
+	}
+	if e.snap.Resolved.RemoteStorage && resolved.Compact {
+		// As Kafka: a tiered topic cannot become compacted (the bucket
+		// is not compacted yet, issue 22's tiered compaction).
+		return fmt.Errorf("%w: topic %q is tiered (%s=true): %s=compact needs a topic created with it", metadata.ErrInvalidConfig, name, metadata.RemoteStorageEnable, metadata.CleanupPolicy)
 	}
 	if e.snap.Resolved.RemoteStorage && !resolved.RemoteStorage {
 		// The bucket may hold records the local log no longer has.

@@ -10,12 +10,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/agent/txn"
 )
@@ -24,6 +26,13 @@ import (
 // coordinators' state; partition group.Partition(id, N) coordinates
 // transactional id id, Kafka's hash for both topics.
 const txnTopic = "__transaction_state"
+
+// txnTopicConfigs: __transaction_state is compacted, as in Kafka: a
+// coordinator needs only the newest record of each transactional id (and
+// an expired id's tombstone until the cleaner drops it). Segments are
+// Kafka's transaction.state.log.segment.bytes default, 100 MiB. A
+// compacted topic is not tiered.
+var txnTopicConfigs = map[string]string{metadata.CleanupPolicy: "compact", metadata.SegmentBytes: strconv.Itoa(100 << 20)}
 
 // txnCoordinators holds the loaded transaction coordinators, one per
 // partition of __transaction_state led here.
@@ -41,7 +50,7 @@ type loadedTxnCoordinator struct {
 // ensureTxnTopic returns __transaction_state, creating it on first use
 // with --transaction-state-partitions partitions.
 func (a *Agent) ensureTxnTopic(ctx context.Context) (*topicEntry, error) {
-	return a.ensureInternalTopic(ctx, txnTopic, a.cfg.TransactionStatePartitions)
+	return a.ensureInternalTopic(ctx, txnTopic, a.cfg.TransactionStatePartitions, txnTopicConfigs)
 }
 
 // FindTxnCoordinator implements kafka.Transactions.

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/internal/testwait"
 )
@@ -176,6 +177,9 @@ func TestTxnCommitAndAbort(t *testing.T) {
 	}
 	if got := readToStable(t, r, "txn-out", 0); !slices.Equal(got, committed) {
 		t.Fatalf("read_committed read %q, want %q", got, committed)
+	}
+	if st, ok := r.Topic(txnTopic); !ok || !st.Internal || st.Configs[metadata.CleanupPolicy] != "compact" {
+		t.Fatalf("%s: %+v, want an internal compacted topic", txnTopic, st)
 	}
 	// The coordinator's view, through kadm.
 	adm := kadm.NewClient(admin)

@@ -41,6 +41,10 @@ import (
 // own broker synonym (compression.type, min.insync.replicas).
 var agentSynonyms = map[string]string{
 	metadata.CleanupPolicy:               "log.cleanup.policy",
+	metadata.DeleteRetentionMs:           "log.cleaner.delete.retention.ms",
+	metadata.MaxCompactionLagMs:          "log.cleaner.max.compaction.lag.ms",
+	metadata.MinCleanableDirtyRatio:      "log.cleaner.min.cleanable.ratio",
+	metadata.MinCompactionLagMs:          "log.cleaner.min.compaction.lag.ms",
 	metadata.IndexIntervalBytes:          "log.index.interval.bytes",
 	metadata.LocalRetentionBytes:         "log.local.retention.bytes",
 	metadata.LocalRetentionMs:            "log.local.retention.ms",

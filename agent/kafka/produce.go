@@ -235,7 +235,8 @@ func prepareBatch(ctx context.Context, cfg metadata.Resolved, records []byte, no
 // limit bounding the decompressed records.
 func checkBatch(cfg metadata.Resolved, records []byte, now time.Time, limit int) ([]byte, error) {
 	logAppend := cfg.TimestampType == "LogAppendTime"
-	opts := batch.ValidateOptions{MaxDecompressed: limit, MinTimestamp: math.MinInt64, MaxTimestamp: math.MaxInt64}
+	opts := batch.ValidateOptions{MaxDecompressed: limit, MinTimestamp: math.MinInt64, MaxTimestamp: math.MaxInt64,
+		RequireKeys: cfg.Compact}
 	if !logAppend {
 		opts.CheckTimestamps = true
 		nowMs := now.UnixMilli()

@@ -75,6 +75,17 @@ type Config struct {
 	Remote              bool
 	LocalRetentionMs    time.Duration // negative: forever
 	LocalRetentionBytes int64         // -1: no limit
+
+	// Delete and Compact are cleanup.policy: Delete lets ApplyRetention
+	// delete segments by retention.ms and retention.bytes; Compact lets
+	// the cleaner (clean.go) keep only the latest record of each key.
+	// "compact" alone keeps the log whole by time and size, as in Kafka.
+	Delete, Compact bool
+	// The compaction settings (used only with Compact), as Kafka's.
+	DeleteRetention        time.Duration // delete.retention.ms: how long tombstones stay readable
+	MinCompactionLag       time.Duration // min.compaction.lag.ms: records younger are not compacted
+	MaxCompactionLag       time.Duration // max.compaction.lag.ms: dirty records older are compacted whatever the ratio; 0 = never
+	MinCleanableDirtyRatio float64       // min.cleanable.dirty.ratio
 }
 
 // Defaults, as Apache Kafka's.
@@ -85,6 +96,8 @@ const (
 	DefaultIndexIntervalBytes   = 4096
 	DefaultFlushInterval        = time.Second
 	DefaultProducerIDExpiration = 24 * time.Hour
+	DefaultDeleteRetention      = 24 * time.Hour
+	DefaultMinCleanableRatio    = 0.5
 
 	// maxSegmentBytes keeps file positions within the u32 of the index.
 	maxSegmentBytes = math.MaxInt32
@@ -95,16 +108,19 @@ const (
 // DefaultConfig is Kafka's defaults with log.flush=always.
 func DefaultConfig() Config {
 	return Config{
-		SegmentBytes:         DefaultSegmentBytes,
-		SegmentMs:            DefaultSegmentMs,
-		RetentionBytes:       -1,
-		RetentionMs:          DefaultRetentionMs,
-		IndexIntervalBytes:   DefaultIndexIntervalBytes,
-		Flush:                FlushAlways,
-		FlushInterval:        DefaultFlushInterval,
-		ProducerIDExpiration: DefaultProducerIDExpiration,
-		LocalRetentionMs:     DefaultRetentionMs,
-		LocalRetentionBytes:  -1,
+		SegmentBytes:           DefaultSegmentBytes,
+		SegmentMs:              DefaultSegmentMs,
+		RetentionBytes:         -1,
+		RetentionMs:            DefaultRetentionMs,
+		IndexIntervalBytes:     DefaultIndexIntervalBytes,
+		Flush:                  FlushAlways,
+		FlushInterval:          DefaultFlushInterval,
+		ProducerIDExpiration:   DefaultProducerIDExpiration,
+		LocalRetentionMs:       DefaultRetentionMs,
+		LocalRetentionBytes:    -1,
+		Delete:                 true,
+		DeleteRetention:        DefaultDeleteRetention,
+		MinCleanableDirtyRatio: DefaultMinCleanableRatio,
 	}
 }
 
@@ -125,6 +141,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: log.flush %v", ErrInvalidConfig, c.Flush)
 	case c.Flush == FlushInterval && c.FlushInterval <= 0:
 		return fmt.Errorf("%w: log.flush.interval.ms %v must be positive with log.flush=interval", ErrInvalidConfig, c.FlushInterval)
+	case c.DeleteRetention < 0 || c.MinCompactionLag < 0 || c.MaxCompactionLag < 0:
+		return fmt.Errorf("%w: delete.retention.ms, min.compaction.lag.ms and max.compaction.lag.ms must not be negative", ErrInvalidConfig)
+	case c.MinCleanableDirtyRatio < 0 || c.MinCleanableDirtyRatio > 1:
+		return fmt.Errorf("%w: min.cleanable.dirty.ratio %v not in [0, 1]", ErrInvalidConfig, c.MinCleanableDirtyRatio)
 	case c.ProducerIDExpiration < 0:
 		return fmt.Errorf("%w: producer.id.expiration.ms %v is negative", ErrInvalidConfig, c.ProducerIDExpiration)
 	}

@@ -1,7 +1,7 @@
 // Package log is one partition's durable log: RecordBatch v2 batches (see
 // package batch) appended to segment files, with sparse offset and time
-// indexes, a leader-epoch cache, idempotent-producer state, crash recovery
-// and retention.
+// indexes, a leader-epoch cache, idempotent-producer state, crash recovery,
+// retention and compaction.
 //
 // # Files
 //
@@ -16,6 +16,9 @@
 //	producer-state/<offset>.snap    idempotence and open transactions     (producer.go)
 //	clean-shutdown                  written by Close, removed by Open
 //	decompression-checks            W and old batches' verdicts           (quarantine.go)
+//	cleaner-offset-checkpoint       first offset not yet compacted        (clean.go)
+//	<base>.log.cleaned              a cleaned group being written         (cleanswap.go)
+//	<base>.<end>.swap               a cleaned group replacing [base, end)
 //
 // The state files share a versioned, CRC-32C framing (checkpoint.go) and
 // are replaced atomically (write temp, fsync, rename, fsync directory).
@@ -83,4 +86,15 @@
 // ApplyRetention, DeleteRecordsBefore and TruncateTo change the log's range;
 // all deletion of segments goes through deleteSegmentsLocked, which takes a
 // predicate so that tiering can later require a segment to be uploaded.
+//
+// # Compaction
+//
+// Clean (clean.go, offsetmap.go, cleanswap.go) keeps the latest record of
+// each key in the sealed segments of a cleanup.policy=compact log, as
+// Kafka's LogCleaner, and swaps each cleaned group of segments in through
+// a .cleaned and a .swap file that recovery deletes or completes. Offsets
+// never move, so the log has gaps: a batch may start past the previous
+// one's end, a segment past the previous segment's end; recovery,
+// AppendReplicated and Read accept them (a read in a gap starts at the
+// next batch). Lock order: cleanMu before mu.
 package log

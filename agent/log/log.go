@@ -81,6 +81,12 @@ type Log struct {
 	// checks are the decompression checks of old batches (quarantine.go).
 	checks decompressionChecks
 
+	// firstDirty is the cleaner checkpoint: offsets below it are cleaned
+	// (clean.go). cleanMu keeps cleaning passes on this log apart; it is
+	// taken before mu.
+	firstDirty int64
+	cleanMu    sync.Mutex
+
 	flusherMu   sync.Mutex
 	flusherStop chan struct{}
 	flusherWG   sync.WaitGroup

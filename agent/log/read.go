@@ -35,9 +35,11 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOne bool) ([]
 
 // segmentForLocked returns the segment holding offset (which is >= the
 // first segment's base).
-func (l *Log) segmentForLocked(offset int64) *segment {
+func (l *Log) segmentForLocked(offset int64) *segment { return l.segs[l.segmentIndexLocked(offset)] }
+
+func (l *Log) segmentIndexLocked(offset int64) int {
 	i := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > offset })
-	return l.segs[max(i-1, 0)]
+	return max(i-1, 0)
 }
 
 func (l *Log) readOnce(offset int64, maxBytes int, maxOffset int64, minOne bool) (out []byte, raced bool, err error) {
@@ -57,7 +59,14 @@ func (l *Log) readOnce(offset int64, maxBytes int, maxOffset int64, minOne bool)
 		l.mu.RUnlock()
 		return nil, false, nil
 	}
-	seg := l.segmentForLocked(offset)
+	i := l.segmentIndexLocked(offset)
+	// An offset in a gap that the cleaner left after a segment's last
+	// batch is served from the next segment's first batch.
+	for offset >= l.segs[i].next && i < len(l.segs)-1 {
+		i++
+		offset = max(offset, l.segs[i].base)
+	}
+	seg := l.segs[i]
 	start := int64(seg.idx.floor(uint32(offset - seg.base)).pos)
 	end := seg.size
 	if maxOffset < seg.next {

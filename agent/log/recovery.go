@@ -18,6 +18,18 @@ func (l *Log) recover() error {
 	if err != nil {
 		return storageErr("list", l.dir, err)
 	}
+	// A cleaning pass cut short leaves .cleaned or .swap files
+	// (cleanswap.go); they are settled before the segments are listed.
+	if changed, err := l.recoverCleaning(names); err != nil {
+		return err
+	} else if changed {
+		if names, err = l.fs.ReadDir(l.dir); err != nil {
+			return storageErr("list", l.dir, err)
+		}
+	}
+	if l.firstDirty, err = l.loadCleanerCheckpoint(); err != nil {
+		return err
+	}
 	clean := false
 	var bases []int64
 	logs := map[int64]bool{}
@@ -65,8 +77,10 @@ func (l *Log) recover() error {
 	interval := l.cfg.IndexIntervalBytes
 	for i, base := range bases {
 		last := i == len(bases)-1
-		if n := len(l.segs); n > 0 && l.segs[n-1].next != base {
-			l.cutTail(bases[i:], "segment does not start at the previous segment's end", l.segs[n-1].next)
+		// A segment may start past the previous one's end: the cleaner
+		// leaves gaps where it dropped a group's last batches.
+		if n := len(l.segs); n > 0 && l.segs[n-1].next > base {
+			l.cutTail(bases[i:], "segment starts before the previous segment's end", l.segs[n-1].next)
 			break
 		}
 		seg, err := openSegment(l.files, l.fs, l.dir, base, false)
@@ -129,6 +143,7 @@ func (l *Log) recover() error {
 		l.segs = []*segment{seg}
 	}
 	leo := l.leoLocked()
+	l.lowerCleanerCheckpointLocked(leo)
 	if !clean {
 		if err := l.active().withFile("recover", func(f vfs.File) error { return f.Sync() }); err != nil {
 			return storageErr("recover", l.active().logPath(), err)

@@ -12,8 +12,9 @@ import (
 // follower's log must be the leader's byte for byte, so that epochs and
 // offsets agree when it leads in turn (a decompression bomb stored before
 // the bound comes in its empty form, with the same offsets and epoch:
-// agent/kafka/quarantine.go). The first batch must start at the
-// log end and the batches must be contiguous; every CRC is checked, since
+// agent/kafka/quarantine.go). Offsets must increase from the log end;
+// gaps are allowed, since a compacted leader's log has them (the batch
+// that held an offset may be gone). Every CRC is checked, since
 // the bytes crossed the network. Producer state is updated (a follower that
 // becomes leader recognises retried batches) but not enforced: the leader
 // already decided.
@@ -26,8 +27,8 @@ func (l *Log) AppendReplicated(b []byte) (int64, error) {
 	start := l.leoLocked()
 	leo, gen := start, l.gen
 	_, err := batch.Split(b, func(h batch.Header, raw []byte) error {
-		if h.BaseOffset != leo {
-			return fmt.Errorf("%w: replicated batch at offset %d, log end %d", ErrInvalidBatch, h.BaseOffset, leo)
+		if h.BaseOffset < leo {
+			return fmt.Errorf("%w: replicated batch at offset %d, below log end %d", ErrInvalidBatch, h.BaseOffset, leo)
 		}
 		next, err := l.appendReplicatedLocked(raw, &h)
 		if err == nil {
@@ -65,7 +66,7 @@ func (l *Log) appendReplicatedLocked(b []byte, h *batch.Header) (int64, error) {
 			return 0, err
 		}
 	}
-	base := l.leoLocked()
+	base := h.BaseOffset
 	if epoch := h.PartitionLeaderEpoch; epoch > l.epochs.latest() {
 		next := epochCache{entries: append(l.epochs.entries[:len(l.epochs.entries):len(l.epochs.entries)], epochEntry{epoch: epoch, start: base})}
 		if err := l.persistEpochs(&next); err != nil {

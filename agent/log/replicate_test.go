@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/internal/vfs"
 )
 
@@ -55,9 +56,10 @@ func TestAppendReplicatedCopiesLeader(t *testing.T) {
 	}
 }
 
-// A batch that does not start at the log end, or whose CRC is wrong, is
-// refused and leaves the log as it was.
-func TestAppendReplicatedRefusesGapsAndCorruption(t *testing.T) {
+// A batch below the log end, or whose CRC is wrong, is refused and leaves
+// the log as it was; a batch past the log end is a gap that a compacted
+// leader's log may have, and is taken.
+func TestAppendReplicatedRefusesOverlapAndCorruption(t *testing.T) {
 	l := openLog(t, vfs.Default, t.TempDir(), testConfig(), nil)
 	defer l.Close()
 	b := mkBatch(t, spec{records: 3})
@@ -65,9 +67,6 @@ func TestAppendReplicatedRefusesGapsAndCorruption(t *testing.T) {
 		c := bytes.Clone(raw)
 		c[7] = byte(off) // base offset is big-endian at [0:8]
 		return c
-	}
-	if _, err := l.AppendReplicated(SetBase(b, 5)); !errors.Is(err, ErrInvalidBatch) {
-		t.Fatalf("gap: err %v, want ErrInvalidBatch", err)
 	}
 	bad := bytes.Clone(b)
 	bad[len(bad)-1] ^= 0xff
@@ -79,5 +78,15 @@ func TestAppendReplicatedRefusesGapsAndCorruption(t *testing.T) {
 	}
 	if end, err := l.AppendReplicated(b); err != nil || end != 3 {
 		t.Fatalf("good batch: end %d, err %v", end, err)
+	}
+	if _, err := l.AppendReplicated(SetBase(b, 1)); !errors.Is(err, ErrInvalidBatch) {
+		t.Fatalf("overlap: err %v, want ErrInvalidBatch", err)
+	}
+	if end, err := l.AppendReplicated(SetBase(b, 10)); err != nil || end != 13 {
+		t.Fatalf("gap: end %d, err %v, want 13", end, err)
+	}
+	got, err := l.Read(5, 1<<20, 100, true)
+	if h, herr := batch.Check(got); err != nil || herr != nil || h.BaseOffset != 10 {
+		t.Fatalf("read in the gap: base %d, err %v %v, want the batch at 10", h.BaseOffset, err, herr)
 	}
 }

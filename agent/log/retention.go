@@ -56,6 +56,10 @@ func (l *Log) ApplyRetention() (deletedSegments int, err error) {
 		retMs, retBytes = l.cfg.LocalRetentionMs.Milliseconds(), l.cfg.LocalRetentionBytes
 		byTime = l.cfg.LocalRetentionMs >= 0
 	}
+	if !l.cfg.Delete && !l.cfg.Remote {
+		// cleanup.policy=compact: the cleaner, not age or size, bounds the log.
+		byTime, retBytes = false, -1
+	}
 	var total int64
 	for _, s := range l.segs {
 		total += s.size
@@ -235,6 +239,7 @@ func (l *Log) truncateLocked(offset int64) error {
 		l.truncs = l.truncs[1:]
 	}
 	l.flushed = min(l.flushed, newEnd)
+	l.lowerCleanerCheckpointLocked(newEnd)
 	l.logger.Info("truncated log", "offset", offset, "end", newEnd)
 	if newEnd < l.lso || l.segs[0].base > l.lso {
 		if err := l.setStartLocked(newEnd); err != nil {

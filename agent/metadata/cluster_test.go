@@ -237,4 +237,12 @@ func TestLease(t *testing.T) {
 	if l, ok, _ := s.AcquireLease(ctx, "balancer", 2, now.Add(20*time.Second), 10*time.Second); !ok || l.Holder != 2 {
 		t.Fatalf("expired lease not taken over: %+v", l)
 	}
+	// A renewal with an older time (a clock stepped back) keeps the term
+	// announced: agent 1 may not take the lease before it ends.
+	if l, ok, _ := s.AcquireLease(ctx, "balancer", 2, now.Add(2*time.Second), 10*time.Second); !ok || !l.Expires.Equal(now.Add(30*time.Second)) {
+		t.Fatalf("renewal with an older time: %+v, %v; want the term to end at +30s still", l, ok)
+	}
+	if _, ok, _ := s.AcquireLease(ctx, "balancer", 1, now.Add(25*time.Second), 10*time.Second); ok {
+		t.Fatal("taken before the term the holder announced ended")
+	}
 }

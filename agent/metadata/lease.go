@@ -26,8 +26,11 @@ type leaseObject struct {
 func leaseKey(name string) string { return "leases/" + name + jsonSuffix }
 
 // AcquireLease takes or renews lease name for agent self until now+term,
-// if it is free, expired or already self's. It reports whether self holds
-// it afterwards, and the lease as stored.
+// if it is free, expired or already self's. A renewal never moves the
+// expiry earlier: a holder whose clock stepped back (or a round run with an
+// older time than the last) keeps the term it announced, which the other
+// agents are counting on. It reports whether self holds it afterwards,
+// and the lease as stored.
 func (s *Store) AcquireLease(ctx context.Context, name string, self int32, now time.Time, term time.Duration) (Lease, bool, error) {
 	var obj leaseObject
 	etag, err := s.getObject(ctx, leaseKey(name), &obj)
@@ -42,6 +45,9 @@ func (s *Store) AcquireLease(ctx context.Context, name string, self int32, now t
 		return cur, false, nil
 	}
 	next := leaseObject{Version: objectVersion, Holder: self, Expires: now.Add(term)}
+	if etag != "" && cur.Holder == self && cur.Expires.After(next.Expires) {
+		next.Expires = cur.Expires
+	}
 	opts := objstore.PutOptions{IfMatch: etag}
 	if etag == "" {
 		opts = objstore.PutOptions{IfAbsent: true}

@@ -44,16 +44,23 @@ func (s ConfigSource) String() string {
 
 // Resolved is a topic's effective configuration, parsed.
 type Resolved struct {
-	CleanupPolicy        string // always "delete" for now
-	CompressionType      string
-	MaxMessageBytes      int32
-	TimestampType        string // "CreateTime" or "LogAppendTime"
-	TimestampBeforeMaxMs int64
-	TimestampAfterMaxMs  int64
-	MinInsyncReplicas    int32
-	RemoteStorage        bool
-	RetentionBytes       int64 // -1: no limit
-	RetentionMs          int64 // -1: forever
+	CleanupPolicy string // as set: "delete", "compact" or both
+	// Compact and Delete are the two cleanup policies.
+	Compact, Delete bool
+	// The compaction settings, in milliseconds (-> agent/log.Config).
+	DeleteRetentionMs      int64
+	MinCompactionLagMs     int64
+	MaxCompactionLagMs     int64
+	MinCleanableDirtyRatio float64
+	CompressionType        string
+	MaxMessageBytes        int32
+	TimestampType          string // "CreateTime" or "LogAppendTime"
+	TimestampBeforeMaxMs   int64
+	TimestampAfterMaxMs    int64
+	MinInsyncReplicas      int32
+	RemoteStorage          bool
+	RetentionBytes         int64 // -1: no limit
+	RetentionMs            int64 // -1: forever
 	// LocalRetentionBytes and LocalRetentionMs are effective values: -2 is
 	// replaced by the total retention, and a local retention above a finite
 	// total retention is capped at it (Kafka rejects that combination; a
@@ -104,23 +111,38 @@ func Resolve(topicConfigs map[string]string, defaults Defaults) (Resolved, error
 		}
 		return n
 	}
+	ratio, err := strconv.ParseFloat(value(MinCleanableDirtyRatio), 64)
+	if err != nil {
+		panic("metadata: validated config " + MinCleanableDirtyRatio + " does not parse: " + err.Error())
+	}
 	r := Resolved{
-		CleanupPolicy:         "delete",
-		CompressionType:       value(CompressionType),
-		MaxMessageBytes:       int32(long(MaxMessageBytes)),
-		TimestampType:         value(MessageTimestampType),
-		TimestampBeforeMaxMs:  long(MessageTimestampBeforeMaxMs),
-		TimestampAfterMaxMs:   long(MessageTimestampAfterMaxMs),
-		MinInsyncReplicas:     int32(long(MinInsyncReplicas)),
-		RemoteStorage:         strings.EqualFold(value(RemoteStorageEnable), "true"),
-		RetentionBytes:        long(RetentionBytes),
-		RetentionMs:           long(RetentionMs),
-		LocalRetentionBytes:   long(LocalRetentionBytes),
-		LocalRetentionMs:      long(LocalRetentionMs),
-		SegmentBytes:          long(SegmentBytes),
-		SegmentMs:             long(SegmentMs),
-		IndexIntervalBytes:    int32(long(IndexIntervalBytes)),
-		UncleanLeaderElection: strings.EqualFold(value(UncleanLeaderElectionEnable), "true"),
+		CleanupPolicy:          value(CleanupPolicy),
+		Compact:                HasCompact(value(CleanupPolicy)),
+		Delete:                 hasPolicy(value(CleanupPolicy), "delete"),
+		DeleteRetentionMs:      long(DeleteRetentionMs),
+		MinCompactionLagMs:     long(MinCompactionLagMs),
+		MaxCompactionLagMs:     long(MaxCompactionLagMs),
+		MinCleanableDirtyRatio: ratio,
+		CompressionType:        value(CompressionType),
+		MaxMessageBytes:        int32(long(MaxMessageBytes)),
+		TimestampType:          value(MessageTimestampType),
+		TimestampBeforeMaxMs:   long(MessageTimestampBeforeMaxMs),
+		TimestampAfterMaxMs:    long(MessageTimestampAfterMaxMs),
+		MinInsyncReplicas:      int32(long(MinInsyncReplicas)),
+		RemoteStorage:          strings.EqualFold(value(RemoteStorageEnable), "true"),
+		RetentionBytes:         long(RetentionBytes),
+		RetentionMs:            long(RetentionMs),
+		LocalRetentionBytes:    long(LocalRetentionBytes),
+		LocalRetentionMs:       long(LocalRetentionMs),
+		SegmentBytes:           long(SegmentBytes),
+		SegmentMs:              long(SegmentMs),
+		IndexIntervalBytes:     int32(long(IndexIntervalBytes)),
+		UncleanLeaderElection:  strings.EqualFold(value(UncleanLeaderElectionEnable), "true"),
+	}
+	if r.Compact {
+		// Compacted topics stay local until the bucket can be compacted;
+		// ValidateTopicConfigs refuses asking for both on one topic.
+		r.RemoteStorage = false
 	}
 	r.LocalRetentionBytes = localRetention(r.LocalRetentionBytes, r.RetentionBytes)
 	r.LocalRetentionMs = localRetention(r.LocalRetentionMs, r.RetentionMs)
@@ -154,8 +176,16 @@ type ConfigEntry struct {
 // left out.
 func Describe(topicConfigs map[string]string, defaults Defaults) []ConfigEntry {
 	out := make([]ConfigEntry, 0, len(topicConfigDefs))
+	compact := false
+	if d, ok := LookupTopicConfig(CleanupPolicy); ok {
+		v, _ := effective(d, topicConfigs, defaults)
+		compact = HasCompact(v)
+	}
 	for _, d := range topicConfigDefs {
 		v, src := effective(d, topicConfigs, defaults)
+		if d.Name == RemoteStorageEnable && compact {
+			v = "false" // what Resolve makes of it: compacted topics are not tiered
+		}
 		out = append(out, ConfigEntry{Name: d.Name, Value: v, Source: src, Doc: d.Doc, Type: d.Type})
 	}
 	return out

@@ -46,13 +46,17 @@ func (d ConfigDef) Validate(value string) error {
 const (
 	CleanupPolicy               = "cleanup.policy"
 	CompressionType             = "compression.type"
+	DeleteRetentionMs           = "delete.retention.ms"
 	IndexIntervalBytes          = "index.interval.bytes"
 	LocalRetentionBytes         = "local.retention.bytes"
 	LocalRetentionMs            = "local.retention.ms"
+	MaxCompactionLagMs          = "max.compaction.lag.ms"
 	MaxMessageBytes             = "max.message.bytes"
 	MessageTimestampAfterMaxMs  = "message.timestamp.after.max.ms"
 	MessageTimestampBeforeMaxMs = "message.timestamp.before.max.ms"
 	MessageTimestampType        = "message.timestamp.type"
+	MinCleanableDirtyRatio      = "min.cleanable.dirty.ratio"
+	MinCompactionLagMs          = "min.compaction.lag.ms"
 	MinInsyncReplicas           = "min.insync.replicas"
 	RemoteStorageEnable         = "remote.storage.enable"
 	RetentionBytes              = "retention.bytes"
@@ -66,16 +70,20 @@ const (
 // Kafka 4.0 except where a comment says otherwise.
 var topicConfigDefs = []ConfigDef{
 	{Name: CleanupPolicy, Type: TypeList, Default: "delete", validate: validateCleanupPolicy,
-		Doc: "How old log segments are discarded; only \"delete\" (by retention time and size) is supported."},
+		Doc: "How old records are discarded: \"delete\" removes segments by retention time and size, \"compact\" keeps the latest record of each key; both may be listed."},
 	{Name: CompressionType, Type: TypeString, Default: "producer",
 		validate: oneOf("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
 		Doc:      "Codec batches are stored with; \"producer\" keeps the producer's codec, any other value recompresses."},
+	{Name: DeleteRetentionMs, Type: TypeLong, Default: "86400000", validate: intRange(0, math.MaxInt64),
+		Doc: "Milliseconds a tombstone (a null value) stays readable on a compacted topic before the cleaner removes it."},
 	{Name: IndexIntervalBytes, Type: TypeInt, Default: "4096", validate: intRange(0, math.MaxInt32),
 		Doc: "Bytes of log between two entries of the sparse offset index."},
 	{Name: LocalRetentionBytes, Type: TypeLong, Default: "-2", validate: intRange(-2, math.MaxInt64),
 		Doc: "Bytes of tiered data a partition keeps on local disk; -2 means use retention.bytes."},
 	{Name: LocalRetentionMs, Type: TypeLong, Default: "-2", validate: intRange(-2, math.MaxInt64),
 		Doc: "Milliseconds tiered data stays on local disk; -2 means use retention.ms."},
+	{Name: MaxCompactionLagMs, Type: TypeLong, Default: strconv.FormatInt(math.MaxInt64, 10), validate: intRange(1, math.MaxInt64),
+		Doc: "Longest time, in milliseconds, a record stays uncompacted on a compacted topic, whatever the dirty ratio."},
 	{Name: MaxMessageBytes, Type: TypeInt, Default: "1048588", validate: intRange(0, math.MaxInt32),
 		Doc: "Largest record batch, in bytes, the topic accepts."},
 	// Kafka 4.0 lowered the default from Long.MAX to one hour (KIP-937).
@@ -85,12 +93,17 @@ var topicConfigDefs = []ConfigDef{
 		Doc: "How far, in milliseconds, a CreateTime timestamp may lie in the past before the batch is rejected."},
 	{Name: MessageTimestampType, Type: TypeString, Default: "CreateTime", validate: oneOf("CreateTime", "LogAppendTime"),
 		Doc: "Whether record timestamps are the producer's (CreateTime) or the leader's clock at append (LogAppendTime)."},
+	{Name: MinCleanableDirtyRatio, Type: TypeDouble, Default: "0.5", validate: floatRange(0, 1),
+		Doc: "Share of a compacted log that must be uncleaned before the cleaner cleans it."},
+	{Name: MinCompactionLagMs, Type: TypeLong, Default: "0", validate: intRange(0, math.MaxInt64),
+		Doc: "Shortest time, in milliseconds, a record stays uncompacted on a compacted topic."},
 	{Name: MinInsyncReplicas, Type: TypeInt, Default: "1", validate: intRange(1, math.MaxInt32),
 		Doc: "Fewest in-sync replicas for which a produce with acks=all succeeds."},
 	// Kafka's default is false (tiering is opt-in there); Strata tiers
-	// every topic unless told not to, with the local fs store too.
+	// every topic unless told not to, with the local fs store too, except
+	// compacted topics, which are not tiered yet (Resolve).
 	{Name: RemoteStorageEnable, Type: TypeBoolean, Default: "true", validate: oneOf("true", "false"),
-		Doc: "Whether sealed segments are uploaded to the store, so that local disk holds only local.retention.* of the log."},
+		Doc: "Whether sealed segments are uploaded to the store, so that local disk holds only local.retention.* of the log; compacted topics are not tiered."},
 	// Kafka accepts any long and treats every negative value as unlimited;
 	// Strata accepts only -1 for unlimited so that a typo is caught.
 	{Name: RetentionBytes, Type: TypeLong, Default: "-1", validate: intRange(-1, math.MaxInt64),
@@ -138,20 +151,46 @@ func ValidateTopicConfigs(configs map[string]string) error {
 			return err
 		}
 	}
+	// Kafka refuses tiered storage on compacted topics; Strata does too
+	// until the bucket can be compacted (issue 22, tiered compaction).
+	if v, ok := configs[CleanupPolicy]; ok && HasCompact(v) && strings.EqualFold(strings.TrimSpace(configs[RemoteStorageEnable]), "true") {
+		return fmt.Errorf("%w: %s=%q with %s=true: compacted topics are not tiered", ErrInvalidConfig, CleanupPolicy, v, RemoteStorageEnable)
+	}
 	return nil
 }
 
 func validateCleanupPolicy(v string) error {
 	for item := range strings.SplitSeq(v, ",") {
 		switch strings.TrimSpace(item) {
-		case "delete":
-		case "compact":
-			return fmt.Errorf("log compaction is not supported by Strata; use \"delete\"")
+		case "delete", "compact":
 		default:
-			return fmt.Errorf("allowed values: delete")
+			return fmt.Errorf("allowed values: delete, compact, or both separated by a comma")
 		}
 	}
 	return nil
+}
+
+// HasCompact reports whether a cleanup.policy value lists compact.
+func HasCompact(policy string) bool { return hasPolicy(policy, "compact") }
+
+func hasPolicy(policy, want string) bool {
+	for item := range strings.SplitSeq(policy, ",") {
+		if strings.TrimSpace(item) == want {
+			return true
+		}
+	}
+	return false
+}
+
+// floatRange accepts a decimal number in [lo, hi].
+func floatRange(lo, hi float64) func(string) error {
+	return func(v string) error {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || f < lo || f > hi {
+			return fmt.Errorf("must be a number in [%v, %v]", lo, hi)
+		}
+		return nil
+	}
 }
 
 func oneOf(values ...string) func(string) error {

@@ -40,9 +40,16 @@ func TestValidateTopicConfigs(t *testing.T) {
 		mention    string // in the error
 	}{
 		{CleanupPolicy, "delete", true, ""},
-		{CleanupPolicy, "compact", false, "compaction is not supported"},
-		{CleanupPolicy, "delete,compact", false, "compaction is not supported"},
-		{CleanupPolicy, "remove", false, "allowed values: delete"},
+		{CleanupPolicy, "compact", true, ""},
+		{CleanupPolicy, "delete,compact", true, ""},
+		{CleanupPolicy, "remove", false, "allowed values: delete, compact"},
+		{DeleteRetentionMs, "0", true, ""},
+		{DeleteRetentionMs, "-1", false, "[0, "},
+		{MinCompactionLagMs, "-1", false, "[0, "},
+		{MaxCompactionLagMs, "0", false, "[1, "},
+		{MinCleanableDirtyRatio, "0.01", true, ""},
+		{MinCleanableDirtyRatio, "1.5", false, "[0, 1]"},
+		{MinCleanableDirtyRatio, "x", false, "number"},
 		{CompressionType, "zstd", true, ""},
 		{CompressionType, "producer", true, ""},
 		{CompressionType, "none", false, "uncompressed, zstd, lz4, snappy, gzip, producer"},
@@ -88,6 +95,7 @@ func TestResolve(t *testing.T) {
 		TimestampBeforeMaxMs: math.MaxInt64, TimestampAfterMaxMs: 3600000, MinInsyncReplicas: 1, RemoteStorage: true,
 		RetentionBytes: -1, RetentionMs: 604800000, LocalRetentionBytes: -1, LocalRetentionMs: 604800000,
 		SegmentBytes: 1073741824, SegmentMs: 604800000, IndexIntervalBytes: 4096,
+		Delete: true, DeleteRetentionMs: 86400000, MaxCompactionLagMs: math.MaxInt64, MinCleanableDirtyRatio: 0.5,
 	}
 	cases := []struct {
 		name    string
@@ -116,6 +124,13 @@ func TestResolve(t *testing.T) {
 			want: func(r *Resolved) { r.LocalRetentionMs, r.RetentionMs = 100, 100 }},
 		{name: "infinite retention, finite local", topic: map[string]string{LocalRetentionMs: "100", RetentionMs: "-1"},
 			want: func(r *Resolved) { r.LocalRetentionMs, r.RetentionMs = 100, -1 }},
+		{name: "compacted topics are not tiered", topic: map[string]string{CleanupPolicy: "compact", MinCleanableDirtyRatio: "0.1"},
+			want: func(r *Resolved) {
+				r.CleanupPolicy, r.Compact, r.Delete, r.RemoteStorage, r.MinCleanableDirtyRatio = "compact", true, false, false, 0.1
+			}},
+		{name: "compact and delete", topic: map[string]string{CleanupPolicy: "compact,delete", RemoteStorageEnable: "false"},
+			want: func(r *Resolved) { r.CleanupPolicy, r.Compact, r.RemoteStorage = "compact,delete", true, false }},
+		{name: "compact and tiered", topic: map[string]string{CleanupPolicy: "compact", RemoteStorageEnable: "true"}, wantErr: "not tiered"},
 		{name: "bad topic value", topic: map[string]string{SegmentMs: "x"}, wantErr: "segment.ms"},
 		{name: "bad agent value", agent: Defaults{SegmentMs: "0"}, wantErr: "agent default"},
 		{name: "unknown agent key", agent: Defaults{"log.retention.ms": "1"}, wantErr: "log.retention.ms"},

@@ -94,8 +94,9 @@ func franzAdmin(t *testing.T, addr string) {
 		t.Fatalf("incremental delete: %v", err)
 	}
 	wantConfig(t, adm, topic, "max.message.bytes", "1048588", notDynamic)
-	// Compaction is not implemented, so asking for it must fail loudly
-	// rather than be stored and ignored.
+	// The topic is tiered (the default), and a tiered topic cannot become
+	// compacted (Kafka refuses tiered storage on compacted topics), so
+	// asking for it must fail loudly rather than be stored and ignored.
 	ar, err = adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "cleanup.policy", Value: strp("compact")}}, topic)
 	if err == nil {
 		err = alterErr(ar)

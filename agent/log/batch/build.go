@@ -161,3 +161,25 @@ func SetMaxTimestamp(b []byte, ts int64) {
 	binary.BigEndian.PutUint64(b[35:], uint64(ts))
 	binary.BigEndian.PutUint32(b[17:], Checksum(b))
 }
+
+// BuildRetained rebuilds the batch h with only records, a subset of its
+// own, as the log cleaner does: the records keep their offset and
+// timestamp deltas, and the header keeps h's base offset, last offset
+// delta, timestamps, producer id, epoch, base sequence, leader epoch,
+// attributes and codec, so that offsets and idempotence state do not move
+// (Kafka keeps the last offset delta of a cleaned v2 batch for the same
+// reason). The result is a new slice the caller owns.
+func BuildRetained(h *Header, records []Record) ([]byte, error) {
+	out, err := Build(BuildOptions{
+		Codec: h.Codec(), BaseOffset: h.BaseOffset, BaseTimestamp: h.BaseTimestamp,
+		ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch, BaseSequence: h.BaseSequence,
+		PartitionLeaderEpoch: h.PartitionLeaderEpoch, Attributes: h.Attributes,
+	}, records)
+	if err != nil {
+		return nil, err
+	}
+	binary.BigEndian.PutUint32(out[23:], uint32(h.LastOffsetDelta))
+	binary.BigEndian.PutUint64(out[35:], uint64(h.MaxTimestamp))
+	binary.BigEndian.PutUint32(out[17:], Checksum(out))
+	return out, nil
+}

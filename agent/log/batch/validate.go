@@ -21,6 +21,9 @@ type ValidateOptions struct {
 	// now-before and now+after.
 	MinTimestamp, MaxTimestamp int64
 	CheckTimestamps            bool
+	// RequireKeys refuses a record without a key (ErrInvalidRecord), as
+	// Kafka does on a compacted topic.
+	RequireKeys bool
 }
 
 // Info is what Inspect learns about a valid batch beyond its header.
@@ -45,7 +48,8 @@ type Info struct {
 //     present and nothing after them; offset deltas exactly 0..n-1 with
 //     LastOffsetDelta n-1; every record's varints and lengths within the
 //     record; a producer id with a sequence and, when transactional, a
-//     producer id at all (ErrInvalidRecord);
+//     producer id at all (ErrInvalidRecord); with RequireKeys, a key on
+//     every record (ErrInvalidRecord);
 //   - each record's timestamp in the window when asked (ErrInvalidTimestamp).
 //
 // Record-level errors are *RecordError. For an uncompressed batch Validate
@@ -89,6 +93,9 @@ func Inspect(raw []byte, opts ValidateOptions) (Info, error) {
 		}
 		if rec.OffsetDelta != int32(i) {
 			return info, recordErr(i, start, fmt.Sprintf("offset delta %d, want %d", rec.OffsetDelta, i))
+		}
+		if opts.RequireKeys && rec.Key == nil {
+			return info, recordErr(i, start, "compacted topic cannot accept a record without a key")
 		}
 		ts, ok := addTimestamp(h.BaseTimestamp, rec.TimestampDelta)
 		if opts.CheckTimestamps &&

@@ -198,3 +198,22 @@ func TestValidateAllocs(t *testing.T) {
 		}
 	}
 }
+
+// On a compacted topic every record needs a key; elsewhere a null key is
+// fine. An empty key is a key.
+func TestValidateRequireKeys(t *testing.T) {
+	for _, c := range allCodecs {
+		keyed := mustBuild(t, buildOpts(c), []Record{{Key: []byte{}, Value: []byte("v")}, {OffsetDelta: 1, Key: []byte("k")}})
+		keyless := mustBuild(t, buildOpts(c), []Record{{Key: []byte("k"), Value: []byte("v")}, {OffsetDelta: 1, Value: []byte("v")}})
+		if _, err := Validate(keyed, ValidateOptions{RequireKeys: true}); err != nil {
+			t.Fatalf("%v: keyed batch: %v", c, err)
+		}
+		if _, err := Validate(keyless, ValidateOptions{}); err != nil {
+			t.Fatalf("%v: keyless batch without RequireKeys: %v", c, err)
+		}
+		var re *RecordError
+		if _, err := Validate(keyless, ValidateOptions{RequireKeys: true}); !errors.As(err, &re) || re.Index != 1 || !errors.Is(err, ErrInvalidRecord) {
+			t.Fatalf("%v: keyless batch: %v, want ErrInvalidRecord at record 1", c, err)
+		}
+	}
+}

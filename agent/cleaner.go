@@ -1,0 +1,169 @@
+package agent
+
+// The log cleaner's loop: one goroutine per agent, as Kafka's with
+// log.cleaner.threads=1. Each replica cleans its own copy of a compacted
+// partition (leader and followers alike, as in Kafka), so nothing here
+// depends on leadership. Each round it cleans the dirtiest eligible log
+// (agent/log.CleanState: dirty ratio at or above min.cleanable.dirty.ratio,
+// or a record past max.compaction.lag.ms), then looks again; when no log is
+// eligible it waits --log-cleaner-backoff. One OffsetMap of
+// --log-cleaner-dedupe-buffer-size bytes, allocated at the first clean, and
+// one throttle of --log-cleaner-io-max-bytes-per-second serve every log.
+//
+// Metrics:
+//
+//	strata_log_cleaner_runs_total                  cleaning passes finished
+//	strata_log_cleaner_errors_total                passes that failed
+//	strata_log_cleaner_read_bytes_total            segment bytes read by passes
+//	strata_log_cleaner_written_bytes_total         cleaned segment bytes written
+//	strata_log_cleaner_last_run_duration_seconds   length of the last pass
+//	strata_log_cleaner_max_dirty_ratio             highest dirty ratio among compacted logs at the last look
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/strata-streaming/strata/agent/log"
+	"github.com/strata-streaming/strata/agent/partition"
+)
+
+// CleanerConfig holds the broker-wide --log-cleaner-* settings.
+type CleanerConfig struct {
+	// Enable (--log-cleaner-enable, log.cleaner.enable): without it,
+	// compacted topics are never cleaned and grow as if retained forever.
+	Enable bool
+	// IOMaxBytesPerSecond (--log-cleaner-io-max-bytes-per-second,
+	// log.cleaner.io.max.bytes.per.second) bounds the cleaner's reads plus
+	// writes; 0 is unlimited, Kafka's default.
+	IOMaxBytesPerSecond int64
+	// DedupeBufferSize (--log-cleaner-dedupe-buffer-size,
+	// log.cleaner.dedupe.buffer.size) is the offset map's memory: 24 bytes
+	// a key, so 128 MiB holds about 5 million keys per pass.
+	DedupeBufferSize int64
+	// Backoff (--log-cleaner-backoff, log.cleaner.backoff.ms) is the wait
+	// when no log needs cleaning.
+	Backoff time.Duration
+}
+
+// DefaultCleanerConfig is Kafka's defaults.
+func DefaultCleanerConfig() CleanerConfig {
+	return CleanerConfig{Enable: true, DedupeBufferSize: 128 << 20, Backoff: 15 * time.Second}
+}
+
+// Validate names the first bad flag.
+func (c CleanerConfig) Validate() error {
+	switch {
+	case c.IOMaxBytesPerSecond < 0:
+		return fmt.Errorf("--log-cleaner-io-max-bytes-per-second %d: must not be negative", c.IOMaxBytesPerSecond)
+	case c.DedupeBufferSize < log.MinOffsetMapBytes || c.DedupeBufferSize > 1<<40:
+		return fmt.Errorf("--log-cleaner-dedupe-buffer-size %d: must be in [%d, %d]", c.DedupeBufferSize, log.MinOffsetMapBytes, int64(1)<<40)
+	case c.Backoff <= 0:
+		return fmt.Errorf("--log-cleaner-backoff %v: must be positive", c.Backoff)
+	}
+	return nil
+}
+
+type cleanerMetrics struct {
+	runs, errors, read, written prometheus.Counter
+	lastRun, maxDirty           prometheus.Gauge
+}
+
+func newCleanerMetrics(reg prometheus.Registerer) *cleanerMetrics {
+	m := &cleanerMetrics{
+		runs:    prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_log_cleaner_runs_total", Help: "Cleaning passes of compacted partition logs that finished."}),
+		errors:  prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_log_cleaner_errors_total", Help: "Cleaning passes that failed."}),
+		read:    prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_log_cleaner_read_bytes_total", Help: "Segment bytes the log cleaner read."}),
+		written: prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_log_cleaner_written_bytes_total", Help: "Cleaned segment bytes the log cleaner wrote."}),
+		lastRun: prometheus.NewGauge(prometheus.GaugeOpts{Name: "strata_log_cleaner_last_run_duration_seconds", Help: "How long the last cleaning pass took."}),
+		maxDirty: prometheus.NewGauge(prometheus.GaugeOpts{Name: "strata_log_cleaner_max_dirty_ratio",
+			Help: "Highest share of uncleaned bytes among this agent's compacted partition logs, at the cleaner's last look."}),
+	}
+	reg.MustRegister(m.runs, m.errors, m.read, m.written, m.lastRun, m.maxDirty)
+	return m
+}
+
+// cleanerLoop cleans until the agent stops.
+func (a *Agent) cleanerLoop() {
+	if !a.cfg.LogCleaner.Enable {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-a.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	var m *log.OffsetMap
+	th := log.NewThrottle(float64(a.cfg.LogCleaner.IOMaxBytesPerSecond))
+	t := time.NewTimer(a.cfg.LogCleaner.Backoff)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		// Clean while some log is eligible, at most once per log per
+		// round so that one busy log cannot starve the others.
+		done := map[*partition.Partition]bool{}
+		for ctx.Err() == nil {
+			p := a.dirtiestLog(done)
+			if p == nil {
+				break
+			}
+			done[p] = true
+			if m == nil {
+				m = log.NewOffsetMap(int(a.cfg.LogCleaner.DedupeBufferSize))
+			}
+			a.cleanLog(ctx, p, m, th)
+		}
+		t.Reset(a.cfg.LogCleaner.Backoff)
+	}
+}
+
+// dirtiestLog picks, among the logs not done this round, the eligible
+// compacted log with a record past max.compaction.lag.ms first, then the
+// one with the highest dirty ratio; nil if none.
+func (a *Agent) dirtiestLog(done map[*partition.Partition]bool) *partition.Partition {
+	var best *partition.Partition
+	var bestState log.CleanState
+	maxRatio := 0.0
+	for _, p := range a.localPartitions() {
+		st := p.LocalLog().CleanState()
+		if !st.Compact {
+			continue
+		}
+		maxRatio = max(maxRatio, st.DirtyRatio)
+		if !st.Eligible || done[p] {
+			continue
+		}
+		if best == nil || st.Overdue && !bestState.Overdue || st.Overdue == bestState.Overdue && st.DirtyRatio > bestState.DirtyRatio {
+			best, bestState = p, st
+		}
+	}
+	a.cleanerMetrics.maxDirty.Set(maxRatio)
+	return best
+}
+
+func (a *Agent) cleanLog(ctx context.Context, p *partition.Partition, m *log.OffsetMap, th *log.Throttle) {
+	start := time.Now()
+	res, err := p.LocalLog().Clean(ctx, m, th)
+	a.cleanerMetrics.read.Add(float64(res.BytesRead))
+	a.cleanerMetrics.written.Add(float64(res.BytesWritten))
+	switch {
+	case errors.Is(err, log.ErrClosed) || errors.Is(err, context.Canceled): // deleted or stopping
+	case err != nil:
+		a.cleanerMetrics.errors.Inc()
+		a.logger.Error("log cleaner", "topic", p.Topic(), "partition", p.Index(), "err", err)
+	default:
+		a.cleanerMetrics.runs.Inc()
+		a.cleanerMetrics.lastRun.Set(time.Since(start).Seconds())
+	}
+}

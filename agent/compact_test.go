@@ -1,0 +1,83 @@
+package agent
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/internal/testwait"
+)
+
+// latestValues reads a replica's local log and returns each key's last
+// value, failing if offsets do not strictly increase.
+func latestValues(t *testing.T, p *partition.Partition) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	last := int64(-1)
+	for _, raw := range logBatches(t, p) {
+		h, recs, err := batch.Records(raw, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			off := h.BaseOffset + int64(r.OffsetDelta)
+			if off <= last {
+				t.Fatalf("%s-%d: offset %d after %d", p.Topic(), p.Index(), off, last)
+			}
+			last = off
+			out[string(r.Key)] = string(r.Value)
+		}
+	}
+	return out
+}
+
+// TestCompactedFollowerCopiesAcrossGaps: a follower that was down while
+// its leader compacted the partition fetches by offset across the gaps
+// the cleaner left, cleans its own copy, and ends with the leader's latest
+// value of every key.
+func TestCompactedFollowerCopiesAcrossGaps(t *testing.T) {
+	c := startClusterWith(t, 2, func(cfg *Config) {
+		cfg.LogCleaner.Backoff = 50 * time.Millisecond
+		cfg.LogPreallocate = false
+	})
+	c.create("cmp", 1, 2, map[string]string{"cleanup.policy": "compact", "segment.bytes": "4096", "min.cleanable.dirty.ratio": "0.01"})
+	li := c.leaderOf("cmp", 0)
+	fi := 1 - li
+	c.agents[fi].stop(t)
+	cl := c.client(kgo.DefaultProduceTopic("cmp"), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	want := map[string]string{}
+	for i := range 2000 {
+		k, v := fmt.Sprint("key-", i%40), fmt.Sprint("value-", i)
+		if i%97 == 0 {
+			k = fmt.Sprint("once-", i) // written once: its loss would show
+		}
+		want[k] = v
+		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Key: []byte(k), Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+	}
+	leader := localPartition(c.agents[li], "cmp", 0)
+	testwait.Until(t, 20*time.Second, func() bool { return leader.LocalLog().CleanState().FirstDirty > 1000 }, "the leader to clean")
+
+	c.restart(fi)
+	follower := localPartition(c.agents[fi], "cmp", 0)
+	testwait.Until(t, 20*time.Second, func() bool {
+		return follower.LocalLog().LogEndOffset() == leader.LocalLog().LogEndOffset()
+	}, "the follower to catch up")
+	testwait.Until(t, 20*time.Second, func() bool { return follower.LocalLog().CleanState().FirstDirty > 1000 }, "the follower to clean")
+	for name, p := range map[string]*partition.Partition{"leader": leader, "follower": follower} {
+		got := latestValues(t, p)
+		for k, v := range want {
+			if got[k] != v {
+				t.Fatalf("%s: key %s reads %q, want %q", name, k, got[k], v)
+			}
+		}
+	}
+	if l, f := leader.LocalLog().Size(), follower.LocalLog().Size(); f > 4*l+8192 {
+		t.Fatalf("follower holds %d bytes, leader %d: the follower did not compact", f, l)
+	}
+}
