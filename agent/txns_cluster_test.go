@@ -194,17 +194,27 @@ func TestTxnConsumeTransformProduce(t *testing.T) {
 		t.Fatal("no aborted transaction reached B")
 	}
 	adm := kadm.NewClient(c.client())
-	offsets, err := adm.FetchOffsets(ctx, "ctp-group")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ends, err := adm.ListEndOffsets(ctx, "ctp-a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ends.Each(func(o kadm.ListedOffset) {
-		if got, _ := offsets.Lookup("ctp-a", o.Partition); got.At != o.Offset {
-			t.Errorf("committed offset of ctp-a-%d is %d, its end %d", o.Partition, got.At, o.Offset)
+	// The last commit's marker reaches __consumer_offsets after EndTxn
+	// answers; until then the offsets it commits are pending.
+	var msg string
+	if !testwait.Poll(20*time.Second, func() bool {
+		offsets, err := adm.FetchOffsets(ctx, "ctp-group")
+		if err != nil {
+			msg = err.Error()
+			return false
 		}
-	})
+		msg = ""
+		ends.Each(func(o kadm.ListedOffset) {
+			if got, _ := offsets.Lookup("ctp-a", o.Partition); got.At != o.Offset {
+				msg += fmt.Sprintf("ctp-a-%d at %d, its end %d; ", o.Partition, got.At, o.Offset)
+			}
+		})
+		return msg == ""
+	}) {
+		t.Fatalf("committed offsets are not A's ends: %s", msg)
+	}
 }

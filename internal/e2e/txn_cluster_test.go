@@ -88,32 +88,40 @@ func TestClusterTransactSIGKILL(t *testing.T) {
 	}
 	survivors := slices.DeleteFunc(slices.Clone(all), func(i int) bool { return i == victim })
 	leader, _ := c.leaderIndex("txk-b", 0, victim, survivors)
-	got := readToStable(t, c.direct[leader], "txk-b", 0)
-	slices.Sort(got)
 	want := make([]string, n)
 	for i := range want {
 		want[i] = fmt.Sprintf("%04d", i)
 	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("B at read_committed holds %d records (want %d once each); first %q", len(got), n, got[:min(len(got), 10)])
-	}
+	// The last commit's markers land after EndTxn answers: wait for them.
+	waitFor(t, "B at read_committed to hold every input once", func() string {
+		got := readToStable(t, c.direct[leader], "txk-b", 0)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			return fmt.Sprintf("%d records (want %d once each); first %q", len(got), n, got[:min(len(got), 10)])
+		}
+		return ""
+	})
 	var seeds []string
 	for _, i := range survivors {
 		seeds = append(seeds, c.agents[i].Addr())
 	}
 	adm := kadm.NewClient(newKgo(t, seeds[0], kgo.SeedBrokers(seeds...)))
-	offsets, err := adm.FetchOffsets(ctx, "txk-group")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ends, err := adm.ListEndOffsets(ctx, "txk-a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ends.Each(func(o kadm.ListedOffset) {
-		if got, _ := offsets.Lookup("txk-a", o.Partition); got.At != o.Offset {
-			t.Errorf("committed offset of txk-a-%d is %d, its end %d", o.Partition, got.At, o.Offset)
+	waitFor(t, "the committed offsets to be A's ends", func() string {
+		offsets, err := adm.FetchOffsets(ctx, "txk-group")
+		if err != nil {
+			return err.Error()
 		}
+		msg := ""
+		ends.Each(func(o kadm.ListedOffset) {
+			if got, _ := offsets.Lookup("txk-a", o.Partition); got.At != o.Offset {
+				msg += fmt.Sprintf("txk-a-%d at %d, its end %d; ", o.Partition, got.At, o.Offset)
+			}
+		})
+		return msg
 	})
 	t.Logf("killed agent %d (the transaction coordinator) at round 5; %d rounds", victim, rounds)
 }
