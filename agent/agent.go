@@ -99,6 +99,10 @@ type Agent struct {
 	signal partition.Signal // wakes every long poll
 	pids   producerIDs
 	coords coordinators
+	// txnCoords are the transaction coordinators loaded here (txns.go);
+	// txnBeforeMarkers is Options.TxnBeforeMarkers.
+	txnCoords        txnCoordinators
+	txnBeforeMarkers func(transactionalID string) bool
 
 	// listeners are the Kafka listeners; kafkaLn and advertised are the
 	// first's, the one replication and the console use (listeners.go).
@@ -143,6 +147,10 @@ type Options struct {
 	// WrapStore, if set, wraps the bucket --store opens (tests inject store
 	// faults with objstore.NewFaulty).
 	WrapStore func(objstore.Bucket) objstore.Bucket
+	// TxnBeforeMarkers, if set, runs between a transaction's Prepare
+	// record and its markers (txn.Config.BeforeMarkers): tests stop a
+	// coordinator there to see the next one complete the transaction.
+	TxnBeforeMarkers func(transactionalID string) bool
 }
 
 // New validates cfg, opens the data directory, the store and every local
@@ -160,17 +168,18 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		opts.FS = vfs.Default
 	}
 	a := &Agent{
-		cfg:          cfg,
-		fs:           opts.FS,
-		logger:       logger,
-		registry:     prometheus.NewRegistry(),
-		topics:       map[string]*topicEntry{},
-		byID:         map[[16]byte]*topicEntry{},
-		stop:         make(chan struct{}),
-		wrapStore:    opts.WrapStore,
-		reconcileNow: make(chan struct{}, 1),
-		startedAt:    time.Now(),
-		running:      make(chan struct{}),
+		cfg:              cfg,
+		fs:               opts.FS,
+		logger:           logger,
+		registry:         prometheus.NewRegistry(),
+		topics:           map[string]*topicEntry{},
+		byID:             map[[16]byte]*topicEntry{},
+		stop:             make(chan struct{}),
+		wrapStore:        opts.WrapStore,
+		txnBeforeMarkers: opts.TxnBeforeMarkers,
+		reconcileNow:     make(chan struct{}, 1),
+		startedAt:        time.Now(),
+		running:          make(chan struct{}),
 	}
 	a.partMetrics = partition.NewMetrics(a.registry)
 	a.cleanerMetrics = newCleanerMetrics(a.registry)
@@ -400,7 +409,7 @@ func (a *Agent) HTTPAddr() net.Addr { return a.httpLn.Addr() }
 func (a *Agent) Run(ctx context.Context) error {
 	errc := make(chan error, 1+len(a.listeners))
 	close(a.running)
-	a.wg.Add(8 + len(a.listeners))
+	a.wg.Add(9 + len(a.listeners))
 	for _, l := range a.listeners {
 		go func() {
 			defer a.wg.Done()
@@ -426,6 +435,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	go func() {
 		defer a.wg.Done()
 		a.cleanerLoop()
+	}()
+	go func() {
+		defer a.wg.Done()
+		a.txnLoop()
 	}()
 	if a.httpTokenWatch != nil {
 		a.wg.Add(1)
@@ -513,6 +526,7 @@ func (a *Agent) Close() error {
 			cancel()
 		}
 		a.wg.Wait()
+		a.closeTxnCoordinators()
 		a.closeCoordinators()
 		errs = append(errs, a.closePartitions())
 		if a.tier != nil {

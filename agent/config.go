@@ -181,6 +181,22 @@ type Config struct {
 	// OffsetsRetention (--offsets-retention) is how long committed offsets
 	// of a group without members are kept (offsets.retention.minutes).
 	OffsetsRetention time.Duration
+	// TransactionStatePartitions (--transaction-state-partitions) is the
+	// partition count of __transaction_state when it is created
+	// (transaction.state.log.num.partitions).
+	TransactionStatePartitions int32
+	// TransactionMaxTimeout (--transaction-max-timeout) bounds the
+	// transaction.timeout.ms a producer may ask for
+	// (transaction.max.timeout.ms).
+	TransactionMaxTimeout time.Duration
+	// TransactionalIDExpiration (--transactional-id-expiration) is how long
+	// a transactional id without an open transaction is kept after its
+	// last change (transactional.id.expiration.ms).
+	TransactionalIDExpiration time.Duration
+	// TransactionAbortCheckInterval (--transaction-abort-check-interval) is
+	// how often coordinators look for transactions open past their timeout
+	// (transaction.abort.timed.out.transaction.cleanup.interval.ms).
+	TransactionAbortCheckInterval time.Duration
 	// GroupInitialRebalanceDelay (--group-initial-rebalance-delay) holds
 	// the first rebalance of an empty group so members starting together
 	// join one generation (group.initial.rebalance.delay.ms).
@@ -244,6 +260,10 @@ func DefaultConfig() Config {
 		OffsetsTopicPartitions:         50,
 		OffsetsTopicSegmentBytes:       100 << 20,
 		OffsetsRetention:               7 * 24 * time.Hour,
+		TransactionStatePartitions:     50,
+		TransactionMaxTimeout:          15 * time.Minute,
+		TransactionAbortCheckInterval:  10 * time.Second,
+		TransactionalIDExpiration:      7 * 24 * time.Hour,
 		GroupInitialRebalanceDelay:     3 * time.Second,
 		GroupConsumerSessionTimeout:    45 * time.Second,
 		GroupConsumerHeartbeatInterval: 5 * time.Second,
@@ -333,6 +353,10 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&c.OffsetsTopicPartitions, "offsets-topic-partitions", c.OffsetsTopicPartitions, "Partitions of __consumer_offsets when it is created (offsets.topic.num.partitions).")
 	fs.Int32Var(&c.OffsetsTopicSegmentBytes, "offsets-topic-segment-bytes", c.OffsetsTopicSegmentBytes, "segment.bytes of __consumer_offsets when it is created; the log cleaner compacts only sealed segments (offsets.topic.segment.bytes).")
 	fs.DurationVar(&c.OffsetsRetention, "offsets-retention", c.OffsetsRetention, "How long committed offsets of a group without members are kept (offsets.retention.minutes).")
+	fs.Int32Var(&c.TransactionStatePartitions, "transaction-state-partitions", c.TransactionStatePartitions, "Partitions of __transaction_state when it is created (transaction.state.log.num.partitions).")
+	fs.DurationVar(&c.TransactionMaxTimeout, "transaction-max-timeout", c.TransactionMaxTimeout, "The longest transaction.timeout.ms a producer may ask for (transaction.max.timeout.ms).")
+	fs.DurationVar(&c.TransactionalIDExpiration, "transactional-id-expiration", c.TransactionalIDExpiration, "How long a transactional id without an open transaction is kept after its last change before it is forgotten (transactional.id.expiration.ms).")
+	fs.DurationVar(&c.TransactionAbortCheckInterval, "transaction-abort-check-interval", c.TransactionAbortCheckInterval, "How often transactions open longer than their timeout are looked for and aborted (transaction.abort.timed.out.transaction.cleanup.interval.ms).")
 	fs.DurationVar(&c.GroupConsumerSessionTimeout, "group-consumer-session-timeout", c.GroupConsumerSessionTimeout, "A KIP-848 group member that sends no heartbeat for this long is removed (group.consumer.session.timeout.ms).")
 	fs.DurationVar(&c.GroupConsumerHeartbeatInterval, "group-consumer-heartbeat-interval", c.GroupConsumerHeartbeatInterval, "How often KIP-848 group members are asked to heartbeat (group.consumer.heartbeat.interval.ms).")
 	fs.DurationVar(&c.GroupInitialRebalanceDelay, "group-initial-rebalance-delay", c.GroupInitialRebalanceDelay, "How long the first rebalance of an empty group waits for more members (group.initial.rebalance.delay.ms).")
@@ -460,6 +484,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--offsets-topic-segment-bytes %d: must be at least 14", c.OffsetsTopicSegmentBytes)
 	case c.OffsetsTopicPartitions < 1 || c.OffsetsTopicPartitions > 1000:
 		return fmt.Errorf("--offsets-topic-partitions %d: must be in [1, 1000]", c.OffsetsTopicPartitions)
+	case c.TransactionStatePartitions < 1 || c.TransactionStatePartitions > 1000:
+		return fmt.Errorf("--transaction-state-partitions %d: must be in [1, 1000]", c.TransactionStatePartitions)
+	case c.TransactionMaxTimeout < time.Second:
+		return fmt.Errorf("--transaction-max-timeout %v: must be at least 1s", c.TransactionMaxTimeout)
+	case c.TransactionalIDExpiration < time.Second:
+		return fmt.Errorf("--transactional-id-expiration %v: must be at least 1s", c.TransactionalIDExpiration)
+	case c.TransactionAbortCheckInterval < 10*time.Millisecond:
+		return fmt.Errorf("--transaction-abort-check-interval %v: must be at least 10ms", c.TransactionAbortCheckInterval)
 	case c.OffsetsRetention < time.Minute:
 		return fmt.Errorf("--offsets-retention %v: must be at least 1m", c.OffsetsRetention)
 	case c.GroupInitialRebalanceDelay < 0:

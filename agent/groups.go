@@ -72,26 +72,32 @@ func (o offsetsLog) HighWatermark() int64  { return o.p.HighWatermark() }
 // ensureOffsetsTopic returns __consumer_offsets, creating it on first use
 // with --offsets-topic-partitions partitions.
 func (a *Agent) ensureOffsetsTopic(ctx context.Context) (*topicEntry, error) {
-	if e, ok := a.entry(offsetsTopic); ok {
+	return a.ensureInternalTopic(ctx, offsetsTopic, a.cfg.OffsetsTopicPartitions, a.offsetsTopicConfigs())
+}
+
+// ensureInternalTopic returns a coordinators' topic (__consumer_offsets,
+// __transaction_state), creating it on first use.
+func (a *Agent) ensureInternalTopic(ctx context.Context, name string, partitions int32, configs map[string]string) (*topicEntry, error) {
+	if e, ok := a.entry(name); ok {
 		return e, nil
 	}
 	a.adminMu.Lock()
 	defer a.adminMu.Unlock()
-	if e, ok := a.entry(offsetsTopic); ok {
+	if e, ok := a.entry(name); ok {
 		return e, nil
 	}
 	// Never more replicas than live agents: a lookup must not fail with
 	// INVALID_REPLICATION_FACTOR, which clients do not retry.
 	rf := min(a.defaultReplicationFactor(), 3, int16(len(a.placementAgents())))
-	_, err := a.createTopicLocked(ctx, offsetsTopic, a.cfg.OffsetsTopicPartitions, rf, a.offsetsTopicConfigs())
+	_, err := a.createTopicLocked(ctx, name, partitions, rf, configs)
 	if errors.Is(err, metadata.ErrTopicExists) {
 		// Another agent created it first, and this one has not heard yet.
-		err = a.adoptTopicLocked(ctx, offsetsTopic)
+		err = a.adoptTopicLocked(ctx, name)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", offsetsTopic, err)
+		return nil, fmt.Errorf("create %s: %w", name, err)
 	}
-	e, _ := a.entry(offsetsTopic)
+	e, _ := a.entry(name)
 	return e, nil
 }
 
@@ -118,9 +124,14 @@ func (a *Agent) FindGroupCoordinator(ctx context.Context, groupID string) (kafka
 	if err != nil {
 		return kafka.Broker{}, err
 	}
-	index := group.Partition(groupID, e.meta.Partitions)
+	return a.leaderBroker(e, group.Partition(groupID, e.meta.Partitions))
+}
+
+// leaderBroker is the live agent that leads partition index of e: a
+// coordinator's address.
+func (a *Agent) leaderBroker(e *topicEntry, index int32) (kafka.Broker, error) {
 	if int(index) >= len(e.snap.Partitions) {
-		return kafka.Broker{}, fmt.Errorf("%w: %s-%d is not open here", kafka.ErrCoordinatorNotAvailable, offsetsTopic, index)
+		return kafka.Broker{}, fmt.Errorf("%w: %s-%d is not open here", kafka.ErrCoordinatorNotAvailable, e.meta.Name, index)
 	}
 	leader := e.snap.Partitions[index].Leader()
 	for _, b := range a.Brokers() {
@@ -128,7 +139,7 @@ func (a *Agent) FindGroupCoordinator(ctx context.Context, groupID string) (kafka
 			return b, nil
 		}
 	}
-	return kafka.Broker{}, fmt.Errorf("%w: leader %d of %s-%d is not live", kafka.ErrCoordinatorNotAvailable, leader, offsetsTopic, index)
+	return kafka.Broker{}, fmt.Errorf("%w: leader %d of %s-%d is not live", kafka.ErrCoordinatorNotAvailable, leader, e.meta.Name, index)
 }
 
 // GroupCoordinator implements kafka.Groups.

@@ -29,8 +29,11 @@ func (h hostView) UploadTiered(ctx context.Context) { h.a.tier.UploadOnce(ctx) }
 func (h hostView) StopAgent()                       { h.a.Close() }
 
 func (h hostView) LeaderMovedAway(p *partition.Partition) {
-	if p.Topic() == offsetsTopic {
+	switch p.Topic() {
+	case offsetsTopic:
 		h.a.unloadCoordinator(p.Index())
+	case txnTopic:
+		h.a.unloadTxnCoordinator(p.Index())
 	}
 }
 
@@ -102,8 +105,11 @@ func (a *Agent) moveReplica(k control.Key, st metadata.PartitionState, etag stri
 			return
 		}
 		p := parts[i]
-		if e.meta.Name == offsetsTopic {
+		switch e.meta.Name {
+		case offsetsTopic:
 			a.unloadCoordinator(k.Index)
+		case txnTopic:
+			a.unloadTxnCoordinator(k.Index)
 		}
 		p.MovedAway()
 		if err := p.Close(); err != nil {

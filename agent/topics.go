@@ -44,7 +44,7 @@ func newTopicEntry(meta metadata.Topic, resolved metadata.Resolved, parts []*par
 	e.snap = &kafka.Topic{
 		Name:              meta.Name,
 		ID:                meta.ID,
-		Internal:          meta.Name == offsetsTopic,
+		Internal:          internalTopic(meta.Name),
 		Configs:           maps.Clone(meta.Configs),
 		Resolved:          resolved,
 		PartitionCount:    meta.Partitions,
@@ -276,8 +276,8 @@ func (a *Agent) collides(name string) (string, bool) {
 func (a *Agent) CreateTopic(ctx context.Context, name string, partitions int32, rf int16, configs map[string]string, validateOnly bool) (*kafka.Topic, error) {
 	a.adminMu.Lock()
 	defer a.adminMu.Unlock()
-	if name == offsetsTopic {
-		return nil, fmt.Errorf("%w: %q is the group coordinator's internal topic; it is created on first use", metadata.ErrInvalidTopic, name)
+	if internalTopic(name) {
+		return nil, fmt.Errorf("%w: %q is a coordinator's internal topic; it is created on first use", metadata.ErrInvalidTopic, name)
 	}
 	if err := metadata.ValidateTopicName(name); err != nil {
 		return nil, err
@@ -457,11 +457,12 @@ func (a *Agent) DeleteTopic(ctx context.Context, name string) error {
 	return nil
 }
 
-// mutableTopic returns a topic that clients may change. __consumer_offsets
-// is not one: more partitions would move groups away from their offsets,
-// and its configs are the agent's. a.adminMu is held.
+// mutableTopic returns a topic that clients may change. The internal
+// topics are not: more partitions would move groups and transactional ids
+// away from their state, and their configs are the agent's. a.adminMu is
+// held.
 func (a *Agent) mutableTopic(name string) (*topicEntry, error) {
-	if name == offsetsTopic {
+	if internalTopic(name) {
 		return nil, fmt.Errorf("%w: %q is internal; clients cannot change it", metadata.ErrInvalidTopic, name)
 	}
 	e, ok := a.entry(name)
@@ -569,3 +570,7 @@ func (a *Agent) applyTopicLocked(ctx context.Context, e *topicEntry, t metadata.
 	}
 	return errors.Join(errs...)
 }
+
+// internalTopic reports whether name is a coordinator's topic, which
+// clients may read but not create, produce to or change, as in Kafka.
+func internalTopic(name string) bool { return name == offsetsTopic || name == txnTopic }

@@ -72,6 +72,7 @@ fuzz ./agent/log/ FuzzRecovery
 fuzz ./agent/log/batch/ FuzzValidate
 fuzz ./agent/log/batch/ FuzzRecordsSection
 fuzz ./agent/metadata/ FuzzReadObjects
+fuzz ./agent/txn/ FuzzDecodeRecord
 fuzz ./agent/kafka/ FuzzHandleRequest
 fuzz ./membership/ FuzzDecodeMeta
 fuzz ./membership/ FuzzDecodeMessage

@@ -78,7 +78,10 @@ type Coordinator struct {
 
 	mu     sync.Mutex
 	groups map[string]*groupState
-	closed bool
+	// pendingTxn holds, per producer id, the offsets of transactional
+	// commits (TxnOffsetCommit) whose transaction has no marker yet.
+	pendingTxn map[int64]map[groupPartition]Offset
+	closed     bool
 }
 
 // groupState is what the coordinator knows of one group: its committed
@@ -149,7 +152,8 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 	if logger == nil {
 		logger = slog.Default()
 	}
-	c := &Coordinator{partition: partition, log: l, cfg: cfg, logger: logger, now: cfg.Now, groups: map[string]*groupState{}, topics: cfg.Topics}
+	c := &Coordinator{partition: partition, log: l, cfg: cfg, logger: logger, now: cfg.Now, groups: map[string]*groupState{},
+		topics: cfg.Topics, pendingTxn: map[int64]map[groupPartition]Offset{}}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -169,6 +173,10 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 		next := offset
 		_, err = batch.Split(chunk, func(h batch.Header, raw []byte) error {
 			next = h.LastOffset() + 1
+			if h.IsControl() {
+				c.replayMarker(h, raw)
+				return nil
+			}
 			_, recs, err := batch.Records(raw, maxDecompressed)
 			if err != nil {
 				return err
@@ -178,7 +186,10 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 				if err != nil {
 					return fmt.Errorf("offset %d: %w", h.BaseOffset+int64(r.OffsetDelta), err)
 				}
-				if ok {
+				switch {
+				case ok && h.IsTransactional():
+					c.addPendingTxn(h.ProducerID, d)
+				case ok:
 					c.apply(d)
 					records++
 				}

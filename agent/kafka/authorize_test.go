@@ -302,6 +302,56 @@ func authzCases() []authzCase {
 			req.Version, req.TransactionalID = 4, strptr("tx")
 			return req
 		}, func(r kmsg.Response) int16 { return r.(*kmsg.InitProducerIDResponse).ErrorCode }, kerr.TransactionalIDAuthorizationFailed},
+		{"AddPartitionsToTxn WRITE transactional id", func() kmsg.Request {
+			req := kmsg.NewPtrAddPartitionsToTxnRequest()
+			req.Version, req.TransactionalID = 3, "tx"
+			rt := kmsg.NewAddPartitionsToTxnRequestTopic()
+			rt.Topic, rt.Partitions = "t", []int32{0}
+			req.Topics = append(req.Topics, rt)
+			return req
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode
+		}, kerr.TransactionalIDAuthorizationFailed},
+		{"AddOffsetsToTxn WRITE transactional id", func() kmsg.Request {
+			req := kmsg.NewPtrAddOffsetsToTxnRequest()
+			req.Version, req.TransactionalID, req.Group = 3, "tx", group
+			return req
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.AddOffsetsToTxnResponse).ErrorCode }, kerr.TransactionalIDAuthorizationFailed},
+		{"EndTxn WRITE transactional id", func() kmsg.Request {
+			req := kmsg.NewPtrEndTxnRequest()
+			req.Version, req.TransactionalID = 3, "tx"
+			return req
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.EndTxnResponse).ErrorCode }, kerr.TransactionalIDAuthorizationFailed},
+		{"TxnOffsetCommit WRITE transactional id", func() kmsg.Request {
+			req := kmsg.NewPtrTxnOffsetCommitRequest()
+			req.Version, req.TransactionalID, req.Group = 3, "tx", group
+			rt := kmsg.NewTxnOffsetCommitRequestTopic()
+			rt.Topic = "t"
+			rt.Partitions = append(rt.Partitions, kmsg.NewTxnOffsetCommitRequestTopicPartition())
+			req.Topics = append(req.Topics, rt)
+			return req
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+		}, kerr.TransactionalIDAuthorizationFailed},
+		{"WriteTxnMarkers CLUSTER_ACTION", func() kmsg.Request {
+			req := kmsg.NewPtrWriteTxnMarkersRequest()
+			req.Version = 1
+			m := kmsg.NewWriteTxnMarkersRequestMarker()
+			mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+			mt.Topic, mt.Partitions = "t", []int32{0}
+			m.Topics = append(m.Topics, mt)
+			req.Markers = append(req.Markers, m)
+			return req
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.WriteTxnMarkersResponse).Markers[0].Topics[0].Partitions[0].ErrorCode
+		}, kerr.ClusterAuthorizationFailed},
+		{"DescribeTransactions DESCRIBE transactional id", func() kmsg.Request {
+			req := kmsg.NewPtrDescribeTransactionsRequest()
+			req.TransactionalIDs = []string{"tx"}
+			return req
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.DescribeTransactionsResponse).TransactionStates[0].ErrorCode
+		}, kerr.TransactionalIDAuthorizationFailed},
 		{"ElectLeaders ALTER cluster", func() kmsg.Request {
 			req := kmsg.NewPtrElectLeadersRequest()
 			req.Version = 2

@@ -11,6 +11,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/quota"
+	"github.com/strata-streaming/strata/agent/txn"
 	"github.com/strata-streaming/strata/internal/scram"
 )
 
@@ -75,6 +76,27 @@ type Groups interface {
 	GroupCoordinator(ctx context.Context, group string) (*group.Coordinator, error)
 	// GroupCoordinators returns the coordinators loaded on this agent.
 	GroupCoordinators() []*group.Coordinator
+}
+
+// Transactions finds and loads transaction coordinators, and writes the
+// markers that end transactions on the partitions this agent leads.
+type Transactions interface {
+	// FindTxnCoordinator returns the agent that coordinates a
+	// transactional id, creating __transaction_state on first use.
+	FindTxnCoordinator(ctx context.Context, transactionalID string) (Broker, error)
+	// TxnCoordinator returns the coordinator of a transactional id when
+	// this agent is it (ErrNotCoordinator otherwise), loading it on first
+	// use.
+	TxnCoordinator(ctx context.Context, transactionalID string) (*txn.Coordinator, error)
+	// TxnCoordinators returns the coordinators loaded on this agent.
+	TxnCoordinators() []*txn.Coordinator
+	// GroupOffsetsPartition is the partition of __consumer_offsets that
+	// holds a group's offsets (AddOffsetsToTxn adds it to a transaction).
+	GroupOffsetsPartition(ctx context.Context, group string) (int32, error)
+	// WriteTxnMarker appends a transaction marker to a partition this
+	// agent leads and returns once acks=all holds; on __consumer_offsets
+	// it also completes the group's pending transactional offsets.
+	WriteTxnMarker(ctx context.Context, topic string, partition int32, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error
 }
 
 // Reassignments moves partitions between agents and elects their leaders.
@@ -153,6 +175,7 @@ type Backend interface {
 	TopicAdmin
 	ProducerIDs
 	Groups
+	Transactions
 	Reassignments
 	Users
 	Authorizer
@@ -172,6 +195,7 @@ type Backends struct {
 	TopicAdmin    TopicAdmin
 	ProducerIDs   ProducerIDs
 	Groups        Groups
+	Transactions  Transactions
 	Reassignments Reassignments
 	Users         Users
 	Authorizer    Authorizer
@@ -180,7 +204,7 @@ type Backends struct {
 
 // BackendsOf returns every family of b.
 func BackendsOf(b Backend) Backends {
-	return Backends{Cluster: b, Topics: b, TopicAdmin: b, ProducerIDs: b, Groups: b, Reassignments: b, Users: b, Authorizer: b, Quotas: b}
+	return Backends{Cluster: b, Topics: b, TopicAdmin: b, ProducerIDs: b, Groups: b, Transactions: b, Reassignments: b, Users: b, Authorizer: b, Quotas: b}
 }
 
 // Reassignment is a partition move in progress.

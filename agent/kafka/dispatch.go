@@ -49,7 +49,6 @@ func init() {
 	register(0, 3, 13, typed(handleProduce))
 	register(1, 4, 17, typed(handleFetch))
 	register(2, 1, 10, typed(handleListOffsets))
-	register(22, 0, 5, typed(handleInitProducerID))
 	register(19, 2, 7, typed(handleCreateTopics))
 	register(20, 1, 6, typed(handleDeleteTopics))
 	register(17, 0, 1, typed(handleSaslHandshake))
@@ -60,6 +59,7 @@ func init() {
 	register(49, 0, 1, typed(handleAlterClientQuotas))
 	registerAdmin()
 	registerGroups()
+	registerTxns()
 }
 
 func supported(key, version int16) bool {

@@ -11,6 +11,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/replica"
+	"github.com/strata-streaming/strata/agent/txn"
 )
 
 // errorCode maps a Go error from the agent's packages to the Kafka error code
@@ -103,6 +104,22 @@ func errorCode(err error) int16 {
 		return kerr.OutOfOrderSequenceNumber.Code
 	case errors.Is(err, log.ErrInvalidProducerEpoch):
 		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, log.ErrInvalidTxnState), errors.Is(err, txn.ErrInvalidTxnState):
+		return kerr.InvalidTxnState.Code
+	case errors.Is(err, log.ErrCoordinatorFenced):
+		return kerr.TransactionCoordinatorFenced.Code
+	case errors.Is(err, txn.ErrClosed):
+		return kerr.NotCoordinator.Code
+	case errors.Is(err, txn.ErrConcurrentTransactions):
+		return kerr.ConcurrentTransactions.Code
+	case errors.Is(err, txn.ErrProducerFenced):
+		return kerr.ProducerFenced.Code
+	case errors.Is(err, txn.ErrInvalidProducerIDMapping):
+		return kerr.InvalidProducerIDMapping.Code
+	case errors.Is(err, txn.ErrInvalidTimeout):
+		return kerr.InvalidTransactionTimeout.Code
+	case errors.Is(err, txn.ErrInvalidTransactionalID):
+		return kerr.InvalidRequest.Code
 	case errors.Is(err, log.ErrStorage), errors.Is(err, log.ErrClosed), errors.Is(err, log.ErrFailed), errors.Is(err, log.ErrTruncated):
 		return kerr.KafkaStorageError.Code
 	case errors.Is(err, log.ErrBatchTooLarge):

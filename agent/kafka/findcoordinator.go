@@ -4,9 +4,9 @@ package kafka
 //
 // Group keys (type 0) are answered with the leader of the partition of
 // __consumer_offsets that the group hashes to, as in Kafka; the topic is
-// created on the first lookup. Transaction keys (type 1) get
-// COORDINATOR_NOT_AVAILABLE with a message, since transactions are not
-// served. Version 6 (share-group keys, KIP-932) is not served.
+// created on the first lookup. Transaction keys (type 1) are answered
+// with the leader of the partition of __transaction_state the
+// transactional id hashes to, created likewise. Version 6 (share-group keys, KIP-932) is not served.
 //
 // Authorization (authorize.go): DESCRIBE on the GROUP (GROUP_AUTHORIZATION_FAILED)
 // or, for a transaction coordinator, on the TRANSACTIONAL_ID
@@ -36,8 +36,12 @@ func handleFindCoordinator(ctx context.Context, s *Server, r *request, req *kmsg
 		}
 		switch {
 		case c.ErrorCode != 0:
-		case req.CoordinatorType == 0:
-			b, err := s.groups.FindGroupCoordinator(ctx, key)
+		case req.CoordinatorType == 0 || req.CoordinatorType == 1:
+			find := s.groups.FindGroupCoordinator
+			if req.CoordinatorType == 1 {
+				find = s.txns.FindTxnCoordinator
+			}
+			b, err := find(ctx, key)
 			if err != nil {
 				c.ErrorCode, c.ErrorMessage = errorCode(err), errorMessage(err)
 				if c.ErrorCode == kerr.UnknownServerError.Code {
@@ -47,9 +51,6 @@ func handleFindCoordinator(ctx context.Context, s *Server, r *request, req *kmsg
 				c.Host, c.Port = b.address(r.listenerName())
 				c.NodeID = b.ID
 			}
-		case req.CoordinatorType == 1:
-			c.ErrorCode = kerr.CoordinatorNotAvailable.Code
-			c.ErrorMessage = strptr("transactions are not supported by Strata")
 		default:
 			c.ErrorCode = kerr.InvalidRequest.Code
 			c.ErrorMessage = strptr("unknown coordinator type")

@@ -2,12 +2,19 @@ package kafka
 
 // InitProducerId (key 22), versions 0-5.
 //
-// Only idempotent producers are served. A request with a transactional id
-// gets TRANSACTIONAL_ID_NOT_FOUND, so a transactional client fails fast with
-// a clear error instead of retrying a coordinator that does not exist. A request that names
-// an existing producer id and epoch (KIP-360, to bump the epoch after an
-// error) gets a fresh producer id, which is what Kafka does for
-// non-transactional producers.
+// Without a transactional id: a fresh producer id for an idempotent
+// producer. A request that names an existing producer id and epoch
+// (KIP-360, to bump the epoch after an error) gets a fresh producer id
+// too, which is what Kafka does for non-transactional producers.
+//
+// With a transactional id: the transaction coordinator's answer
+// (agent/txn): the id's producer id with its epoch bumped, which fences
+// every older instance; an open transaction of the old instance is
+// aborted first (CONCURRENT_TRANSACTIONS until that completes; the client
+// retries); transaction.timeout.ms above --transaction-max-timeout is
+// INVALID_TRANSACTION_TIMEOUT. A KIP-360 request (v3+) whose producer id
+// and epoch are no longer current is PRODUCER_FENCED (v4+) or
+// INVALID_PRODUCER_EPOCH before v4, as in Kafka.
 //
 // Authorization (authorize.go): a transactional id needs WRITE on it
 // (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); an idempotent producer needs
@@ -16,6 +23,7 @@ package kafka
 
 import (
 	"context"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -34,7 +42,15 @@ func handleInitProducerID(ctx context.Context, s *Server, r *request, req *kmsg.
 		return resp, nil
 	}
 	if req.TransactionalID != nil {
-		resp.ErrorCode = kerr.TransactionalIDNotFound.Code
+		c, err := s.txns.TxnCoordinator(ctx, *req.TransactionalID)
+		if err == nil {
+			timeout := time.Duration(req.TransactionTimeoutMillis) * time.Millisecond
+			resp.ProducerID, resp.ProducerEpoch, err = c.InitProducerID(ctx, *req.TransactionalID, timeout, req.ProducerID, req.ProducerEpoch)
+		}
+		if err != nil {
+			resp.ProducerID, resp.ProducerEpoch = -1, -1
+			resp.ErrorCode = txnErrorCode(err, r.version, 4)
+		}
 		return resp, nil
 	}
 	id, err := s.producerIDs.NewProducerID(ctx)

@@ -5,8 +5,10 @@ package kafka
 // Versions 8+ ask for several groups at once; each group's answer carries
 // its own error. A null topic list asks for every committed offset of the
 // group. A partition without a commit answers offset -1, as in Kafka.
-// RequireStable (v7+) changes nothing: there are no transactions, so no
-// offset is ever pending. MemberID and MemberEpoch (v9, KIP-848) are not
+// With RequireStable (v7+), a partition whose offset a transaction
+// committed (TxnOffsetCommit) and whose marker has not landed yet answers
+// UNSTABLE_OFFSET_COMMIT, as in Kafka; without it the last offset
+// committed outside a pending transaction is answered. MemberID and MemberEpoch (v9, KIP-848) are not
 // checked yet. Version 10 (topic ids) is not served.
 //
 // Authorization (authorize.go): DESCRIBE on the GROUP (GROUP_AUTHORIZATION_FAILED)
@@ -38,7 +40,7 @@ func handleOffsetFetch(ctx context.Context, s *Server, r *request, req *kmsg.Off
 				rg.Topics = append(rg.Topics, gt)
 			}
 		}
-		g := s.fetchGroupOffsets(ctx, r, rg)
+		g := s.fetchGroupOffsets(ctx, r, rg, req.RequireStable)
 		resp.ErrorCode = g.ErrorCode
 		for _, gt := range g.Topics {
 			t := kmsg.NewOffsetFetchResponseTopic()
@@ -53,13 +55,13 @@ func handleOffsetFetch(ctx context.Context, s *Server, r *request, req *kmsg.Off
 		return resp, nil
 	}
 	for _, rg := range req.Groups {
-		resp.Groups = append(resp.Groups, s.fetchGroupOffsets(ctx, r, rg))
+		resp.Groups = append(resp.Groups, s.fetchGroupOffsets(ctx, r, rg, req.RequireStable))
 	}
 	return resp, nil
 }
 
 // fetchGroupOffsets answers one group of an OffsetFetch.
-func (s *Server) fetchGroupOffsets(ctx context.Context, r *request, rg kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
+func (s *Server) fetchGroupOffsets(ctx context.Context, r *request, rg kmsg.OffsetFetchRequestGroup, requireStable bool) kmsg.OffsetFetchResponseGroup {
 	g := kmsg.NewOffsetFetchResponseGroup()
 	g.Group = rg.Group
 	if !s.authorizedGroup(r, kmsg.ACLOperationDescribe, rg.Group) {
@@ -89,6 +91,10 @@ func (s *Server) fetchGroupOffsets(ctx context.Context, r *request, rg kmsg.Offs
 		g.ErrorCode = errorCode(err)
 		return g
 	}
+	var unstable map[group.TopicPartition]bool
+	if requireStable {
+		unstable = c.PendingTxnOffsets(rg.Group)
+	}
 	all := want == nil
 	if all {
 		want = slices.SortedFunc(maps.Keys(got), group.ComparePartitions)
@@ -117,8 +123,12 @@ func (s *Server) fetchGroupOffsets(ctx context.Context, r *request, rg kmsg.Offs
 		if o, found := got[tp]; described && found {
 			p.Offset, p.LeaderEpoch, p.Metadata = o.Offset, o.LeaderEpoch, strptr(o.Metadata)
 		}
-		if !described {
+		switch {
+		case !described:
 			p.ErrorCode = kerr.TopicAuthorizationFailed.Code
+		case unstable[tp]:
+			p.Offset, p.LeaderEpoch, p.Metadata = -1, -1, strptr("")
+			p.ErrorCode = kerr.UnstableOffsetCommit.Code
 		}
 		g.Topics[i].Partitions = append(g.Topics[i].Partitions, p)
 	}

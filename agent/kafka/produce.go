@@ -8,7 +8,11 @@ package kafka
 // batch is checked in full (CRC, record framing, counts, timestamps) before
 // it reaches the log; it is re-encoded only when the topic's
 // compression.type names a codec other than the batch's. Transactional
-// batches are refused with INVALID_TXN_STATE: transactions are not served.
+// batches are written as any other; the log opens the producer's
+// transaction and refuses a fenced epoch (INVALID_PRODUCER_EPOCH) or a
+// plain batch inside an open transaction (INVALID_TXN_STATE). Unlike
+// Kafka's leaders (KIP-890), a leader does not ask the coordinator whether
+// the partition was added to the transaction.
 // A request's batches are written in order, then their acks are awaited
 // concurrently, so their fsyncs overlap instead of adding up; a
 // connection's next Produce is written while this one waits (see
@@ -25,7 +29,9 @@ package kafka
 // the compressed size.
 //
 // Authorization (authorize.go): WRITE on each topic, else
-// TOPIC_AUTHORIZATION_FAILED on its partitions.
+// TOPIC_AUTHORIZATION_FAILED on its partitions; a transactional produce
+// also needs WRITE on its TRANSACTIONAL_ID, else
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition.
 
 import (
 	"context"
@@ -89,6 +95,7 @@ func (s *Server) startProduce(ctx context.Context, r *request, req *kmsg.Produce
 		call.ctx, call.cancel = context.WithTimeout(ctx, time.Duration(req.TimeoutMillis)*time.Millisecond)
 	}
 	acks := req.Acks
+	txnDenied := req.TransactionID != nil && !s.authorized(r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *req.TransactionID)
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		rtopic := kmsg.NewProduceResponseTopic()
@@ -109,8 +116,8 @@ func (s *Server) startProduce(ctx context.Context, r *request, req *kmsg.Produce
 			switch {
 			case acks != 0 && acks != 1 && acks != -1:
 				rp.ErrorCode = kerr.InvalidRequiredAcks.Code
-			case req.TransactionID != nil:
-				rp.ErrorCode = kerr.InvalidTxnState.Code
+			case txnDenied:
+				rp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 			case denied:
 				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case !ok && r.version >= 13:
@@ -243,9 +250,6 @@ func checkBatch(cfg metadata.Resolved, records []byte, now time.Time, limit int)
 	info, err := batch.Inspect(records, opts)
 	if err != nil {
 		return nil, err
-	}
-	if info.IsTransactional() {
-		return nil, fmt.Errorf("%w: transactional batches are not supported", kerr.InvalidTxnState)
 	}
 	raw := records
 	if want, ok := targetCodec(cfg.CompressionType); ok && want != info.Codec() {

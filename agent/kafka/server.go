@@ -194,6 +194,7 @@ type Server struct {
 	topicAdmin    TopicAdmin
 	producerIDs   ProducerIDs
 	groups        Groups
+	txns          Transactions
 	reassignments Reassignments
 	users         Users
 	authz         Authorizer
@@ -234,6 +235,7 @@ func New(cfg Config, b Backends, logger *slog.Logger, m *Metrics) *Server {
 		topicAdmin:    orUnset(b.TopicAdmin, TopicAdmin(unset{"topic admin"})),
 		producerIDs:   orUnset(b.ProducerIDs, ProducerIDs(unset{"producer ids"})),
 		groups:        orUnset(b.Groups, Groups(unset{"groups"})),
+		txns:          orUnset(b.Transactions, Transactions(unset{"transactions"})),
 		reassignments: orUnset(b.Reassignments, Reassignments(unset{"reassignments"})),
 		users:         orUnset(b.Users, Users(unset{"users"})),
 		authz:         orUnset(b.Authorizer, Authorizer(unset{"authorizer"})),

@@ -11,6 +11,7 @@ import (
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/quota"
+	"github.com/strata-streaming/strata/agent/txn"
 	"github.com/strata-streaming/strata/internal/scram"
 )
 
@@ -106,4 +107,14 @@ func orUnset[F comparable](f, stand F) F {
 		return stand
 	}
 	return f
+}
+
+func (u unset) FindTxnCoordinator(context.Context, string) (Broker, error) { return Broker{}, u.err() }
+func (u unset) TxnCoordinator(context.Context, string) (*txn.Coordinator, error) {
+	return nil, u.err()
+}
+func (unset) TxnCoordinators() []*txn.Coordinator                            { return nil }
+func (u unset) GroupOffsetsPartition(context.Context, string) (int32, error) { return -1, u.err() }
+func (u unset) WriteTxnMarker(context.Context, string, int32, int64, int16, bool, int32) error {
+	return u.err()
 }

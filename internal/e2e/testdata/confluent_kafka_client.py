@@ -3,14 +3,18 @@ internal/e2e/clients_test.go. Run with Debian's /usr/bin/python3.
 
 argv[1] is a JSON object:
   bootstrap  host:port of the listener
-  security   security.protocol: SASL_SSL or SSL
+  security   security.protocol: SASL_SSL, SSL or PLAINTEXT
   mechanism, username, password   SASL (SASL_SSL only); for OAUTHBEARER
                                   the token is $STRATA_OAUTH_TOKEN instead
   ca, cert, key                   PEM files (cert and key: mutual TLS)
   topic, count                    what to create, produce and read back
   mode       "roundtrip": create the topic, produce count keyed records,
              read them back from offset 0 and print "key:value" lines;
-             "connect": fetch metadata only.
+             "connect": fetch metadata only;
+             "transactions": create the topic, abort a transaction of count
+             records "aborted-<i>" (written before the abort), commit one of
+             count records "committed-<i>", then read count records back
+             at read_committed and print their values.
 
 Any client error ends the run with exit status 1 and one line on stderr,
 "ERROR <librdkafka error name> <message>", which the Go test matches.
@@ -46,11 +50,12 @@ def librdkafka_config(cfg):
     conf = {
         "bootstrap.servers": cfg["bootstrap"],
         "security.protocol": cfg["security"],
-        "ssl.ca.location": cfg["ca"],
         # Errors such as a refused SASL login reach error_cb; raising there
         # stops the run at the first one instead of retrying until TIMEOUT.
         "error_cb": raise_error,
     }
+    if cfg.get("ca"):
+        conf["ssl.ca.location"] = cfg["ca"]
     if cfg.get("mechanism") == "OAUTHBEARER":
         conf["sasl.mechanisms"] = "OAUTHBEARER"
         conf["oauth_cb"] = oauth_token
@@ -118,6 +123,36 @@ def produce(conf, topic, count):
         raise ClientError(failed[0])
 
 
+def transactions(conf, topic, count):
+    producer = Producer(dict(conf, **{"transactional.id": "confluent-kafka-python-" + topic}))
+    producer.init_transactions(TIMEOUT)
+    producer.begin_transaction()
+    for i in range(count):
+        producer.produce(topic, value=b"aborted-%d" % i)
+    if producer.flush(TIMEOUT) != 0:
+        raise RuntimeError("records still undelivered after %.0f s" % TIMEOUT)
+    producer.abort_transaction(TIMEOUT)
+    producer.begin_transaction()
+    for i in range(count):
+        producer.produce(topic, value=b"committed-%d" % i)
+    producer.commit_transaction(TIMEOUT)
+    consumer = Consumer(dict(conf, **{"group.id": "confluent-kafka-python-" + topic,
+                                      "enable.auto.commit": False,
+                                      "isolation.level": "read_committed"}))
+    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    values = []
+    deadline = time.monotonic() + TIMEOUT
+    while len(values) < count and time.monotonic() < deadline:
+        msg = consumer.poll(1.0)
+        if msg is None:
+            continue
+        if msg.error():
+            raise ClientError(msg.error())
+        values.append(msg.value().decode())
+    consumer.close()
+    return values
+
+
 def consume(conf, topic, count):
     consumer = Consumer(dict(conf, **{"group.id": "confluent-kafka-python-" + topic,
                                       "enable.auto.commit": False}))
@@ -145,6 +180,10 @@ def main():
             print("connected")
             return
         create_topic(conf, cfg["topic"])
+        if cfg["mode"] == "transactions":
+            for value in transactions(conf, cfg["topic"], cfg["count"]):
+                print(value)
+            return
         produce(conf, cfg["topic"], cfg["count"])
         for line in consume(conf, cfg["topic"], cfg["count"]):
             print(line)

@@ -3,13 +3,18 @@
 //
 // argv[2] is a JSON object:
 //   bootstrap  host:port of the listener
-//   security   SASL_SSL or SSL (kafkajs has no such key: SASL_SSL is ssl + sasl)
+//   security   SASL_SSL, SSL or PLAINTEXT (kafkajs has no such key: SASL_SSL
+//              is ssl + sasl)
 //   mechanism, username, password   SASL (SASL_SSL only)
 //   ca, cert, key                   PEM files (cert and key: mutual TLS)
 //   topic, count                    what to create, produce and read back
 //   mode       "roundtrip": create the topic, produce count keyed records,
 //              read them back from the beginning in a fresh group and print
-//              "key:value" lines; "connect": connect an admin client only.
+//              "key:value" lines; "connect": connect an admin client only;
+//              "transactions": create the topic, abort a transaction of count
+//              records "aborted-<i>", commit one of count records
+//              "committed-<i>", then read count records back at
+//              read_committed in a fresh group and print their values.
 //
 // Any client error ends the run with exit status 1 and one line on stderr,
 // "ERROR <error name> <message>", which the Go test matches.
@@ -21,10 +26,13 @@ const { Kafka, logLevel } = require('kafkajs')
 const TIMEOUT_MS = 20000 // for each step; the Go test bounds the whole run
 
 function kafkaConfig(cfg) {
-  const ssl = { ca: [fs.readFileSync(cfg.ca)] }
-  if (cfg.cert) {
-    ssl.cert = fs.readFileSync(cfg.cert)
-    ssl.key = fs.readFileSync(cfg.key)
+  let ssl = false
+  if (cfg.security !== 'PLAINTEXT') {
+    ssl = { ca: [fs.readFileSync(cfg.ca)] }
+    if (cfg.cert) {
+      ssl.cert = fs.readFileSync(cfg.cert)
+      ssl.key = fs.readFileSync(cfg.key)
+    }
   }
   const conf = {
     clientId: 'strata-e2e-kafkajs',
@@ -44,11 +52,30 @@ function kafkaConfig(cfg) {
   return conf
 }
 
-async function roundtrip(kafka, topic, count) {
+async function createTopic(kafka, topic) {
   const admin = kafka.admin()
   await admin.connect()
   await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true, timeout: TIMEOUT_MS })
   await admin.disconnect()
+}
+
+async function transactions(kafka, topic, count) {
+  await createTopic(kafka, topic)
+  const producer = kafka.producer({ transactionalId: `kafkajs-${topic}`, idempotent: true, maxInFlightRequests: 1 })
+  await producer.connect()
+  const batch = prefix => Array.from({ length: count }, (_, i) => ({ value: `${prefix}-${i}` }))
+  const aborted = await producer.transaction()
+  await aborted.send({ topic, acks: -1, messages: batch('aborted') })
+  await aborted.abort()
+  const committed = await producer.transaction()
+  await committed.send({ topic, acks: -1, messages: batch('committed') })
+  await committed.commit()
+  await producer.disconnect()
+  return consume(kafka, topic, count, false, m => `${m.value}`)
+}
+
+async function roundtrip(kafka, topic, count) {
+  await createTopic(kafka, topic)
 
   const producer = kafka.producer()
   await producer.connect()
@@ -58,9 +85,13 @@ async function roundtrip(kafka, topic, count) {
   }
   await producer.send({ topic, acks: -1, messages })
   await producer.disconnect()
+  return consume(kafka, topic, count, true, m => `${m.key}:${m.value}`)
+}
 
-  // kafkajs has no assign: a fresh group reading from the beginning.
-  const consumer = kafka.consumer({ groupId: `kafkajs-${topic}` })
+// consume reads count records of topic from the beginning, formatted by
+// line; kafkajs has no assign, so a fresh group does.
+async function consume(kafka, topic, count, readUncommitted, line) {
+  const consumer = kafka.consumer({ groupId: `kafkajs-${topic}`, readUncommitted })
   await consumer.connect()
   await consumer.subscribe({ topics: [topic], fromBeginning: true })
   const lines = []
@@ -69,7 +100,7 @@ async function roundtrip(kafka, topic, count) {
     consumer.on(consumer.events.CRASH, e => { clearTimeout(timer); reject(e.payload.error) })
     consumer.run({
       eachMessage: async ({ message }) => {
-        lines.push(`${message.key}:${message.value}`)
+        lines.push(line(message))
         if (lines.length >= count) {
           clearTimeout(timer)
           resolve()
@@ -92,7 +123,8 @@ async function main() {
     console.log('connected')
     return
   }
-  for (const line of await roundtrip(kafka, cfg.topic, cfg.count)) {
+  const run = cfg.mode === 'transactions' ? transactions : roundtrip
+  for (const line of await run(kafka, cfg.topic, cfg.count)) {
     console.log(line)
   }
 }

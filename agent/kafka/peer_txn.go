@@ -1,0 +1,65 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// peerWriteTxnMarkersVersion is the WriteTxnMarkers version a
+// coordinator sends (flexible); every agent serves it.
+const peerWriteTxnMarkersVersion = 1
+
+// TxnMarker is one marker a coordinator asks a partition leader to write.
+type TxnMarker struct {
+	ProducerID       int64
+	ProducerEpoch    int16
+	Commit           bool
+	CoordinatorEpoch int32
+	// Partitions of the transaction this leader leads, by topic.
+	Partitions map[string][]int32
+}
+
+// WriteTxnMarkers asks the agent at the other end to write m's marker to
+// each of its partitions (the coordinator's half of WriteTxnMarkers). The
+// error joins every partition's failure; one that moved wraps
+// ErrNotLeader, so the caller looks its leader up again.
+func (c *PeerClient) WriteTxnMarkers(ctx context.Context, m TxnMarker) error {
+	req := kmsg.NewPtrWriteTxnMarkersRequest()
+	req.Version = peerWriteTxnMarkersVersion
+	rm := kmsg.NewWriteTxnMarkersRequestMarker()
+	rm.ProducerID, rm.ProducerEpoch, rm.Committed, rm.CoordinatorEpoch = m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch
+	for topic, parts := range m.Partitions {
+		rt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+		rt.Topic, rt.Partitions = topic, parts
+		rm.Topics = append(rm.Topics, rt)
+	}
+	req.Markers = append(req.Markers, rm)
+	resp := kmsg.NewPtrWriteTxnMarkersResponse()
+	if err := c.request(ctx, req, resp); err != nil {
+		return err
+	}
+	if len(resp.Markers) != 1 {
+		return fmt.Errorf("kafka: peer %s answered WriteTxnMarkers of one marker with %d", c.addr, len(resp.Markers))
+	}
+	var errs []error
+	answered := 0
+	for _, t := range resp.Markers[0].Topics {
+		for _, p := range t.Partitions {
+			answered++
+			if p.ErrorCode != 0 {
+				errs = append(errs, fmt.Errorf("%s-%d: %w", t.Topic, p.Partition, peerError(p.ErrorCode, c.addr)))
+			}
+		}
+	}
+	want := 0
+	for _, parts := range m.Partitions {
+		want += len(parts)
+	}
+	if answered != want {
+		errs = append(errs, fmt.Errorf("kafka: peer %s answered WriteTxnMarkers for %d of %d partitions", c.addr, answered, want))
+	}
+	return errors.Join(errs...)
+}

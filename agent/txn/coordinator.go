@@ -1,0 +1,367 @@
+package txn
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/log/batch"
+)
+
+// Log is the partition of __transaction_state a Coordinator keeps its
+// records in. The agent implements it over a partition log.
+type Log interface {
+	// Append writes one batch and returns once it is durable (acks=all).
+	Append(ctx context.Context, raw []byte) error
+	// Read returns whole batches from offset, below the high watermark, at
+	// most about maxBytes (at least one batch).
+	Read(offset int64, maxBytes int) ([]byte, error)
+	LogStartOffset() int64
+	HighWatermark() int64
+}
+
+// Markers writes transaction markers to the partitions a transaction
+// wrote to, wherever their leaders are.
+type Markers interface {
+	// WriteMarkers writes a marker ending producerID's transaction, at
+	// producer epoch epoch, to each partition, and returns once every one
+	// is durable on its leader (acks=all). It follows moved leaders
+	// itself; an error means some partition is not marked yet.
+	WriteMarkers(ctx context.Context, producerID int64, epoch int16, commit bool, coordinatorEpoch int32, parts []TopicPartition) error
+}
+
+// ProducerIDs hands out new producer ids.
+type ProducerIDs interface {
+	NewProducerID(ctx context.Context) (int64, error)
+}
+
+// Config holds a coordinator's settings and collaborators.
+type Config struct {
+	// MaxTimeout (transaction.max.timeout.ms) bounds the timeout a
+	// producer may ask for.
+	MaxTimeout time.Duration
+	// CoordinatorEpoch is the leader epoch of the partition: markers carry
+	// it, so that a partition refuses those of a deposed coordinator.
+	CoordinatorEpoch int32
+	Markers          Markers
+	ProducerIDs      ProducerIDs
+	// IDExpiration (transactional.id.expiration.ms) is how long a
+	// transactional id with no transaction open is kept after its last
+	// change; then it is forgotten (a tombstone in the partition).
+	IDExpiration time.Duration
+	// MarkerRetryBackoff is the wait between rounds of markers that failed.
+	MarkerRetryBackoff time.Duration
+	// Now is the clock of timestamps and timeouts; nil is time.Now.
+	Now func() time.Time
+	// BeforeMarkers, when set, runs after a Prepare state is durable and
+	// before its markers are written; returning false abandons the
+	// completion, as a crash at that point would. Tests set it to stop a
+	// coordinator between the two phases; the agent never does.
+	BeforeMarkers func(transactionalID string) bool
+}
+
+// DefaultConfig returns Kafka's defaults.
+func DefaultConfig() Config {
+	return Config{MaxTimeout: 15 * time.Minute, IDExpiration: 7 * 24 * time.Hour, MarkerRetryBackoff: 100 * time.Millisecond}
+}
+
+// maxDecompressed bounds one replayed batch once decompressed.
+const maxDecompressed = 64 << 20
+
+// replayChunkBytes is how much of the log one replay read asks for.
+const replayChunkBytes = 1 << 20
+
+// Coordinator serves the transactional ids that hash to one partition of
+// __transaction_state. See the package comment for the contract.
+type Coordinator struct {
+	partition int32
+	log       Log
+	cfg       Config
+	logger    *slog.Logger
+	now       func() time.Time
+
+	mu      sync.Mutex
+	txns    map[string]*txnState
+	closed  bool
+	stop    chan struct{}
+	workers sync.WaitGroup
+}
+
+// txnState is one transactional id: its durable metadata and whether a
+// completion (markers, then the Complete record) is under way.
+type txnState struct {
+	Metadata
+	completing bool
+	// fencedEpoch is the epoch a timeout abort fenced (-1: none), kept in
+	// memory only, as Kafka's lastProducerEpoch: the producer that held it
+	// may still recover with KIP-360 and keep its producer id.
+	fencedEpoch int16
+}
+
+// Load replays the partition and returns a ready coordinator, which
+// resumes the completion of every transaction left prepared.
+func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.Logger) (*Coordinator, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	c := &Coordinator{partition: partition, log: l, cfg: cfg, logger: logger, now: cfg.Now,
+		txns: map[string]*txnState{}, stop: make(chan struct{})}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.cfg.MarkerRetryBackoff <= 0 {
+		c.cfg.MarkerRetryBackoff = DefaultConfig().MarkerRetryBackoff
+	}
+	start, end := l.LogStartOffset(), l.HighWatermark()
+	for offset := start; offset < end; {
+		chunk, err := l.Read(offset, replayChunkBytes)
+		if err != nil {
+			return nil, fmt.Errorf("txn: replay partition %d at offset %d: %w", partition, offset, err)
+		}
+		if len(chunk) == 0 {
+			break
+		}
+		next := offset
+		_, err = batch.Split(chunk, func(h batch.Header, raw []byte) error {
+			next = h.LastOffset() + 1
+			if h.IsControl() {
+				return nil
+			}
+			_, recs, err := batch.Records(raw, maxDecompressed)
+			if err != nil {
+				return err
+			}
+			for _, r := range recs {
+				id, m, err := decodeRecord(r)
+				if err != nil {
+					return fmt.Errorf("offset %d: %w", h.BaseOffset+int64(r.OffsetDelta), err)
+				}
+				if m == nil {
+					delete(c.txns, id)
+					continue
+				}
+				c.txns[id] = &txnState{Metadata: *m, fencedEpoch: -1}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("txn: replay partition %d: %w", partition, err)
+		}
+		if next <= offset {
+			return nil, fmt.Errorf("txn: replay partition %d made no progress at offset %d", partition, offset)
+		}
+		offset = next
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range c.txns {
+		if t.State == kmsg.TransactionStatePrepareCommit || t.State == kmsg.TransactionStatePrepareAbort {
+			logger.Info("completing a transaction the previous coordinator prepared",
+				"transactional_id", t.TransactionalID, "state", t.State.String())
+			c.completeLocked(t)
+		}
+	}
+	return c, nil
+}
+
+// Partition is the partition of __transaction_state this coordinator serves.
+func (c *Coordinator) Partition() int32 { return c.partition }
+
+// Close stops the coordinator and waits for its marker writers; later
+// calls fail with ErrClosed. It may be called more than once.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		close(c.stop)
+	}
+	c.mu.Unlock()
+	c.workers.Wait()
+}
+
+// writeLocked makes next durable, then installs it as t's metadata.
+// The mutex is held across the append so that changes land in the order
+// they were decided.
+func (c *Coordinator) writeLocked(ctx context.Context, t *txnState, next Metadata) error {
+	next.LastUpdate = c.now()
+	raw, err := buildBatch(record(&next), next.LastUpdate)
+	if err != nil {
+		return err
+	}
+	if err := c.log.Append(ctx, raw); err != nil {
+		return err
+	}
+	t.Metadata = next
+	return nil
+}
+
+// InitProducerID gives transactional id id a producer id and a new epoch,
+// fencing every older instance (Kafka's handleInitProducerId). An open
+// transaction of the old instance is aborted first; meanwhile the caller
+// gets ErrConcurrentTransactions and retries. expectedID and expectedEpoch
+// (-1: none) are KIP-360's: a producer that recovers from an error keeps
+// its id only if it still holds the current epoch.
+func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeout time.Duration, expectedID int64, expectedEpoch int16) (int64, int16, error) {
+	if id == "" {
+		return -1, -1, ErrInvalidTransactionalID
+	}
+	if timeout <= 0 || timeout > c.cfg.MaxTimeout {
+		return -1, -1, fmt.Errorf("%w: %v, the maximum is %v", ErrInvalidTimeout, timeout, c.cfg.MaxTimeout)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return -1, -1, ErrClosed
+	}
+	t := c.txns[id]
+	if t == nil {
+		pid, err := c.cfg.ProducerIDs.NewProducerID(ctx)
+		if err != nil {
+			return -1, -1, err
+		}
+		t = &txnState{fencedEpoch: -1}
+		next := Metadata{TransactionalID: id, ProducerID: pid, ProducerEpoch: 0, Timeout: timeout, State: kmsg.TransactionStateEmpty}
+		if err := c.writeLocked(ctx, t, next); err != nil {
+			return -1, -1, err
+		}
+		c.txns[id] = t
+		return pid, 0, nil
+	}
+	if t.completing {
+		return -1, -1, ErrConcurrentTransactions
+	}
+	if expectedID >= 0 && (expectedID != t.ProducerID || expectedEpoch != t.ProducerEpoch && expectedEpoch != t.fencedEpoch) {
+		return -1, -1, fmt.Errorf("%w: producer %d epoch %d, current %d epoch %d", ErrProducerFenced,
+			expectedID, expectedEpoch, t.ProducerID, t.ProducerEpoch)
+	}
+	switch t.State {
+	case kmsg.TransactionStateOngoing:
+		// Abort the old instance's transaction at a new epoch, so that its
+		// late writes are refused everywhere the marker lands.
+		if err := c.beginAbortLocked(ctx, t, false); err != nil {
+			return -1, -1, err
+		}
+		return -1, -1, ErrConcurrentTransactions
+	case kmsg.TransactionStatePrepareCommit, kmsg.TransactionStatePrepareAbort:
+		// Prepared by a coordinator whose completion did not run here
+		// (cannot happen after Load, which resumes it): resume it.
+		c.completeLocked(t)
+		return -1, -1, ErrConcurrentTransactions
+	}
+	next := t.Metadata
+	next.Timeout, next.State, next.Partitions, next.Start = timeout, kmsg.TransactionStateEmpty, nil, time.Time{}
+	if t.ProducerEpoch >= math.MaxInt16-1 {
+		// Epochs are exhausted: a new producer id starts again at 0.
+		pid, err := c.cfg.ProducerIDs.NewProducerID(ctx)
+		if err != nil {
+			return -1, -1, err
+		}
+		next.ProducerID, next.ProducerEpoch = pid, 0
+	} else {
+		next.ProducerEpoch++
+	}
+	if err := c.writeLocked(ctx, t, next); err != nil {
+		return -1, -1, err
+	}
+	t.fencedEpoch = -1
+	return next.ProducerID, next.ProducerEpoch, nil
+}
+
+// checkProducerLocked finds id's transaction and checks that producerID
+// and epoch hold it.
+func (c *Coordinator) checkProducerLocked(id string, producerID int64, epoch int16) (*txnState, error) {
+	if c.closed {
+		return nil, ErrClosed
+	}
+	t := c.txns[id]
+	switch {
+	case t == nil || t.ProducerID != producerID:
+		return nil, fmt.Errorf("%w: %q, producer %d", ErrInvalidProducerIDMapping, id, producerID)
+	case epoch != t.ProducerEpoch:
+		return nil, fmt.Errorf("%w: %q epoch %d, current %d", ErrProducerFenced, id, epoch, t.ProducerEpoch)
+	}
+	return t, nil
+}
+
+// AddPartitions adds partitions to id's transaction, opening it if none
+// is (Kafka's AddPartitionsToTxn and, for a group's offsets partition,
+// AddOffsetsToTxn).
+func (c *Coordinator) AddPartitions(ctx context.Context, id string, producerID int64, epoch int16, parts []TopicPartition) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, err := c.checkProducerLocked(id, producerID, epoch)
+	if err != nil {
+		return err
+	}
+	if t.completing || t.State == kmsg.TransactionStatePrepareCommit || t.State == kmsg.TransactionStatePrepareAbort {
+		return ErrConcurrentTransactions
+	}
+	next := t.Metadata
+	if t.State != kmsg.TransactionStateOngoing {
+		next.State, next.Partitions, next.Start = kmsg.TransactionStateOngoing, nil, c.now()
+	}
+	before := len(next.Partitions)
+	next.Partitions = sortPartitions(append(append([]TopicPartition(nil), next.Partitions...), parts...))
+	if t.State == kmsg.TransactionStateOngoing && len(next.Partitions) == before {
+		return nil // every partition is in the transaction already
+	}
+	return c.writeLocked(ctx, t, next)
+}
+
+// EndTxn commits or aborts id's transaction: the Prepare state is durable
+// when it returns, and the markers are being written. A retried EndTxn of
+// a transaction already ending the same way succeeds.
+func (c *Coordinator) EndTxn(ctx context.Context, id string, producerID int64, epoch int16, commit bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, err := c.checkProducerLocked(id, producerID, epoch)
+	if err != nil {
+		return err
+	}
+	prepare, complete := kmsg.TransactionStatePrepareAbort, kmsg.TransactionStateCompleteAbort
+	if commit {
+		prepare, complete = kmsg.TransactionStatePrepareCommit, kmsg.TransactionStateCompleteCommit
+	}
+	switch t.State {
+	case kmsg.TransactionStateOngoing:
+	case complete:
+		return nil // a retry after the answer was lost
+	case prepare:
+		return ErrConcurrentTransactions
+	default:
+		return fmt.Errorf("%w: %q is %s, cannot end it with commit=%v", ErrInvalidTxnState, id, t.State, commit)
+	}
+	next := t.Metadata
+	next.State = prepare
+	if err := c.writeLocked(ctx, t, next); err != nil {
+		return err
+	}
+	c.completeLocked(t)
+	return nil
+}
+
+// beginAbortLocked aborts t's open transaction at a new epoch (Kafka's
+// fencing abort, for InitProducerID and timeouts): the markers carry the
+// new epoch, which fences the old instance on every partition it wrote.
+// After a timeout the fenced epoch is remembered for KIP-360 recovery.
+func (c *Coordinator) beginAbortLocked(ctx context.Context, t *txnState, timedOut bool) error {
+	fenced := t.ProducerEpoch
+	next := t.Metadata
+	next.State = kmsg.TransactionStatePrepareAbort
+	if next.ProducerEpoch < math.MaxInt16 {
+		next.ProducerEpoch++
+	}
+	if err := c.writeLocked(ctx, t, next); err != nil {
+		return err
+	}
+	if timedOut {
+		t.fencedEpoch = fenced
+	}
+	c.completeLocked(t)
+	return nil
+}

@@ -1,0 +1,251 @@
+package agent
+
+// The transaction coordinators (agent/txn), one per partition of
+// __transaction_state led here, wired as the group coordinators are
+// (groups.go): state in the partition, loaded on the first request that
+// needs it and, so that a coordinator that took over completes what its
+// predecessor prepared without waiting for a client, by txnLoop too.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/strata-streaming/strata/agent/group"
+	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/agent/txn"
+)
+
+// txnTopic is the internal topic whose partitions hold the transaction
+// coordinators' state; partition group.Partition(id, N) coordinates
+// transactional id id, Kafka's hash for both topics.
+const txnTopic = "__transaction_state"
+
+// txnTopicConfigs: __transaction_state is compacted, as in Kafka: a
+// coordinator needs only the newest record of each transactional id (and
+// an expired id's tombstone until the cleaner drops it). Segments are
+// Kafka's transaction.state.log.segment.bytes default, 100 MiB. A
+// compacted topic is not tiered.
+var txnTopicConfigs = map[string]string{metadata.CleanupPolicy: "compact", metadata.SegmentBytes: strconv.Itoa(100 << 20)}
+
+// txnCoordinators holds the loaded transaction coordinators, one per
+// partition of __transaction_state led here.
+type txnCoordinators struct {
+	mu     sync.Mutex // guards byPart; held while a partition loads
+	byPart map[int32]loadedTxnCoordinator
+	closed bool
+}
+
+type loadedTxnCoordinator struct {
+	c     *txn.Coordinator
+	epoch int32
+}
+
+// ensureTxnTopic returns __transaction_state, creating it on first use
+// with --transaction-state-partitions partitions.
+func (a *Agent) ensureTxnTopic(ctx context.Context) (*topicEntry, error) {
+	return a.ensureInternalTopic(ctx, txnTopic, a.cfg.TransactionStatePartitions, txnTopicConfigs)
+}
+
+// FindTxnCoordinator implements kafka.Transactions.
+func (a *Agent) FindTxnCoordinator(ctx context.Context, transactionalID string) (kafka.Broker, error) {
+	e, err := a.ensureTxnTopic(ctx)
+	if err != nil {
+		return kafka.Broker{}, err
+	}
+	return a.leaderBroker(e, group.Partition(transactionalID, e.meta.Partitions))
+}
+
+// TxnCoordinator implements kafka.Transactions.
+func (a *Agent) TxnCoordinator(ctx context.Context, transactionalID string) (*txn.Coordinator, error) {
+	if transactionalID == "" {
+		return nil, txn.ErrInvalidTransactionalID
+	}
+	e, err := a.ensureTxnTopic(ctx)
+	if err != nil {
+		return nil, err
+	}
+	index := group.Partition(transactionalID, e.meta.Partitions)
+	for _, p := range e.parts {
+		if p.Index() == index {
+			return a.loadTxnCoordinator(ctx, p)
+		}
+	}
+	return nil, fmt.Errorf("%w: %s-%d has no replica here", kafka.ErrNotCoordinator, txnTopic, index)
+}
+
+// loadTxnCoordinator returns the coordinator of p, which must be led
+// here, replaying p if it is not loaded at p's current leader epoch.
+func (a *Agent) loadTxnCoordinator(ctx context.Context, p *partition.Partition) (*txn.Coordinator, error) {
+	if p.Leader() != a.id {
+		return nil, fmt.Errorf("%w: %s-%d is led by agent %d", kafka.ErrNotCoordinator, txnTopic, p.Index(), p.Leader())
+	}
+	epoch := p.LeaderEpoch()
+	a.txnCoords.mu.Lock()
+	defer a.txnCoords.mu.Unlock()
+	if a.txnCoords.closed {
+		return nil, txn.ErrClosed
+	}
+	if l, ok := a.txnCoords.byPart[p.Index()]; ok {
+		if l.epoch == epoch {
+			return l.c, nil
+		}
+		l.c.Close()
+		delete(a.txnCoords.byPart, p.Index())
+	}
+	if !p.CommittedEpochStart() {
+		return nil, fmt.Errorf("%w: %s-%d waits for its followers", group.ErrLoading, txnTopic, p.Index())
+	}
+	cfg := txn.DefaultConfig()
+	cfg.MaxTimeout = a.cfg.TransactionMaxTimeout
+	cfg.IDExpiration = a.cfg.TransactionalIDExpiration
+	cfg.CoordinatorEpoch = epoch
+	cfg.Markers = txnMarkers{a}
+	cfg.ProducerIDs = a
+	cfg.BeforeMarkers = a.txnBeforeMarkers
+	c, err := txn.Load(ctx, p.Index(), offsetsLog{p}, cfg, a.logger.With("component", "txn", "partition", p.Index()))
+	if err != nil {
+		return nil, errors.Join(kafka.ErrCoordinatorNotAvailable, err)
+	}
+	if a.txnCoords.byPart == nil {
+		a.txnCoords.byPart = map[int32]loadedTxnCoordinator{}
+	}
+	a.txnCoords.byPart[p.Index()] = loadedTxnCoordinator{c, epoch}
+	return c, nil
+}
+
+// TxnCoordinators implements kafka.Transactions.
+func (a *Agent) TxnCoordinators() []*txn.Coordinator {
+	a.txnCoords.mu.Lock()
+	defer a.txnCoords.mu.Unlock()
+	out := make([]*txn.Coordinator, 0, len(a.txnCoords.byPart))
+	for _, l := range a.txnCoords.byPart {
+		out = append(out, l.c)
+	}
+	return out
+}
+
+// GroupOffsetsPartition implements kafka.Transactions.
+func (a *Agent) GroupOffsetsPartition(ctx context.Context, groupID string) (int32, error) {
+	e, err := a.ensureOffsetsTopic(ctx)
+	if err != nil {
+		return -1, err
+	}
+	return group.Partition(groupID, e.meta.Partitions), nil
+}
+
+// unloadTxnCoordinator stops the coordinator of a partition this agent no
+// longer leads: its marker writers stop, and the new leader's coordinator
+// resumes them from the log.
+func (a *Agent) unloadTxnCoordinator(index int32) {
+	a.txnCoords.mu.Lock()
+	l, ok := a.txnCoords.byPart[index]
+	delete(a.txnCoords.byPart, index)
+	a.txnCoords.mu.Unlock()
+	if ok {
+		l.c.Close()
+		a.logger.Info("transaction coordinator unloaded: the partition is led elsewhere", "partition", index)
+	}
+}
+
+// closeTxnCoordinators stops every coordinator; later lookups fail.
+func (a *Agent) closeTxnCoordinators() {
+	a.txnCoords.mu.Lock()
+	a.txnCoords.closed = true
+	loaded := a.txnCoords.byPart
+	a.txnCoords.byPart = nil
+	a.txnCoords.mu.Unlock()
+	for _, l := range loaded {
+		l.c.Close()
+	}
+}
+
+// txnLoop loads the coordinator of every partition of
+// __transaction_state led here (a new leader thus completes the
+// transactions its predecessor prepared), aborts the transactions open
+// past their timeout and forgets expired transactional ids, each
+// --transaction-abort-check-interval.
+func (a *Agent) txnLoop() {
+	a.every(a.cfg.TransactionAbortCheckInterval, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		e, ok := a.entry(txnTopic)
+		if !ok {
+			return
+		}
+		for _, p := range e.parts {
+			if p.Leader() != a.id {
+				continue
+			}
+			c, err := a.loadTxnCoordinator(ctx, p)
+			if err != nil {
+				if !errors.Is(err, group.ErrLoading) && !errors.Is(err, kafka.ErrNotCoordinator) && !errors.Is(err, txn.ErrClosed) {
+					a.logger.Warn("load transaction coordinator", "partition", p.Index(), "err", err)
+				}
+				continue
+			}
+			if _, err := c.AbortTimedOut(ctx); err != nil && !errors.Is(err, txn.ErrClosed) {
+				a.logger.Warn("abort timed-out transactions", "partition", p.Index(), "err", err)
+			}
+			if n, err := c.ExpireIDs(ctx); err != nil && !errors.Is(err, txn.ErrClosed) {
+				a.logger.Warn("expire transactional ids", "partition", p.Index(), "err", err)
+			} else if n > 0 {
+				a.logger.Info("expired transactional ids", "partition", p.Index(), "ids", n)
+			}
+		}
+	})
+}
+
+// WriteTxnMarker implements kafka.Transactions: the marker goes through
+// the leader's append path, so followers copy it and acks=all holds.
+func (a *Agent) WriteTxnMarker(ctx context.Context, topic string, index int32, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error {
+	e, ok := a.entry(topic)
+	if !ok {
+		return kafka.ErrUnknownTopicOrPartition
+	}
+	var p *partition.Partition
+	for _, q := range e.parts {
+		if q.Index() == index {
+			p = q
+		}
+	}
+	if p == nil {
+		return fmt.Errorf("%w: %s-%d has no replica here", kafka.ErrNotLeader, topic, index)
+	}
+	if p.Leader() != a.id {
+		return fmt.Errorf("%w: %s-%d is led by agent %d", kafka.ErrNotLeader, topic, index, p.Leader())
+	}
+	m := batch.Marker{Type: batch.ControlAbort, CoordinatorEpoch: coordinatorEpoch}
+	if commit {
+		m.Type = batch.ControlCommit
+	}
+	raw, err := batch.BuildMarker(producerID, epoch, m, time.Now().UnixMilli())
+	if err != nil {
+		return err
+	}
+	if _, err := p.AppendAndWait(ctx, raw, -1); err != nil {
+		return err
+	}
+	if topic == offsetsTopic {
+		a.completeTxnOffsets(index, producerID, commit)
+	}
+	return nil
+}
+
+// completeTxnOffsets applies or drops a producer's pending offsets in the
+// group coordinator of a __consumer_offsets partition, once its marker is
+// committed. A coordinator not loaded yet reads the marker when it loads.
+func (a *Agent) completeTxnOffsets(index int32, producerID int64, commit bool) {
+	a.coords.mu.Lock()
+	l, ok := a.coords.byPart[index]
+	a.coords.mu.Unlock()
+	if ok {
+		l.c.CompleteTxnOffsets(producerID, commit)
+	}
+}
