@@ -8,6 +8,7 @@
 #   RUNS=5 DURATION=10s benchmarks/run.sh
 #   SMOKE=1 benchmarks/run.sh          # seconds: one tiny run per system, README to a temp dir
 #   SCENARIOS=security RUNS=3 DURATION=5s benchmarks/run.sh   # SASL_SSL against plaintext alone
+#   SCENARIOS=transactions RUNS=3 DURATION=5s benchmarks/run.sh   # transactional produce alone
 #
 # Settings (environment):
 #   RUNS       runs per system and scenario (3)
@@ -21,7 +22,9 @@
 #   SCENARIOS  all (the default): the whole matrix, whose results replace
 #              RESULTS; security: only the SASL_SSL-against-plaintext pair
 #              (one agent's two listeners), whose results replace the
-#              pair's earlier lines in RESULTS, the rest kept
+#              pair's earlier lines in RESULTS, the rest kept;
+#              transactions: only transactional produce against the same
+#              workload without transactions (Strata and kfake), likewise
 #
 # RESULTS starts each invocation's lines with the command that made them
 # ({"command": ...}); the README quotes every command in the file.
@@ -40,9 +43,9 @@ NOTES=${NOTES:-}
 SMOKE=${SMOKE:-}
 SCENARIOS=${SCENARIOS:-all}
 case $SCENARIOS in
-all | security) ;;
+all | security | transactions) ;;
 *)
-	echo "SCENARIOS=$SCENARIOS: want all or security" >&2
+	echo "SCENARIOS=$SCENARIOS: want all, security or transactions" >&2
 	exit 2
 	;;
 esac
@@ -107,13 +110,25 @@ security() {
 	bench security-paced-20000 strata-security --warmup-runs 1 --mode e2e --acks all --rate 20000 --duration "$1"
 }
 
+# transactions SECONDS: issue 21's row. Closed loop, one producer, one
+# partition, acks=all, committing every 100 records, on Strata and kfake;
+# then the same workload without transactions, so that the cost of the
+# commits reads off one invocation.
+transactions() {
+	bench txn-produce strata,kfake --acks all --partitions 1 --producers 1 --txn-records 100 --duration "$1"
+	bench txn-baseline strata,kfake --acks all --partitions 1 --producers 1 --duration "$1"
+}
+
 if [[ $SCENARIOS == security ]]; then
 	security "$([[ -n $SMOKE ]] && echo 1s || echo "$DURATION")"
+elif [[ $SCENARIOS == transactions ]]; then
+	transactions "$([[ -n $SMOKE ]] && echo 1s || echo "$DURATION")"
 elif [[ -n $SMOKE ]]; then
 	bench produce-acks-all "$all" --acks all --duration 1s --max-buffered-records 100
 	bench paced-1000 "$peers" --mode e2e --acks all --rate 1000 --duration 1s
 	bench connections-100 "$peers" --mode e2e --acks all --rate 1000 --connections 100 --duration 1s
 	security 1s
+	transactions 1s
 else
 	"$bin/strata-bench" --target= --limits 3s --runs "$RUNS" >>"$partial"
 	# Closed loop: throughput. One partition and one producer first, the
@@ -160,6 +175,7 @@ else
 	# count stands still for 5 s.
 	RUNS=1 bench store-cost strata --acks all --records 1200000 --producers 4 --upload-settle 5s --drain-timeout 180s
 	security "$DURATION"
+	transactions "$DURATION"
 fi
 
 if [[ $SCENARIOS == all || ! -f $RESULTS ]]; then

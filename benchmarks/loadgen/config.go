@@ -86,6 +86,10 @@ type Config struct {
 	// ConnectionInterval is how often each idle connection sends its
 	// request; 0 sends none after the connection's opening requests.
 	ConnectionInterval time.Duration
+	// TxnRecords, above 0, makes every producer transactional: each
+	// transaction holds this many of its records and is committed before
+	// the next begins (produce mode, acks=all; txn.go).
+	TxnRecords int
 
 	// inspect, if set, is called with the topic's name once the measured
 	// phase is over and before the topic is deleted, so that a test can
@@ -134,6 +138,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.Warm, "warm", c.Warm, "In catchup-store mode, read everything once, untimed, before the timed read.")
 	fs.IntVar(&c.Connections, "connections", c.Connections, "Idle client connections held open to the target during each run, besides the producers and the consumer: each connects as a client does (Kafka: ApiVersions and Metadata; JetStream: a NATS CONNECT and PING) and then sends one request every --connection-interval.")
 	fs.DurationVar(&c.ConnectionInterval, "connection-interval", c.ConnectionInterval, "How often each of the --connections sends its request (Kafka: Metadata for the benchmark topic; JetStream: a PING); 0 sends none after connecting.")
+	fs.IntVar(&c.TxnRecords, "txn-records", c.TxnRecords, "Make every producer transactional, committing every this many of its records (produce mode, acks=all); 0 is not transactional.")
 	fs.DurationVar(&c.UploadSettle, "upload-settle", c.UploadSettle, "For Strata targets: wait at the end of a run until the object store's PUT count has not changed for this long (bounded by --drain-timeout), so trailing segment uploads are counted.")
 }
 
@@ -172,6 +177,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--connections %d: want 0 to %d", c.Connections, maxConnections)
 	case c.ConnectionInterval < 0:
 		return fmt.Errorf("--connection-interval %v: want 0 or more", c.ConnectionInterval)
+	case c.TxnRecords < 0:
+		return fmt.Errorf("--txn-records %d: want 0 (not transactional) or more", c.TxnRecords)
+	case c.TxnRecords > 0 && (c.Mode != ModeProduce || c.Acks != "all"):
+		return fmt.Errorf("--txn-records %d: transactions need --mode produce and --acks all", c.TxnRecords)
 	}
 	if _, err := codec(c.Compression); err != nil {
 		return err
@@ -191,6 +200,9 @@ func (c Config) name() string {
 	name := fmt.Sprintf("%s/%s/acks=%s/%dB/p%d/rf=%d/producers=%d", c.Mode, loop, c.Acks, c.RecordBytes, c.Partitions, c.ReplicationFactor, c.Producers)
 	if c.Connections > 0 {
 		name += fmt.Sprintf("/connections=%d", c.Connections)
+	}
+	if c.TxnRecords > 0 {
+		name += fmt.Sprintf("/txn=%d", c.TxnRecords)
 	}
 	return name
 }

@@ -94,12 +94,14 @@ type Settings struct {
 	// and the consumer, each sending a request every ConnectionInterval.
 	Connections        int    `json:"connections,omitempty"`
 	ConnectionInterval string `json:"connection_interval,omitempty"`
+	// TxnRecords are the records of each transaction; 0 or absent: none.
+	TxnRecords int `json:"txn_records,omitempty"`
 }
 
 func settingsOf(c Config) Settings {
 	s := Settings{Rate: c.Rate, RecordBytes: c.RecordBytes, Keys: c.Keys, Partitions: c.Partitions,
 		Replication: c.ReplicationFactor, Producers: c.Producers, Acks: c.Acks, LingerMs: float64(c.Linger.Microseconds()) / 1000,
-		Compression: c.Compression, Records: c.Records}
+		Compression: c.Compression, Records: c.Records, TxnRecords: c.TxnRecords}
 	if c.Records == 0 {
 		s.Duration = c.Duration.String()
 	}

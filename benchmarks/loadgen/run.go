@@ -193,7 +193,7 @@ func produce(ctx context.Context, cfg Config, base []kgo.Opt, topic string) *pro
 	}
 	clients := make([]*kgo.Client, cfg.Producers)
 	for p := range clients {
-		cl, err := kgo.NewClient(producerOpts(cfg, base, topic)...)
+		cl, err := kgo.NewClient(append(producerOpts(cfg, base, topic), txnOpts(cfg, topic, p)...)...)
 		if err == nil {
 			if err = warmUp(ctx, cl, cfg); err != nil {
 				cl.Close()
@@ -218,10 +218,41 @@ func produce(ctx context.Context, cfg Config, base []kgo.Opt, topic string) *pro
 		wg.Go(func() {
 			defer cl.Close()
 			template := newPayload(cfg.RecordBytes, cfg.Seed, p)
+			// In a transactional run a record counts once its transaction
+			// commits: inTxn holds the acknowledged ones until then.
+			var inTxn atomic.Int64
+			commit := func() bool {
+				err := endTxn(ctx, cl, cfg)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					st.errors++
+					if st.firstError == nil {
+						st.firstError = err
+					}
+					return false
+				}
+				st.acked += inTxn.Swap(0)
+				lastAck = time.Now()
+				return true
+			}
+			open := false
 			for seq := int64(0); ; seq++ {
 				sched, ok := pace.next(ctx, seq)
 				if !ok {
 					break
+				}
+				if cfg.TxnRecords > 0 && !open {
+					if err := cl.BeginTransaction(); err != nil {
+						mu.Lock()
+						st.errors++
+						if st.firstError == nil {
+							st.firstError = err
+						}
+						mu.Unlock()
+						break
+					}
+					open = true
 				}
 				rec := &kgo.Record{Value: stamp(template, sched, p, seq)}
 				if cfg.Keys {
@@ -239,12 +270,25 @@ func produce(ctx context.Context, cfg Config, base []kgo.Opt, topic string) *pro
 						}
 						return
 					}
-					st.acked++
 					st.hist.Record(now.Sub(sched))
+					if cfg.TxnRecords > 0 {
+						inTxn.Add(1)
+						return
+					}
+					st.acked++
 					if now.After(lastAck) {
 						lastAck = now
 					}
 				})
+				if open && (seq+1)%int64(cfg.TxnRecords) == 0 {
+					open = false
+					if !commit() {
+						break
+					}
+				}
+			}
+			if open {
+				commit()
 			}
 			// Wait for what is in flight; at the drain timeout, Close (deferred)
 			// fails whatever is left, and its promises count as errors.
@@ -272,10 +316,18 @@ var warmUpValue = []byte("warm-up")
 func warmUp(ctx context.Context, cl *kgo.Client, cfg Config) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.DrainTimeout)
 	defer cancel()
+	if cfg.TxnRecords > 0 {
+		if err := cl.BeginTransaction(); err != nil {
+			return fmt.Errorf("warm-up transaction: %w", err)
+		}
+	}
 	for range cfg.Partitions {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Value: warmUpValue}).FirstErr(); err != nil {
 			return fmt.Errorf("warm-up produce: %w", err)
 		}
+	}
+	if cfg.TxnRecords > 0 {
+		return endTxn(ctx, cl, cfg)
 	}
 	return nil
 }
