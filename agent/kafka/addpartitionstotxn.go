@@ -6,6 +6,12 @@ package kafka
 // served: Strata's partition leaders do not ask the coordinator to verify
 // a transactional produce.
 //
+// Difference from Kafka: while the previous transaction's markers are
+// still being written, the request waits for them (up to 500 ms,
+// agent/txn's concurrentWait) instead of answering CONCURRENT_TRANSACTIONS
+// at once; AddOffsetsToTxn likewise. Clients send it as soon as EndTxn
+// answers, and the retry of that error would cost them their backoff.
+//
 // Every partition gets the same answer. A partition of a topic that does
 // not exist is UNKNOWN_TOPIC_OR_PARTITION and fails the request, the
 // others getting OPERATION_NOT_ATTEMPTED, as in Kafka. PRODUCER_FENCED

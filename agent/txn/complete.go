@@ -16,6 +16,7 @@ func (c *Coordinator) completeLocked(t *txnState) {
 		return
 	}
 	t.completing = true
+	t.completed = make(chan struct{})
 	prepared := t.Metadata
 	c.workers.Add(1)
 	go func() {
@@ -85,6 +86,37 @@ func (c *Coordinator) complete(t *txnState, prepared Metadata) {
 		}
 	}
 	t.completing = false
+	close(t.completed)
+	t.completed = nil
+}
+
+// concurrentWait bounds how long a request waits for the completion of
+// the transaction before it (waitCompletedLocked) before it answers
+// CONCURRENT_TRANSACTIONS: markers normally land in milliseconds, and
+// one stuck behind a moving partition should not hold the request.
+const concurrentWait = 500 * time.Millisecond
+
+// waitCompletedLocked waits, with c.mu released, until t's completion
+// under way ends, for at most concurrentWait or until ctx ends. It
+// reports whether it ended; the caller checks t's state again either way
+// (c.mu is held again when it returns).
+func (c *Coordinator) waitCompletedLocked(ctx context.Context, t *txnState) bool {
+	done := t.completed
+	if done == nil {
+		return !t.completing
+	}
+	timer := time.NewTimer(concurrentWait)
+	defer timer.Stop()
+	c.mu.Unlock()
+	defer c.mu.Lock()
+	select {
+	case <-done:
+		return true
+	case <-timer.C:
+	case <-ctx.Done():
+	case <-c.stop:
+	}
+	return false
 }
 
 // AbortTimedOut aborts, at a new epoch, every open transaction older than

@@ -97,6 +97,9 @@ type Coordinator struct {
 type txnState struct {
 	Metadata
 	completing bool
+	// completed is closed when the completion under way ends (nil when
+	// none is): requests that must wait for it (waitCompletedLocked).
+	completed chan struct{}
 	// fencedEpoch is the epoch a timeout abort fenced (-1: none), kept in
 	// memory only, as Kafka's lastProducerEpoch: the producer that held it
 	// may still recover with KIP-360 and keep its producer id.
@@ -299,7 +302,19 @@ func (c *Coordinator) AddPartitions(ctx context.Context, id string, producerID i
 		return err
 	}
 	if t.completing || t.State == kmsg.TransactionStatePrepareCommit || t.State == kmsg.TransactionStatePrepareAbort {
-		return ErrConcurrentTransactions
+		// The previous transaction's markers are being written: the
+		// next transaction's first AddPartitionsToTxn follows its EndTxn
+		// at once. Waiting for them here (they take milliseconds) saves
+		// the client a CONCURRENT_TRANSACTIONS round and its backoff.
+		if !c.waitCompletedLocked(ctx, t) {
+			return ErrConcurrentTransactions
+		}
+		if t, err = c.checkProducerLocked(id, producerID, epoch); err != nil {
+			return err
+		}
+		if t.completing || t.State == kmsg.TransactionStatePrepareCommit || t.State == kmsg.TransactionStatePrepareAbort {
+			return ErrConcurrentTransactions
+		}
 	}
 	next := t.Metadata
 	if t.State != kmsg.TransactionStateOngoing {

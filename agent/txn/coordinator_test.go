@@ -70,9 +70,17 @@ type fakeMarkers struct {
 	mu       sync.Mutex
 	calls    []markerCall
 	failures int
+	// gate, if set, holds every call until it is closed.
+	gate chan struct{}
 }
 
 func (m *fakeMarkers) WriteMarkers(_ context.Context, pid int64, epoch int16, commit bool, _ int32, parts []TopicPartition) error {
+	m.mu.Lock()
+	gate := m.gate
+	m.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.failures > 0 {
@@ -229,6 +237,44 @@ func equalCall(a, b markerCall) bool {
 // TestInitAbortsTheOpenTransaction: a new instance's InitProducerID
 // aborts the old one's transaction at a bumped epoch and is told to retry
 // meanwhile.
+// The next transaction's AddPartitions, sent as soon as EndTxn answers,
+// waits for the previous transaction's markers instead of answering
+// CONCURRENT_TRANSACTIONS; markers that do not land in time still get
+// that answer.
+func TestAddPartitionsWaitsForThePreviousMarkers(t *testing.T) {
+	f := newFixture(t)
+	pid, epoch, _ := f.init("t1", -1, -1)
+	if err := f.c.AddPartitions(ctx, "t1", pid, epoch, partsAB); err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	f.markers.mu.Lock()
+	f.markers.gate = gate
+	f.markers.mu.Unlock()
+	if err := f.c.EndTxn(ctx, "t1", pid, epoch, true); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(50*time.Millisecond, func() { close(gate) })
+	if err := f.c.AddPartitions(ctx, "t1", pid, epoch, partsAB[:1]); err != nil {
+		t.Fatalf("AddPartitions while the markers were being written: %v, want it to wait for them", err)
+	}
+	if m := f.waitState("t1", kmsg.TransactionStateOngoing); !slices.Equal(m.Partitions, partsAB[:1]) {
+		t.Fatalf("the next transaction holds %v, want %v", m.Partitions, partsAB[:1])
+	}
+
+	stuck := make(chan struct{})
+	defer close(stuck)
+	f.markers.mu.Lock()
+	f.markers.gate = stuck
+	f.markers.mu.Unlock()
+	if err := f.c.EndTxn(ctx, "t1", pid, epoch, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.AddPartitions(ctx, "t1", pid, epoch, partsAB); !errors.Is(err, ErrConcurrentTransactions) {
+		t.Fatalf("AddPartitions while the markers are stuck: %v, want ErrConcurrentTransactions", err)
+	}
+}
+
 func TestInitAbortsTheOpenTransaction(t *testing.T) {
 	f := newFixture(t)
 	pid, _, _ := f.init("t1", -1, -1)
