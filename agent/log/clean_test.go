@@ -318,7 +318,14 @@ func TestCleanConcurrentWithReadsAppendsAndReplication(t *testing.T) {
 	}
 	defer follower.Close()
 
-	latest := keyedWorkload(t, leader, rng, 300, 3000, 20, 30, 1_000_000, 0)
+	// Records stamped now, so that tombstones stay for delete.retention.ms
+	// (an hour): a follower copies a tombstone before the leader may drop
+	// it, as in Kafka, where delete.retention.ms bounds how far behind a
+	// reader may be. Stamped in 1970 they expired at once, and a follower
+	// that had copied a key's older value but not yet its tombstone kept
+	// the value (seen once under CI load).
+	now := time.Now().UnixMilli()
+	latest := keyedWorkload(t, leader, rng, 300, 3000, 20, 30, now, 0)
 	stop := make(chan struct{})
 	errc := make(chan error, 3)
 	go func() { // reader
@@ -370,7 +377,7 @@ func TestCleanConcurrentWithReadsAppendsAndReplication(t *testing.T) {
 	}()
 	appendRng := rand.New(rand.NewPCG(rng.Uint64(), 1))
 	for range 5 {
-		for k, v := range keyedWorkload(t, leader, appendRng, 300, 1000, 20, 30, 1_000_000, 0) {
+		for k, v := range keyedWorkload(t, leader, appendRng, 300, 1000, 20, 30, now, 0) {
 			latest[k] = v
 		}
 		// The follower fetches what the leader has now, gaps and all.
