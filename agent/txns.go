@@ -229,7 +229,17 @@ func (a *Agent) WriteTxnMarker(ctx context.Context, topic string, index int32, p
 	if err != nil {
 		return err
 	}
-	if _, err := p.AppendAndWait(ctx, raw, -1); err != nil {
+	// The append runs under the produce verification lock (KIP-890,
+	// agent/kafka/txnverify.go); the wait for acks=all does not.
+	var wait kafka.AppendWait
+	err = a.kafkaSrv.AppendTxnMarker(topic, index, producerID, func() (err error) {
+		_, wait, err = p.Append(raw, -1)
+		return err
+	})
+	if err == nil {
+		err = wait(ctx)
+	}
+	if err != nil {
 		return err
 	}
 	if topic == offsetsTopic {

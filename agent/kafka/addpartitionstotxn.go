@@ -2,9 +2,9 @@ package kafka
 
 // AddPartitionsToTxn (key 24), versions 0-3: the client's form, which adds
 // partitions to the producer's transaction before it produces to them.
-// Versions 4+ (KIP-890's batched verification, sent by brokers) are not
-// served: Strata's partition leaders do not ask the coordinator to verify
-// a transactional produce.
+// Versions 4-5, the batched form partition leaders send to verify a
+// transactional produce (KIP-890 part 1), are in
+// addpartitionstotxn_batched.go.
 //
 // Difference from Kafka: while the previous transaction's markers are
 // still being written, the request waits for them (up to 500 ms,
@@ -32,6 +32,9 @@ import (
 )
 
 func handleAddPartitionsToTxn(ctx context.Context, s *Server, r *request, req *kmsg.AddPartitionsToTxnRequest) (*kmsg.AddPartitionsToTxnResponse, error) {
+	if r.version >= 4 {
+		return handleAddPartitionsToTxnBatched(ctx, s, r, req), nil
+	}
 	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 	// perPartition answers each partition with its own code, or code.
 	perPartition := map[txn.TopicPartition]int16{}

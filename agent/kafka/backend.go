@@ -97,6 +97,10 @@ type Transactions interface {
 	// agent leads and returns once acks=all holds; on __consumer_offsets
 	// it also completes the group's pending transactional offsets.
 	WriteTxnMarker(ctx context.Context, topic string, partition int32, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error
+	// VerifyTxn asks the coordinator of transactionalID, here or on
+	// another agent, whether the partition is in the producer's ongoing
+	// transaction (KIP-890): nil if it is, txn.ErrInvalidTxnState if not.
+	VerifyTxn(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32) error
 }
 
 // Reassignments moves partitions between agents and elects their leaders.
@@ -307,6 +311,9 @@ type PartitionWriter interface {
 	// the calls, so the waits of a connection's pipelined produces may
 	// overlap (and share an fsync) without reordering them.
 	Append(raw []byte, acks int16) (res log.AppendResult, wait AppendWait, err error)
+	// TxnOpen reports whether the producer has an open transaction in
+	// the log (txnverify.go).
+	TxnOpen(producerID int64) bool
 	DeleteRecordsBefore(ctx context.Context, offset int64) error
 }
 

@@ -63,3 +63,43 @@ func (c *PeerClient) WriteTxnMarkers(ctx context.Context, m TxnMarker) error {
 	}
 	return errors.Join(errs...)
 }
+
+// peerVerifyTxnVersion is the AddPartitionsToTxn version a partition
+// leader sends to verify a transactional produce (the batched broker
+// form with VerifyOnly, KIP-890).
+const peerVerifyTxnVersion = 4
+
+// VerifyTxn asks the transaction coordinator at the other end whether
+// topic-partition is in the ongoing transaction of producerID at epoch,
+// without adding it. The partition's error code comes back as an error
+// (INVALID_TXN_STATE when it is not in the transaction).
+func (c *PeerClient) VerifyTxn(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32) error {
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.Version = peerVerifyTxnVersion
+	rt := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	rt.TransactionalID, rt.ProducerID, rt.ProducerEpoch, rt.VerifyOnly = transactionalID, producerID, epoch, true
+	tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+	tt.Topic, tt.Partitions = topic, []int32{partition}
+	rt.Topics = append(rt.Topics, tt)
+	req.Transactions = append(req.Transactions, rt)
+	resp := kmsg.NewPtrAddPartitionsToTxnResponse()
+	if err := c.request(ctx, req, resp); err != nil {
+		return err
+	}
+	if resp.ErrorCode != 0 {
+		return peerError(resp.ErrorCode, c.addr)
+	}
+	for _, t := range resp.Transactions {
+		for _, rt := range t.Topics {
+			for _, p := range rt.Partitions {
+				if rt.Topic == topic && p.Partition == partition {
+					if p.ErrorCode != 0 {
+						return peerError(p.ErrorCode, c.addr)
+					}
+					return nil
+				}
+			}
+		}
+	}
+	return fmt.Errorf("kafka: peer %s did not answer the verification of %s-%d", c.addr, topic, partition)
+}

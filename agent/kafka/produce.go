@@ -10,9 +10,10 @@ package kafka
 // compression.type names a codec other than the batch's. Transactional
 // batches are written as any other; the log opens the producer's
 // transaction and refuses a fenced epoch (INVALID_PRODUCER_EPOCH) or a
-// plain batch inside an open transaction (INVALID_TXN_STATE). Unlike
-// Kafka's leaders (KIP-890), a leader does not ask the coordinator whether
-// the partition was added to the transaction.
+// plain batch inside an open transaction (INVALID_TXN_STATE). As
+// in Kafka (KIP-890 part 1), a producer's first transactional batch in a
+// partition is first verified with its coordinator (txnverify.go):
+// INVALID_TXN_STATE if the partition is not in the transaction.
 // A request's batches are written in order, then their acks are awaited
 // concurrently, so their fsyncs overlap instead of adding up; a
 // connection's next Produce is written while this one waits (see
@@ -77,6 +78,7 @@ type produceCall struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	pending []pendingAppend
+	txnID   *string // the request's transactional id (txnverify.go)
 }
 
 // pendingAppend is one partition's written batch awaiting its acks.
@@ -90,7 +92,8 @@ type pendingAppend struct {
 
 // startProduce checks and writes every partition's batch, in request order.
 func (s *Server) startProduce(ctx context.Context, r *request, req *kmsg.ProduceRequest) *produceCall {
-	call := &produceCall{s: s, resp: req.ResponseKind().(*kmsg.ProduceResponse), acks: req.Acks, ctx: ctx, cancel: func() {}}
+	call := &produceCall{s: s, resp: req.ResponseKind().(*kmsg.ProduceResponse), acks: req.Acks, ctx: ctx, cancel: func() {},
+		txnID: req.TransactionID}
 	if req.TimeoutMillis > 0 {
 		call.ctx, call.cancel = context.WithTimeout(ctx, time.Duration(req.TimeoutMillis)*time.Millisecond)
 	}
@@ -154,7 +157,7 @@ func (s *Server) writePartition(call *produceCall, t *Topic, p PartitionWriter, 
 		rp.ErrorMessage = errorMessage(err)
 		return
 	}
-	res, wait, err := p.Append(raw, call.acks)
+	res, wait, err := s.appendVerified(call.ctx, call.txnID, t.Name, rp.Partition, p, raw, call.acks)
 	if err != nil {
 		rp.ErrorCode = errorCode(err)
 		rp.ErrorMessage = errorMessage(err)

@@ -195,6 +195,7 @@ type Server struct {
 	producerIDs   ProducerIDs
 	groups        Groups
 	txns          Transactions
+	txnGuards     txnGuards // txnverify.go
 	reassignments Reassignments
 	users         Users
 	authz         Authorizer

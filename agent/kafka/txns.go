@@ -10,12 +10,13 @@ import (
 
 // registerTxns serves the transaction APIs (docs/design.md §9). The
 // version ranges are the ones that behave as Kafka's transaction
-// version 1: EndTxn v5, TxnOffsetCommit v5 and AddPartitionsToTxn v4+
-// belong to KIP-890's server-side verification and epoch bump per
-// transaction, which Strata does not serve.
+// version 1: EndTxn v5 and TxnOffsetCommit v5 belong to KIP-890 part 2's
+// epoch bump per transaction, which Strata does not serve.
+// AddPartitionsToTxn v4-5 is part 1's verification, which partition
+// leaders send each other (txnverify.go); clients use v3 at most.
 func registerTxns() {
 	register(22, 0, 5, typed(handleInitProducerID))
-	register(24, 0, 3, typed(handleAddPartitionsToTxn))
+	register(24, 0, 5, typed(handleAddPartitionsToTxn))
 	register(25, 0, 3, typed(handleAddOffsetsToTxn))
 	register(26, 0, 4, typed(handleEndTxn))
 	register(27, 0, 1, typed(handleWriteTxnMarkers))

@@ -214,3 +214,13 @@ func (l *Log) Producers() []ProducerInfo {
 	slices.SortFunc(out, func(a, b ProducerInfo) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
 	return out
 }
+
+// TxnOpen reports whether producerID has an open transaction here: its
+// next transactional batch joins it and needs no verification with the
+// coordinator (KIP-890).
+func (l *Log) TxnOpen(producerID int64) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	_, ok := l.producers.open[producerID]
+	return ok
+}

@@ -1,0 +1,63 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/strata-streaming/strata/agent/group"
+	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/txn"
+)
+
+// VerifyTxn implements kafka.Transactions (KIP-890 part 1, see
+// agent/kafka/txnverify.go): the coordinator of transactionalID answers
+// whether the partition is in the producer's ongoing transaction,
+// directly when it runs here, else over the inter-agent listener (its
+// TLS and SASL) with AddPartitionsToTxn v4, as markers travel. A
+// coordinator that cannot be reached is ErrCoordinatorNotAvailable, which
+// the producer retries.
+func (a *Agent) VerifyTxn(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32) error {
+	e, err := a.ensureTxnTopic(ctx)
+	if err != nil {
+		return err
+	}
+	index := group.Partition(transactionalID, e.meta.Partitions)
+	if int(index) >= len(e.snap.Partitions) {
+		return fmt.Errorf("%w: %s-%d is not open here", kafka.ErrCoordinatorNotAvailable, txnTopic, index)
+	}
+	leader := e.snap.Partitions[index].Leader()
+	if leader == a.id {
+		c, err := a.TxnCoordinator(ctx, transactionalID)
+		if err != nil {
+			return err
+		}
+		in, err := c.Verify(transactionalID, producerID, epoch, []txn.TopicPartition{{Topic: topic, Partition: partition}})
+		if err != nil {
+			return err
+		}
+		if !in[0] {
+			return fmt.Errorf("%w: %s-%d is not in the transaction of %q", txn.ErrInvalidTxnState, topic, partition, transactionalID)
+		}
+		return nil
+	}
+	addr, err := a.ctl.AgentAddr(ctx, leader)
+	if err != nil {
+		return errors.Join(kafka.ErrCoordinatorNotAvailable, err)
+	}
+	dctx, cancel := context.WithTimeout(ctx, markerDialTimeout)
+	c, err := kafka.DialPeer(dctx, addr, a.id, a.peer)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("%w: verify with agent %d: %w", kafka.ErrCoordinatorNotAvailable, leader, err)
+	}
+	defer c.Close()
+	err = c.VerifyTxn(ctx, transactionalID, producerID, epoch, topic, partition)
+	if ke := (*kerr.Error)(nil); err != nil && !errors.As(err, &ke) {
+		// The connection failed, not the coordinator: retriable.
+		return errors.Join(kafka.ErrCoordinatorNotAvailable, err)
+	}
+	return err
+}
