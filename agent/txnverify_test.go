@@ -62,11 +62,22 @@ func zombieProduce(t *testing.T, cl *kgo.Client, leader int32, txnID, topic stri
 	rp.Partition, rp.Records = partition, raw
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctxT(t), cl.Broker(int(leader)))
-	if err != nil {
-		t.Fatalf("produce: %v", err)
+	// NOT_ENOUGH_REPLICAS is the verification's retriable answer while
+	// the coordinator is busy (the committed transaction's markers may
+	// still be landing) or moving; a producer retries it, and so does
+	// this one, for a bounded time.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := req.RequestWith(ctxT(t), cl.Broker(int(leader)))
+		if err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+		code := resp.Topics[0].Partitions[0].ErrorCode
+		if code != kerr.NotEnoughReplicas.Code || time.Now().After(deadline) {
+			return code
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return resp.Topics[0].Partitions[0].ErrorCode
 }
 
 // rawClientOpts pins Produce at v12, the last that names topics.
