@@ -132,7 +132,7 @@ func protocolAbuse(t *testing.T, sasl bool) {
 	t.Logf("open-file limits: test process %d, agent %d; idle connections: %d", ownLimit, agentLimit, idle)
 
 	env := &abuseEnv{addr: a.Addr(), seed: seed, idle: idle, bigTopic: "abuse-big"}
-	ensureOffsetsTopic(t, a.Addr())
+	ensureInternalTopics(t, a.Addr())
 	phases := []phase{
 		{"random bytes", randomBytes},
 		{"truncated frames", truncatedFrames},
@@ -292,37 +292,41 @@ func agentAnswers(t *testing.T, addr, topic string) {
 	}
 }
 
-// ensureOffsetsTopic asks for a group coordinator until the agent names
-// one, so that __consumer_offsets (50 partitions, each with its own
-// goroutines and files) exists before the baseline is taken: random bytes
-// that decode as a group request would otherwise create it during the
+// ensureInternalTopics asks for a group coordinator and a transaction
+// coordinator until the agent names each, so that __consumer_offsets and
+// __transaction_state (50 partitions each, with their own goroutines and
+// files) exist before the baseline is taken: random bytes that decode as
+// a group or transaction request would otherwise create one during the
 // abuse, and the agent would rightly not come back to the baseline.
-func ensureOffsetsTopic(t *testing.T, addr string) {
+func ensureInternalTopics(t *testing.T, addr string) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	var last error
-	if !waitFor(60*time.Second, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		req := kmsg.NewPtrFindCoordinatorRequest()
-		req.CoordinatorKey = "abuse"
-		req.CoordinatorKeys = []string{"abuse"}
-		resp, err := req.RequestWith(ctx, cl)
-		if err == nil {
-			code := resp.ErrorCode
-			if len(resp.Coordinators) > 0 {
-				code = resp.Coordinators[0].ErrorCode
+	for _, keyType := range []int8{0, 1} { // group, transaction
+		var last error
+		if !waitFor(60*time.Second, func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			req := kmsg.NewPtrFindCoordinatorRequest()
+			req.CoordinatorType = keyType
+			req.CoordinatorKey = "abuse"
+			req.CoordinatorKeys = []string{"abuse"}
+			resp, err := req.RequestWith(ctx, cl)
+			if err == nil {
+				code := resp.ErrorCode
+				if len(resp.Coordinators) > 0 {
+					code = resp.Coordinators[0].ErrorCode
+				}
+				err = kerr.ErrorForCode(code)
 			}
-			err = kerr.ErrorForCode(code)
+			last = err
+			return err == nil
+		}) {
+			t.Fatalf("no coordinator of key type %d within 60s: %v", keyType, last)
 		}
-		last = err
-		return err == nil
-	}) {
-		t.Fatalf("no group coordinator within 60s: %v", last)
 	}
 }
 
