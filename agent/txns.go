@@ -232,7 +232,7 @@ func (a *Agent) WriteTxnMarker(ctx context.Context, topic string, index int32, p
 	// The append runs under the produce verification lock (KIP-890,
 	// agent/kafka/txnverify.go); the wait for acks=all does not.
 	var wait kafka.AppendWait
-	err = a.kafkaSrv.AppendTxnMarker(topic, index, producerID, func() (err error) {
+	err = a.kafkaSrv.AppendTxnMarker(topic, index, producerID, epoch, func() (err error) {
 		_, wait, err = p.Append(raw, -1)
 		return err
 	})

@@ -12,14 +12,15 @@ import (
 	"github.com/strata-streaming/strata/agent/txn"
 )
 
-// VerifyTxn implements kafka.Transactions (KIP-890 part 1, see
+// VerifyTxn implements kafka.Transactions (KIP-890, see
 // agent/kafka/txnverify.go): the coordinator of transactionalID answers
-// whether the partition is in the producer's ongoing transaction,
-// directly when it runs here, else over the inter-agent listener (its
-// TLS and SASL) with AddPartitionsToTxn v4, as markers travel. A
-// coordinator that cannot be reached is ErrCoordinatorNotAvailable, which
-// the producer retries.
-func (a *Agent) VerifyTxn(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32) error {
+// whether the partition is in the producer's ongoing transaction (part
+// 1), or with add adds it (part 2, transaction version 2), directly when
+// it runs here, else over the inter-agent listener (its TLS and SASL)
+// with AddPartitionsToTxn v4 or v5, as markers travel. A coordinator that
+// cannot be reached is ErrCoordinatorNotAvailable, which the producer
+// retries.
+func (a *Agent) VerifyTxn(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32, add bool) error {
 	e, err := a.ensureTxnTopic(ctx)
 	if err != nil {
 		return err
@@ -34,7 +35,11 @@ func (a *Agent) VerifyTxn(ctx context.Context, transactionalID string, producerI
 		if err != nil {
 			return err
 		}
-		in, err := c.Verify(transactionalID, producerID, epoch, []txn.TopicPartition{{Topic: topic, Partition: partition}})
+		parts := []txn.TopicPartition{{Topic: topic, Partition: partition}}
+		if add {
+			return c.AddPartitions(ctx, transactionalID, producerID, epoch, parts, true)
+		}
+		in, err := c.Verify(transactionalID, producerID, epoch, parts)
 		if err != nil {
 			return err
 		}
@@ -54,7 +59,7 @@ func (a *Agent) VerifyTxn(ctx context.Context, transactionalID string, producerI
 		return fmt.Errorf("%w: verify with agent %d: %w", kafka.ErrCoordinatorNotAvailable, leader, err)
 	}
 	defer c.Close()
-	err = c.VerifyTxn(ctx, transactionalID, producerID, epoch, topic, partition)
+	err = c.VerifyTxn(ctx, transactionalID, producerID, epoch, topic, partition, add)
 	if ke := (*kerr.Error)(nil); err != nil && !errors.As(err, &ke) {
 		// The connection failed, not the coordinator: retriable.
 		return errors.Join(kafka.ErrCoordinatorNotAvailable, err)

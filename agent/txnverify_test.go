@@ -45,11 +45,19 @@ func commitOne(t *testing.T, cl *kgo.Client, topic string, partitions int32) (in
 // and returns the partition's error code.
 func zombieProduce(t *testing.T, cl *kgo.Client, leader int32, txnID, topic string, partition int32, id int64, epoch int16, seq int32) int16 {
 	t.Helper()
+	return rawTxnProduce(t, cl, leader, txnID, topic, partition, id, epoch, seq, "zombie")
+}
+
+// rawTxnProduce sends one transactional batch of producer id/epoch
+// (sequence seq) holding value straight to agent leader, and returns the
+// partition's error code.
+func rawTxnProduce(t *testing.T, cl *kgo.Client, leader int32, txnID, topic string, partition int32, id int64, epoch int16, seq int32, value string) int16 {
+	t.Helper()
 	opts := batch.DefaultBuildOptions()
 	opts.BaseTimestamp = time.Now().UnixMilli()
 	opts.ProducerID, opts.ProducerEpoch, opts.BaseSequence = id, epoch, seq
 	opts.Attributes = batch.AttrTransactional
-	raw, err := batch.Build(opts, []batch.Record{{Value: []byte("zombie")}})
+	raw, err := batch.Build(opts, []batch.Record{{Value: []byte(value)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,10 +88,12 @@ func zombieProduce(t *testing.T, cl *kgo.Client, leader int32, txnID, topic stri
 	}
 }
 
-// rawClientOpts pins Produce at v12, the last that names topics.
+// rawClientOpts pins Produce at v11, the last that verifies a
+// transactional batch (KIP-890 part 1) rather than adding its partition
+// to the transaction (part 2, v12+).
 func rawClientOpts() kgo.Opt {
 	v := kversion.Stable()
-	v.SetMaxKeyVersion(0, 12)
+	v.SetMaxKeyVersion(0, 11)
 	return kgo.MaxVersions(v)
 }
 

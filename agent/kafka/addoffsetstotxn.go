@@ -37,7 +37,7 @@ func handleAddOffsetsToTxn(ctx context.Context, s *Server, r *request, req *kmsg
 		c, err = s.txns.TxnCoordinator(ctx, req.TransactionalID)
 		if err == nil {
 			err = c.AddPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch,
-				[]txn.TopicPartition{{Topic: offsetsTopicName, Partition: index}})
+				[]txn.TopicPartition{{Topic: offsetsTopicName, Partition: index}}, false)
 		}
 	}
 	resp.ErrorCode = txnErrorCode(err, r.version, 2)

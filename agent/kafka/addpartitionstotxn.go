@@ -66,7 +66,7 @@ func handleAddPartitionsToTxn(ctx context.Context, s *Server, r *request, req *k
 	default:
 		c, err := s.txns.TxnCoordinator(ctx, req.TransactionalID)
 		if err == nil {
-			err = c.AddPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, parts)
+			err = c.AddPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, parts, false)
 		}
 		code = txnErrorCode(err, r.version, 2)
 	}

@@ -5,11 +5,14 @@ package kafka
 // transaction with VerifyOnly is answered per partition: no error when
 // the partition is in the ongoing transaction of that producer id and
 // epoch, INVALID_TXN_STATE when not; nothing is added. Without
-// VerifyOnly its partitions are added, as in versions 0-3. An error of
+// VerifyOnly its partitions are added, as in versions 0-3; at version 5
+// the transaction is then one of transaction version 2 (KIP-890 part 2:
+// a leader adds the partition of a Produce v12 or TxnOffsetCommit v5,
+// and EndTxn bumps the epoch), as Kafka 4.x records it. An error of
 // the whole transaction (PRODUCER_FENCED, INVALID_PRODUCER_ID_MAPPING,
 // CONCURRENT_TRANSACTIONS while its markers are written, NOT_COORDINATOR)
-// is given to each of its partitions. Version 5 differs only in that
-// Kafka may answer TRANSACTION_ABORTABLE, which Strata never does.
+// is given to each of its partitions. Kafka may answer
+// TRANSACTION_ABORTABLE at version 5, which Strata never does.
 //
 // Authorization (authorize.go): CLUSTER_ACTION on the CLUSTER, as in
 // Kafka (CLUSTER_AUTHORIZATION_FAILED in the top-level error code).
@@ -71,7 +74,10 @@ func batchedTxnCodes(ctx context.Context, s *Server, version int16, t *kmsg.AddP
 		return fill(txnErrorCode(err, version, 2))
 	}
 	if !t.VerifyOnly {
-		return fill(txnErrorCode(c.AddPartitions(ctx, t.TransactionalID, t.ProducerID, t.ProducerEpoch, parts), version, 2))
+		// Version 5 is what a leader sends for transaction version 2
+		// (Kafka's transactionVersionForAddPartitionsToTxn).
+		tv2 := version >= 5
+		return fill(txnErrorCode(c.AddPartitions(ctx, t.TransactionalID, t.ProducerID, t.ProducerEpoch, parts, tv2), version, 2))
 	}
 	in, err := c.Verify(t.TransactionalID, t.ProducerID, t.ProducerEpoch, parts)
 	if err != nil {

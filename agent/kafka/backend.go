@@ -99,8 +99,10 @@ type Transactions interface {
 	WriteTxnMarker(ctx context.Context, topic string, partition int32, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error
 	// VerifyTxn asks the coordinator of transactionalID, here or on
 	// another agent, whether the partition is in the producer's ongoing
-	// transaction (KIP-890): nil if it is, txn.ErrInvalidTxnState if not.
-	VerifyTxn(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32) error
+	// transaction (KIP-890 part 1): nil if it is, txn.ErrInvalidTxnState
+	// if not. With add (part 2, transaction version 2) the coordinator
+	// adds it instead, opening a transaction if none is.
+	VerifyTxn(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32, add bool) error
 }
 
 // Reassignments moves partitions between agents and elects their leaders.
@@ -312,8 +314,8 @@ type PartitionWriter interface {
 	// overlap (and share an fsync) without reordering them.
 	Append(raw []byte, acks int16) (res log.AppendResult, wait AppendWait, err error)
 	// TxnOpen reports whether the producer has an open transaction in
-	// the log (txnverify.go).
-	TxnOpen(producerID int64) bool
+	// the log at epoch (txnverify.go).
+	TxnOpen(producerID int64, epoch int16) bool
 	DeleteRecordsBefore(ctx context.Context, offset int64) error
 }
 

@@ -34,7 +34,7 @@ func (inertPartition) ReadsFromStore(int64) bool     { return false }
 func (inertPartition) HighWatermark() int64          { return 0 }
 func (inertPartition) LastStableOffset() int64       { return 0 }
 func (inertPartition) Producers() []log.ProducerInfo { return nil }
-func (inertPartition) TxnOpen(int64) bool            { return false }
+func (inertPartition) TxnOpen(int64, int16) bool     { return false }
 func (inertPartition) AbortedTransactions(context.Context, int64, int64) ([]log.AbortedTxn, error) {
 	return nil, nil
 }

@@ -64,20 +64,28 @@ func (c *PeerClient) WriteTxnMarkers(ctx context.Context, m TxnMarker) error {
 	return errors.Join(errs...)
 }
 
-// peerVerifyTxnVersion is the AddPartitionsToTxn version a partition
-// leader sends to verify a transactional produce (the batched broker
-// form with VerifyOnly, KIP-890).
-const peerVerifyTxnVersion = 4
+// The AddPartitionsToTxn versions a partition leader sends (the batched
+// broker form): 4 with VerifyOnly to verify a transactional produce
+// (KIP-890 part 1), 5 without it to add the partition for transaction
+// version 2 (part 2), as Kafka 4.x's leaders do.
+const (
+	peerVerifyTxnVersion = 4
+	peerAddTxnVersion    = 5
+)
 
 // VerifyTxn asks the transaction coordinator at the other end whether
 // topic-partition is in the ongoing transaction of producerID at epoch,
-// without adding it. The partition's error code comes back as an error
-// (INVALID_TXN_STATE when it is not in the transaction).
-func (c *PeerClient) VerifyTxn(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32) error {
+// without adding it, or with add to add it. The partition's error code
+// comes back as an error (INVALID_TXN_STATE when it is not in the
+// transaction).
+func (c *PeerClient) VerifyTxn(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32, add bool) error {
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	req.Version = peerVerifyTxnVersion
+	if add {
+		req.Version = peerAddTxnVersion
+	}
 	rt := kmsg.NewAddPartitionsToTxnRequestTransaction()
-	rt.TransactionalID, rt.ProducerID, rt.ProducerEpoch, rt.VerifyOnly = transactionalID, producerID, epoch, true
+	rt.TransactionalID, rt.ProducerID, rt.ProducerEpoch, rt.VerifyOnly = transactionalID, producerID, epoch, !add
 	tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
 	tt.Topic, tt.Partitions = topic, []int32{partition}
 	rt.Topics = append(rt.Topics, tt)

@@ -13,7 +13,10 @@ package kafka
 // plain batch inside an open transaction (INVALID_TXN_STATE). As
 // in Kafka (KIP-890 part 1), a producer's first transactional batch in a
 // partition is first verified with its coordinator (txnverify.go):
-// INVALID_TXN_STATE if the partition is not in the transaction.
+// INVALID_TXN_STATE if the partition is not in the transaction. From v12
+// on (KIP-890 part 2, transaction version 2) the leader asks the
+// coordinator to add the partition instead, so the client sends no
+// AddPartitionsToTxn, as with Kafka 4.x.
 // A request's batches are written in order, then their acks are awaited
 // concurrently, so their fsyncs overlap instead of adding up; a
 // connection's next Produce is written while this one waits (see
@@ -79,6 +82,9 @@ type produceCall struct {
 	cancel  context.CancelFunc
 	pending []pendingAppend
 	txnID   *string // the request's transactional id (txnverify.go)
+	// txnAdd: Produce v12+ adds a transactional batch's partition to the
+	// transaction (KIP-890 part 2) instead of verifying it.
+	txnAdd bool
 }
 
 // pendingAppend is one partition's written batch awaiting its acks.
@@ -93,7 +99,7 @@ type pendingAppend struct {
 // startProduce checks and writes every partition's batch, in request order.
 func (s *Server) startProduce(ctx context.Context, r *request, req *kmsg.ProduceRequest) *produceCall {
 	call := &produceCall{s: s, resp: req.ResponseKind().(*kmsg.ProduceResponse), acks: req.Acks, ctx: ctx, cancel: func() {},
-		txnID: req.TransactionID}
+		txnID: req.TransactionID, txnAdd: r.version >= 12}
 	if req.TimeoutMillis > 0 {
 		call.ctx, call.cancel = context.WithTimeout(ctx, time.Duration(req.TimeoutMillis)*time.Millisecond)
 	}
@@ -157,7 +163,7 @@ func (s *Server) writePartition(call *produceCall, t *Topic, p PartitionWriter, 
 		rp.ErrorMessage = errorMessage(err)
 		return
 	}
-	res, wait, err := s.appendVerified(call.ctx, call.txnID, t.Name, rp.Partition, p, raw, call.acks)
+	res, wait, err := s.appendVerified(call.ctx, call.txnID, call.txnAdd, t.Name, rp.Partition, p, raw, call.acks)
 	if err != nil {
 		rp.ErrorCode = errorCode(err)
 		rp.ErrorMessage = errorMessage(err)

@@ -8,19 +8,20 @@ import (
 	"github.com/strata-streaming/strata/agent/txn"
 )
 
-// registerTxns serves the transaction APIs (docs/design.md §9). The
-// version ranges are the ones that behave as Kafka's transaction
-// version 1: EndTxn v5 and TxnOffsetCommit v5 belong to KIP-890 part 2's
-// epoch bump per transaction, which Strata does not serve.
-// AddPartitionsToTxn v4-5 is part 1's verification, which partition
-// leaders send each other (txnverify.go); clients use v3 at most.
+// registerTxns serves the transaction APIs (docs/design.md §9), up to
+// Kafka 4.x's transaction version 2 (KIP-890 part 2, finalized in
+// ApiVersions): EndTxn v5 bumps the epoch per transaction,
+// TxnOffsetCommit v5 and Produce v12 add their partition to the
+// transaction themselves. AddPartitionsToTxn v4-5 is the batched form
+// partition leaders send each other (txnverify.go); clients use v3 at
+// most. TxnOffsetCommit v6 (topic ids) is not served.
 func registerTxns() {
 	register(22, 0, 5, typed(handleInitProducerID))
 	register(24, 0, 5, typed(handleAddPartitionsToTxn))
 	register(25, 0, 3, typed(handleAddOffsetsToTxn))
-	register(26, 0, 4, typed(handleEndTxn))
+	register(26, 0, 5, typed(handleEndTxn))
 	register(27, 0, 1, typed(handleWriteTxnMarkers))
-	register(28, 0, 4, typed(handleTxnOffsetCommit))
+	register(28, 0, 5, typed(handleTxnOffsetCommit))
 	register(65, 0, 0, typed(handleDescribeTransactions))
 	register(66, 0, 1, typed(handleListTransactions))
 }

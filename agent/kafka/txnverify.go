@@ -9,6 +9,14 @@ package kafka
 // transaction no coordinator will end, and the partition's last stable
 // offset stays behind it for good.
 //
+// KIP-890 part 2 (Produce v12+, transaction version 2): the client does
+// not add partitions itself; the same path asks the coordinator to add
+// the partition (AddPartitionsToTxn v5 without VerifyOnly), as Kafka
+// 4.x's leaders do. A transaction open in the log at another epoch is
+// the producer's previous one, whose marker (at the bumped epoch) has
+// not landed yet: the batch goes through the coordinator too, which
+// answers only once that transaction is complete.
+//
 // A verification guard (Kafka's VerificationStateEntry) closes the race
 // with the transaction's end: it is registered for (partition, producer)
 // before the coordinator is asked, a marker for that producer removes it
@@ -19,7 +27,11 @@ package kafka
 // all.
 //
 // Answers, as Kafka's leaders give them to producers: INVALID_TXN_STATE
-// when the partition is not in the transaction; the coordinator's
+// when the partition is not in the transaction (verification only); when
+// the guard was removed during an add, NOT_ENOUGH_REPLICAS, so the
+// producer retries and the coordinator decides again (a marker of the
+// previous transaction may have removed it; a marker of this one bumped
+// the epoch, and the retry is fenced); the coordinator's
 // retriable errors (CONCURRENT_TRANSACTIONS, NOT_COORDINATOR,
 // COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS, a network
 // failure) become NOT_ENOUGH_REPLICAS, which every producer retries
@@ -62,8 +74,25 @@ type txnGuardKey struct {
 	producerID int64
 }
 
-// txnGuard is one verification; only its identity matters.
-type txnGuard struct{ _ byte }
+// txnGuard is one verification (its identity tells it from a later one)
+// of a batch at epoch, adding its partition when add.
+type txnGuard struct {
+	epoch int16
+	add   bool
+}
+
+// endedBy reports whether a marker at markerEpoch ends the transaction
+// the guarded batch would join. Under transaction version 1 the marker
+// carries the transaction's epoch; under version 2 (add) the epoch
+// bumped by one, and the marker at the batch's own epoch is that of the
+// producer's previous transaction, which may land while the batch's
+// partition is being added: it must not fail the batch.
+func (g *txnGuard) endedBy(markerEpoch int16) bool {
+	if g.add {
+		return markerEpoch > g.epoch
+	}
+	return markerEpoch >= g.epoch
+}
 
 func (g *txnGuards) stripe(k txnGuardKey) *txnGuardStripe {
 	g.once.Do(func() { g.seed = maphash.MakeSeed() })
@@ -74,22 +103,28 @@ func (g *txnGuards) stripe(k txnGuardKey) *txnGuardStripe {
 }
 
 // AppendTxnMarker runs appendMarker, which appends a transaction marker
-// of producerID to the partition without waiting for its acks, after
-// removing the producer's verification guard there, under the lock the
-// verified produces take: a verification under way when the transaction
-// ends fails instead of opening a transaction after the marker.
-func (s *Server) AppendTxnMarker(topic string, partition int32, producerID int64, appendMarker func() error) error {
+// of producerID at epoch to the partition without waiting for its acks,
+// after removing the producer's verification guard there if the marker
+// ends the guarded batch's transaction (txnGuard.endedBy), under the lock
+// the verified produces take: a verification under way when the
+// transaction ends fails instead of opening a transaction after the
+// marker.
+func (s *Server) AppendTxnMarker(topic string, partition int32, producerID int64, epoch int16, appendMarker func() error) error {
 	k := txnGuardKey{topic, partition, producerID}
 	st := s.txnGuards.stripe(k)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	delete(st.m, k)
+	if g := st.m[k]; g != nil && g.endedBy(epoch) {
+		delete(st.m, k)
+	}
 	return appendMarker()
 }
 
 // appendVerified appends raw to p, first verifying a transactional batch
-// with the coordinator when its producer has no open transaction there.
-func (s *Server) appendVerified(ctx context.Context, transactionalID *string, topic string, partition int32, p PartitionWriter, raw []byte, acks int16) (log.AppendResult, AppendWait, error) {
+// with the coordinator when its producer has no open transaction there
+// at its epoch; with add (transaction version 2) the coordinator adds
+// the partition instead of verifying it.
+func (s *Server) appendVerified(ctx context.Context, transactionalID *string, add bool, topic string, partition int32, p PartitionWriter, raw []byte, acks int16) (log.AppendResult, AppendWait, error) {
 	h, err := batch.ParseHeader(raw)
 	if err != nil || !h.IsTransactional() {
 		return p.Append(raw, acks)
@@ -101,15 +136,15 @@ func (s *Server) appendVerified(ctx context.Context, transactionalID *string, to
 	k := txnGuardKey{topic, partition, h.ProducerID}
 	st := s.txnGuards.stripe(k)
 	st.mu.Lock()
-	if p.TxnOpen(h.ProducerID) {
+	if p.TxnOpen(h.ProducerID, h.ProducerEpoch) {
 		defer st.mu.Unlock()
 		return p.Append(raw, acks)
 	}
 	// A concurrent verification of the same producer shares the guard,
 	// as in Kafka, so that neither fails the other.
 	g := st.m[k]
-	if g == nil {
-		g = &txnGuard{}
+	if g == nil || g.epoch != h.ProducerEpoch || g.add != add {
+		g = &txnGuard{epoch: h.ProducerEpoch, add: add}
 		if st.m == nil {
 			st.m = map[txnGuardKey]*txnGuard{}
 		}
@@ -117,7 +152,7 @@ func (s *Server) appendVerified(ctx context.Context, transactionalID *string, to
 	}
 	st.mu.Unlock()
 
-	verr := s.txns.VerifyTxn(ctx, *transactionalID, h.ProducerID, h.ProducerEpoch, topic, partition)
+	verr := s.txns.VerifyTxn(ctx, *transactionalID, h.ProducerID, h.ProducerEpoch, topic, partition, add)
 
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -129,10 +164,15 @@ func (s *Server) appendVerified(ctx context.Context, transactionalID *string, to
 		return log.AppendResult{}, nil, verifyError(verr)
 	}
 	switch {
-	case p.TxnOpen(h.ProducerID):
+	case p.TxnOpen(h.ProducerID, h.ProducerEpoch):
 		// A batch verified with the same guard opened it meanwhile.
 	case current:
 		delete(st.m, k)
+	case add:
+		// The transaction the partition was added to ended meanwhile
+		// (its marker bumped the epoch): the retry is fenced, or adds
+		// the partition to the next transaction of a newer epoch.
+		return log.AppendResult{}, nil, fmt.Errorf("%w: a marker for producer %d landed on %s-%d while the partition was added; retry", kerr.NotEnoughReplicas, h.ProducerID, topic, partition)
 	default:
 		return log.AppendResult{}, nil, fmt.Errorf("%w: producer %d's transaction ended while %s-%d was verified", kerr.InvalidTxnState, h.ProducerID, topic, partition)
 	}

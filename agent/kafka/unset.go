@@ -118,6 +118,6 @@ func (u unset) GroupOffsetsPartition(context.Context, string) (int32, error) { r
 func (u unset) WriteTxnMarker(context.Context, string, int32, int64, int16, bool, int32) error {
 	return u.err()
 }
-func (u unset) VerifyTxn(context.Context, string, int64, int16, string, int32) error {
+func (u unset) VerifyTxn(context.Context, string, int64, int16, string, int32, bool) error {
 	return u.err()
 }

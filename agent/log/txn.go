@@ -215,12 +215,19 @@ func (l *Log) Producers() []ProducerInfo {
 	return out
 }
 
-// TxnOpen reports whether producerID has an open transaction here: its
-// next transactional batch joins it and needs no verification with the
-// coordinator (KIP-890).
-func (l *Log) TxnOpen(producerID int64) bool {
+// TxnOpen reports whether producerID has an open transaction here at
+// epoch: its next transactional batch at that epoch joins it and needs
+// no verification with the coordinator (KIP-890). One open at another
+// epoch does not count, as in Kafka 4.x's hasOngoingTransaction: under
+// transaction version 2 a producer's next transaction has the next
+// epoch, and its first batch must not join the previous transaction
+// whose marker has not landed here yet.
+func (l *Log) TxnOpen(producerID int64, epoch int16) bool {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	_, ok := l.producers.open[producerID]
-	return ok
+	if _, ok := l.producers.open[producerID]; !ok {
+		return false
+	}
+	e := l.producers.m[producerID]
+	return e != nil && e.epoch == epoch
 }

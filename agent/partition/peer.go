@@ -63,7 +63,7 @@ func (p *Peer) DecompressionChecks() kafka.DecompressionChecks { return nil }
 func (p *Peer) HighWatermark() int64                           { return -1 }
 func (p *Peer) LastStableOffset() int64                        { return -1 }
 func (p *Peer) Producers() []log.ProducerInfo                  { return nil }
-func (p *Peer) TxnOpen(int64) bool                             { return false }
+func (p *Peer) TxnOpen(int64, int16) bool                      { return false }
 func (p *Peer) AbortedTransactions(context.Context, int64, int64) ([]log.AbortedTxn, error) {
 	return nil, p.notHere()
 }

@@ -63,6 +63,11 @@ func (c *Coordinator) complete(t *txnState, prepared Metadata) {
 	if commit {
 		next.State = kmsg.TransactionStateCompleteCommit
 	}
+	if prepared.NextProducerID >= 0 {
+		// The epoch was exhausted (a TV2 end at the last epoch): the
+		// producer continues under the new id, as EndTxn answered.
+		next.PrevProducerID, next.ProducerID, next.ProducerEpoch, next.NextProducerID = prepared.ProducerID, prepared.NextProducerID, 0, -1
+	}
 	for {
 		err := c.writeLocked(ctx, t, next)
 		if err == nil {

@@ -228,7 +228,8 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeout tim
 			return -1, -1, err
 		}
 		t = &txnState{fencedEpoch: -1}
-		next := Metadata{TransactionalID: id, ProducerID: pid, ProducerEpoch: 0, Timeout: timeout, State: kmsg.TransactionStateEmpty}
+		next := Metadata{TransactionalID: id, ProducerID: pid, ProducerEpoch: 0, Timeout: timeout, State: kmsg.TransactionStateEmpty,
+			NextProducerID: -1, PrevProducerID: -1}
 		if err := c.writeLocked(ctx, t, next); err != nil {
 			return -1, -1, err
 		}
@@ -258,6 +259,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeout tim
 	}
 	next := t.Metadata
 	next.Timeout, next.State, next.Partitions, next.Start = timeout, kmsg.TransactionStateEmpty, nil, time.Time{}
+	next.NextProducerID = -1
 	if t.ProducerEpoch >= math.MaxInt16-1 {
 		// Epochs are exhausted: a new producer id starts again at 0.
 		pid, err := c.cfg.ProducerIDs.NewProducerID(ctx)
@@ -293,8 +295,11 @@ func (c *Coordinator) checkProducerLocked(id string, producerID int64, epoch int
 
 // AddPartitions adds partitions to id's transaction, opening it if none
 // is (Kafka's AddPartitionsToTxn and, for a group's offsets partition,
-// AddOffsetsToTxn).
-func (c *Coordinator) AddPartitions(ctx context.Context, id string, producerID int64, epoch int16, parts []TopicPartition) error {
+// AddOffsetsToTxn). tv2 says the request is one of transaction version 2
+// (a partition leader's implicit add for Produce v12 or TxnOffsetCommit
+// v5): the transaction records it, as Kafka's does, so that a retried
+// EndTxn is recognised by its epoch.
+func (c *Coordinator) AddPartitions(ctx context.Context, id string, producerID int64, epoch int16, parts []TopicPartition, tv2 bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t, err := c.checkProducerLocked(id, producerID, epoch)
@@ -322,42 +327,11 @@ func (c *Coordinator) AddPartitions(ctx context.Context, id string, producerID i
 	}
 	before := len(next.Partitions)
 	next.Partitions = sortPartitions(append(append([]TopicPartition(nil), next.Partitions...), parts...))
-	if t.State == kmsg.TransactionStateOngoing && len(next.Partitions) == before {
+	if t.State == kmsg.TransactionStateOngoing && len(next.Partitions) == before && next.TV2 == tv2 {
 		return nil // every partition is in the transaction already
 	}
+	next.TV2 = tv2
 	return c.writeLocked(ctx, t, next)
-}
-
-// EndTxn commits or aborts id's transaction: the Prepare state is durable
-// when it returns, and the markers are being written. A retried EndTxn of
-// a transaction already ending the same way succeeds.
-func (c *Coordinator) EndTxn(ctx context.Context, id string, producerID int64, epoch int16, commit bool) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t, err := c.checkProducerLocked(id, producerID, epoch)
-	if err != nil {
-		return err
-	}
-	prepare, complete := kmsg.TransactionStatePrepareAbort, kmsg.TransactionStateCompleteAbort
-	if commit {
-		prepare, complete = kmsg.TransactionStatePrepareCommit, kmsg.TransactionStateCompleteCommit
-	}
-	switch t.State {
-	case kmsg.TransactionStateOngoing:
-	case complete:
-		return nil // a retry after the answer was lost
-	case prepare:
-		return ErrConcurrentTransactions
-	default:
-		return fmt.Errorf("%w: %q is %s, cannot end it with commit=%v", ErrInvalidTxnState, id, t.State, commit)
-	}
-	next := t.Metadata
-	next.State = prepare
-	if err := c.writeLocked(ctx, t, next); err != nil {
-		return err
-	}
-	c.completeLocked(t)
-	return nil
 }
 
 // beginAbortLocked aborts t's open transaction at a new epoch (Kafka's

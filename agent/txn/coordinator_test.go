@@ -183,13 +183,13 @@ func TestInitProducerIDBumpsTheEpochAndFences(t *testing.T) {
 	if err != nil || pid2 != pid || epoch2 != 1 {
 		t.Fatalf("second init: %d/%d %v, want %d/1", pid2, epoch2, err, pid)
 	}
-	if err := f.c.AddPartitions(ctx, "t1", pid, 0, partsAB); !errors.Is(err, ErrProducerFenced) {
+	if err := f.c.AddPartitions(ctx, "t1", pid, 0, partsAB, false); !errors.Is(err, ErrProducerFenced) {
 		t.Fatalf("add at the old epoch: %v", err)
 	}
-	if err := f.c.AddPartitions(ctx, "t1", pid+1, 1, partsAB); !errors.Is(err, ErrInvalidProducerIDMapping) {
+	if err := f.c.AddPartitions(ctx, "t1", pid+1, 1, partsAB, false); !errors.Is(err, ErrInvalidProducerIDMapping) {
 		t.Fatalf("add with another producer id: %v", err)
 	}
-	if err := f.c.AddPartitions(ctx, "t1", pid, 1, partsAB); err != nil {
+	if err := f.c.AddPartitions(ctx, "t1", pid, 1, partsAB, false); err != nil {
 		t.Fatalf("add: %v", err)
 	}
 	if _, _, err := f.c.InitProducerID(ctx, "t2", 16*time.Minute, -1, -1); !errors.Is(err, ErrInvalidTimeout) {
@@ -204,14 +204,14 @@ func TestInitProducerIDBumpsTheEpochAndFences(t *testing.T) {
 func TestEndTxnWritesMarkersThenCompletes(t *testing.T) {
 	f := newFixture(t)
 	pid, epoch, _ := f.init("t1", -1, -1)
-	if err := f.c.EndTxn(ctx, "t1", pid, epoch, true); !errors.Is(err, ErrInvalidTxnState) {
+	if _, _, err := f.c.EndTxn(ctx, "t1", pid, epoch, true, false); !errors.Is(err, ErrInvalidTxnState) {
 		t.Fatalf("commit with nothing open: %v", err)
 	}
-	if err := f.c.AddPartitions(ctx, "t1", pid, epoch, partsAB); err != nil {
+	if err := f.c.AddPartitions(ctx, "t1", pid, epoch, partsAB, false); err != nil {
 		t.Fatal(err)
 	}
 	f.markers.failures = 2 // the first rounds fail; the coordinator retries
-	if err := f.c.EndTxn(ctx, "t1", pid, epoch, true); err != nil {
+	if _, _, err := f.c.EndTxn(ctx, "t1", pid, epoch, true, false); err != nil {
 		t.Fatal(err)
 	}
 	m := f.waitState("t1", kmsg.TransactionStateCompleteCommit)
@@ -222,10 +222,10 @@ func TestEndTxnWritesMarkersThenCompletes(t *testing.T) {
 	if got := f.markers.written(); !slices.EqualFunc(got, want, equalCall) {
 		t.Fatalf("markers %+v, want %+v", got, want)
 	}
-	if err := f.c.EndTxn(ctx, "t1", pid, epoch, true); err != nil {
+	if _, _, err := f.c.EndTxn(ctx, "t1", pid, epoch, true, false); err != nil {
 		t.Fatalf("retried commit: %v", err)
 	}
-	if err := f.c.EndTxn(ctx, "t1", pid, epoch, false); !errors.Is(err, ErrInvalidTxnState) {
+	if _, _, err := f.c.EndTxn(ctx, "t1", pid, epoch, false, false); !errors.Is(err, ErrInvalidTxnState) {
 		t.Fatalf("abort after commit: %v", err)
 	}
 }
@@ -244,18 +244,18 @@ func equalCall(a, b markerCall) bool {
 func TestAddPartitionsWaitsForThePreviousMarkers(t *testing.T) {
 	f := newFixture(t)
 	pid, epoch, _ := f.init("t1", -1, -1)
-	if err := f.c.AddPartitions(ctx, "t1", pid, epoch, partsAB); err != nil {
+	if err := f.c.AddPartitions(ctx, "t1", pid, epoch, partsAB, false); err != nil {
 		t.Fatal(err)
 	}
 	gate := make(chan struct{})
 	f.markers.mu.Lock()
 	f.markers.gate = gate
 	f.markers.mu.Unlock()
-	if err := f.c.EndTxn(ctx, "t1", pid, epoch, true); err != nil {
+	if _, _, err := f.c.EndTxn(ctx, "t1", pid, epoch, true, false); err != nil {
 		t.Fatal(err)
 	}
 	time.AfterFunc(50*time.Millisecond, func() { close(gate) })
-	if err := f.c.AddPartitions(ctx, "t1", pid, epoch, partsAB[:1]); err != nil {
+	if err := f.c.AddPartitions(ctx, "t1", pid, epoch, partsAB[:1], false); err != nil {
 		t.Fatalf("AddPartitions while the markers were being written: %v, want it to wait for them", err)
 	}
 	if m := f.waitState("t1", kmsg.TransactionStateOngoing); !slices.Equal(m.Partitions, partsAB[:1]) {
@@ -267,10 +267,10 @@ func TestAddPartitionsWaitsForThePreviousMarkers(t *testing.T) {
 	f.markers.mu.Lock()
 	f.markers.gate = stuck
 	f.markers.mu.Unlock()
-	if err := f.c.EndTxn(ctx, "t1", pid, epoch, false); err != nil {
+	if _, _, err := f.c.EndTxn(ctx, "t1", pid, epoch, false, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.c.AddPartitions(ctx, "t1", pid, epoch, partsAB); !errors.Is(err, ErrConcurrentTransactions) {
+	if err := f.c.AddPartitions(ctx, "t1", pid, epoch, partsAB, false); !errors.Is(err, ErrConcurrentTransactions) {
 		t.Fatalf("AddPartitions while the markers are stuck: %v, want ErrConcurrentTransactions", err)
 	}
 }
@@ -278,7 +278,7 @@ func TestAddPartitionsWaitsForThePreviousMarkers(t *testing.T) {
 func TestInitAbortsTheOpenTransaction(t *testing.T) {
 	f := newFixture(t)
 	pid, _, _ := f.init("t1", -1, -1)
-	if err := f.c.AddPartitions(ctx, "t1", pid, 0, partsAB); err != nil {
+	if err := f.c.AddPartitions(ctx, "t1", pid, 0, partsAB, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := f.init("t1", -1, -1); !errors.Is(err, ErrConcurrentTransactions) {
@@ -301,10 +301,10 @@ func TestLoadCompletesPreparedTransactions(t *testing.T) {
 	f.c.Close()
 	f.c = f.load(func(string) bool { return false }) // stops before markers
 	pid, epoch, _ := f.init("t1", -1, -1)
-	if err := f.c.AddPartitions(ctx, "t1", pid, epoch, partsAB); err != nil {
+	if err := f.c.AddPartitions(ctx, "t1", pid, epoch, partsAB, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.c.EndTxn(ctx, "t1", pid, epoch, true); err != nil {
+	if _, _, err := f.c.EndTxn(ctx, "t1", pid, epoch, true, false); err != nil {
 		t.Fatal(err)
 	}
 	f.c.Close()
@@ -334,7 +334,7 @@ func TestLoadCompletesPreparedTransactions(t *testing.T) {
 func TestTimeoutAbortsAndFences(t *testing.T) {
 	f := newFixture(t)
 	pid, epoch, _ := f.init("t1", -1, -1)
-	if err := f.c.AddPartitions(ctx, "t1", pid, epoch, partsAB); err != nil {
+	if err := f.c.AddPartitions(ctx, "t1", pid, epoch, partsAB, false); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := f.c.AbortTimedOut(ctx); n != 0 || err != nil {
@@ -348,7 +348,7 @@ func TestTimeoutAbortsAndFences(t *testing.T) {
 	if got, want := f.markers.written(), []markerCall{{pid, epoch + 1, false, partsAB}}; !slices.EqualFunc(got, want, equalCall) {
 		t.Fatalf("markers %+v, want %+v", got, want)
 	}
-	if err := f.c.EndTxn(ctx, "t1", pid, epoch, true); !errors.Is(err, ErrProducerFenced) {
+	if _, _, err := f.c.EndTxn(ctx, "t1", pid, epoch, true, false); !errors.Is(err, ErrProducerFenced) {
 		t.Fatalf("commit by the timed-out producer: %v", err)
 	}
 	if p, e, err := f.init("t1", pid, epoch); err != nil || p != pid || e != epoch+2 {
@@ -363,7 +363,7 @@ func TestExpireIDs(t *testing.T) {
 	f := newFixture(t)
 	f.init("idle", -1, -1)
 	pid, epoch, _ := f.init("busy", -1, -1)
-	if err := f.c.AddPartitions(ctx, "busy", pid, epoch, partsAB); err != nil {
+	if err := f.c.AddPartitions(ctx, "busy", pid, epoch, partsAB, false); err != nil {
 		t.Fatal(err)
 	}
 	f.advance(7*24*time.Hour + time.Second)

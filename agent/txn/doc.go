@@ -17,9 +17,23 @@
 //	value TransactionLogValue v0: producer id, producer epoch, timeout (ms),
 //	      state, partitions, last update and start time (ms)
 //	      (a null value is a tombstone: the id was forgotten)
+//	      v1 (flexible) adds tagged fields, written for a transaction of
+//	      transaction version 2: PreviousProducerId (tag 0),
+//	      NextProducerId (tag 1), ClientTransactionVersion (tag 2)
 //
 // The state byte is Kafka's TransactionState: 0 Empty, 1 Ongoing,
 // 2 PrepareCommit, 3 PrepareAbort, 4 CompleteCommit, 5 CompleteAbort.
+//
+// # Transaction versions
+//
+// A transaction follows transaction version 1, or 2 (KIP-890 part 2)
+// when the requests that add to and end it say so (AddPartitions and
+// EndTxn's tv2). Under version 2 every end bumps the producer epoch: the
+// Prepare record carries the bumped epoch (and, when the epoch is
+// exhausted, the next producer id), the markers are written at it, and
+// Complete moves the producer to the next id at epoch 0 if there is one.
+// The epoch of a later EndTxn tells a retry from the next transaction's
+// end (endtxn.go).
 //
 // # Failover
 //

@@ -11,11 +11,20 @@ import (
 )
 
 // Record versions of __transaction_state (Kafka's schemas). Version 0
-// is what every Kafka version reads.
+// is what every Kafka version reads; a transaction of transaction
+// version 2 is written at value version 1, whose tagged fields carry
+// what a failover coordinator needs to end it as the client expects
+// (ClientTransactionVersion, PreviousProducerId, NextProducerId), as
+// Kafka 4.x writes it.
 const (
-	keyVersion   = 0
-	valueVersion = 0
+	keyVersion     = 0
+	valueVersion   = 0
+	valueVersionV2 = 1
 )
+
+// transactionVersion2 is ClientTransactionVersion of a transaction
+// following KIP-890 part 2 (Kafka's TV_2).
+const transactionVersion2 = 2
 
 // State is a transaction's state, numbered as Kafka's TransactionState.
 type State = kmsg.TransactionState
@@ -36,6 +45,16 @@ type Metadata struct {
 	Partitions      []TopicPartition // sorted, no duplicates
 	LastUpdate      time.Time
 	Start           time.Time // when the open transaction began
+	// TV2: the transaction follows transaction version 2 (KIP-890 part
+	// 2): its end bumps the producer epoch (Kafka's
+	// ClientTransactionVersion).
+	TV2 bool
+	// NextProducerID is the producer id a prepared TV2 transaction whose
+	// epoch is exhausted hands its producer on completion (-1: none).
+	NextProducerID int64
+	// PrevProducerID is the producer id the last exhausted epoch retired
+	// (-1: none): a retried EndTxn naming it succeeds.
+	PrevProducerID int64
 }
 
 // record encodes m.
@@ -43,6 +62,12 @@ func record(m *Metadata) batch.Record {
 	key := kmsg.TxnMetadataKey{Version: keyVersion, TransactionalID: m.TransactionalID}
 	v := kmsg.NewTxnMetadataValue()
 	v.Version, v.ProducerID, v.ProducerEpoch = valueVersion, m.ProducerID, m.ProducerEpoch
+	if m.TV2 || m.NextProducerID >= 0 || m.PrevProducerID >= 0 {
+		v.Version, v.NextProducerID, v.PreviousProducerID = valueVersionV2, m.NextProducerID, m.PrevProducerID
+		if m.TV2 {
+			v.ClientTransactionVersion = transactionVersion2
+		}
+	}
 	v.TimeoutMillis, v.State = int32(m.Timeout.Milliseconds()), m.State
 	v.LastUpdateTimestamp, v.StartTimestamp = m.LastUpdate.UnixMilli(), -1
 	if !m.Start.IsZero() {
@@ -94,7 +119,8 @@ func decodeRecord(r batch.Record) (id string, m *Metadata, err error) {
 		return "", nil, fmt.Errorf("transaction log value of %q: state %d", key.TransactionalID, v.State)
 	}
 	m = &Metadata{TransactionalID: key.TransactionalID, ProducerID: v.ProducerID, ProducerEpoch: v.ProducerEpoch,
-		Timeout: time.Duration(v.TimeoutMillis) * time.Millisecond, State: v.State, LastUpdate: time.UnixMilli(v.LastUpdateTimestamp)}
+		Timeout: time.Duration(v.TimeoutMillis) * time.Millisecond, State: v.State, LastUpdate: time.UnixMilli(v.LastUpdateTimestamp),
+		TV2: v.ClientTransactionVersion >= transactionVersion2, NextProducerID: v.NextProducerID, PrevProducerID: v.PreviousProducerID}
 	if v.StartTimestamp >= 0 {
 		m.Start = time.UnixMilli(v.StartTimestamp)
 	}

@@ -17,7 +17,7 @@ func TestVerifyAnswersWithoutAdding(t *testing.T) {
 	if in, err := f.c.Verify("t1", pid, epoch, partsAB); err != nil || slices.Contains(in, true) {
 		t.Fatalf("before any AddPartitions: %v, %v; want none in", in, err)
 	}
-	if err := f.c.AddPartitions(ctx, "t1", pid, epoch, partsAB[:1]); err != nil {
+	if err := f.c.AddPartitions(ctx, "t1", pid, epoch, partsAB[:1], false); err != nil {
 		t.Fatal(err)
 	}
 	if in, err := f.c.Verify("t1", pid, epoch, partsAB); err != nil || !slices.Equal(in, []bool{true, false}) {
@@ -29,7 +29,7 @@ func TestVerifyAnswersWithoutAdding(t *testing.T) {
 	if _, err := f.c.Verify("t1", pid, epoch-1, partsAB); !errors.Is(err, ErrProducerFenced) {
 		t.Fatalf("an older epoch: %v, want ErrProducerFenced", err)
 	}
-	if err := f.c.EndTxn(ctx, "t1", pid, epoch, true); err != nil {
+	if _, _, err := f.c.EndTxn(ctx, "t1", pid, epoch, true, false); err != nil {
 		t.Fatal(err)
 	}
 	f.waitState("t1", kmsg.TransactionStateCompleteCommit)

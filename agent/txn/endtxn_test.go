@@ -1,0 +1,103 @@
+package txn
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestEndTxnV2BumpsTheEpoch (KIP-890 part 2): each end of a transaction
+// of transaction version 2 bumps the producer epoch, the markers carry
+// the bumped epoch, and the answer is the epoch to use next; a retry at
+// the epoch before the bump succeeds once complete, other old epochs are
+// fenced; an abort with nothing open bumps the epoch without markers; a
+// coordinator that replays the partition keeps the transaction's version.
+func TestEndTxnV2BumpsTheEpoch(t *testing.T) {
+	f := newFixture(t)
+	pid, e0, _ := f.init("t1", -1, -1)
+	if err := f.c.AddPartitions(ctx, "t1", pid, e0, partsAB, true); err != nil {
+		t.Fatal(err)
+	}
+	gotID, gotEpoch, err := f.c.EndTxn(ctx, "t1", pid, e0, true, true)
+	if err != nil || gotID != pid || gotEpoch != e0+1 {
+		t.Fatalf("EndTxn v5: %d/%d %v, want %d/%d", gotID, gotEpoch, err, pid, e0+1)
+	}
+	m := f.waitState("t1", kmsg.TransactionStateCompleteCommit)
+	if m.ProducerEpoch != e0+1 || !m.TV2 {
+		t.Fatalf("after the commit %+v, want epoch %d and TV2", m, e0+1)
+	}
+	if got, want := f.markers.written(), []markerCall{{pid, e0 + 1, true, partsAB}}; !slices.EqualFunc(got, want, equalCall) {
+		t.Fatalf("markers %+v, want %+v (at the bumped epoch)", got, want)
+	}
+	// The answer was lost: the retry names the old epoch.
+	if id, epoch, err := f.c.EndTxn(ctx, "t1", pid, e0, true, true); err != nil || id != pid || epoch != e0+1 {
+		t.Fatalf("retried commit: %d/%d %v, want %d/%d", id, epoch, err, pid, e0+1)
+	}
+	if _, _, err := f.c.EndTxn(ctx, "t1", pid, e0, false, true); !errors.Is(err, ErrInvalidTxnState) {
+		t.Fatalf("abort at the old epoch of a committed transaction: %v, want ErrInvalidTxnState", err)
+	}
+	// The producer at the old epoch is a zombie for everything else.
+	if err := f.c.AddPartitions(ctx, "t1", pid, e0, partsAB, true); !errors.Is(err, ErrProducerFenced) {
+		t.Fatalf("add at the old epoch: %v, want ErrProducerFenced", err)
+	}
+	if _, _, err := f.c.EndTxn(ctx, "t1", pid, e0-1, true, true); !errors.Is(err, ErrProducerFenced) {
+		t.Fatalf("commit two epochs back: %v, want ErrProducerFenced", err)
+	}
+	// A commit with nothing open is refused; an abort is served.
+	if _, _, err := f.c.EndTxn(ctx, "t1", pid, e0+1, true, true); !errors.Is(err, ErrInvalidTxnState) {
+		t.Fatalf("commit with nothing open: %v, want ErrInvalidTxnState", err)
+	}
+	if id, epoch, err := f.c.EndTxn(ctx, "t1", pid, e0+1, false, true); err != nil || id != pid || epoch != e0+2 {
+		t.Fatalf("abort with nothing open: %d/%d %v, want %d/%d", id, epoch, err, pid, e0+2)
+	}
+	f.waitState("t1", kmsg.TransactionStateCompleteAbort)
+	if got := f.markers.written(); len(got) != 2 || len(got[1].parts) != 0 {
+		t.Fatalf("markers %+v, want none for the empty abort", got)
+	}
+	// A failover coordinator replays the version: the retry of the abort
+	// is still recognised.
+	f.c.Close()
+	f.c = f.load(nil)
+	if m := f.waitState("t1", kmsg.TransactionStateCompleteAbort); !m.TV2 || m.ProducerEpoch != e0+2 {
+		t.Fatalf("replayed %+v", m)
+	}
+	if _, epoch, err := f.c.EndTxn(ctx, "t1", pid, e0+1, false, true); err != nil || epoch != e0+2 {
+		t.Fatalf("retried abort after a failover: %d %v", epoch, err)
+	}
+}
+
+// TestEndTxnV2ExhaustedEpoch: at the last epoch, EndTxn v5 takes a new
+// producer id; the markers go out under the old id at its final epoch,
+// the producer continues under the new id at epoch 0, and a retry
+// naming the old id succeeds.
+func TestEndTxnV2ExhaustedEpoch(t *testing.T) {
+	f := newFixture(t)
+	pid, _, _ := f.init("t1", -1, -1)
+	last := int16(math.MaxInt16 - 1)
+	f.c.mu.Lock()
+	f.c.txns["t1"].ProducerEpoch = last
+	f.c.mu.Unlock()
+	if err := f.c.AddPartitions(ctx, "t1", pid, last, partsAB, true); err != nil {
+		t.Fatal(err)
+	}
+	next, epoch, err := f.c.EndTxn(ctx, "t1", pid, last, true, true)
+	if err != nil || next == pid || epoch != 0 {
+		t.Fatalf("EndTxn at the last epoch: %d/%d %v, want a new id at epoch 0", next, epoch, err)
+	}
+	m := f.waitState("t1", kmsg.TransactionStateCompleteCommit)
+	if m.ProducerID != next || m.ProducerEpoch != 0 || m.PrevProducerID != pid {
+		t.Fatalf("after the commit %+v", m)
+	}
+	if got, want := f.markers.written(), []markerCall{{pid, math.MaxInt16, true, partsAB}}; !slices.EqualFunc(got, want, equalCall) {
+		t.Fatalf("markers %+v, want %+v", got, want)
+	}
+	if id, epoch, err := f.c.EndTxn(ctx, "t1", pid, last, true, true); err != nil || id != next || epoch != 0 {
+		t.Fatalf("retry under the old id: %d/%d %v", id, epoch, err)
+	}
+	if err := f.c.AddPartitions(ctx, "t1", next, 0, partsAB, true); err != nil {
+		t.Fatalf("next transaction under the new id: %v", err)
+	}
+}
