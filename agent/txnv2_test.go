@@ -204,6 +204,9 @@ func TestTxnV2RawRequests(t *testing.T) {
 		t.Fatalf("read_committed read %q", got)
 	}
 	testwait.Until(t, 20*time.Second, func() bool { return offsetOf() == 1 }, "the committed offset to be visible")
+	if entries := readLog(t, p); len(entries) != 2 || !entries[1].control || entries[1].epoch != e0+1 {
+		t.Fatalf("log %+v, want the batch and its marker at epoch %d", entries, e0+1)
+	}
 
 	// A zombie of the committed transaction (the epoch it ran at) is
 	// fenced, and its batch is not written.
@@ -221,4 +224,9 @@ func TestTxnV2RawRequests(t *testing.T) {
 	if ar.ErrorCode != 0 || ar.ProducerEpoch != e0+2 {
 		t.Fatalf("abort with nothing open: %v epoch %d, want success at %d", kerr.ErrorForCode(ar.ErrorCode), ar.ProducerEpoch, e0+2)
 	}
+	testwait.Until(t, 20*time.Second, func() bool {
+		d, err := adm.DescribeTransactions(ctxT(t), txnID)
+		s := d[txnID]
+		return err == nil && s.State == "CompleteAbort" && s.ProducerEpoch == e0+2
+	}, "the empty abort to complete at epoch %d", e0+2)
 }

@@ -90,6 +90,32 @@ func TestTransactionFencing(t *testing.T) {
 	wantLSO(t, l, l.LogEndOffset())
 }
 
+// Transaction version 2 (KIP-890 part 2): a producer's transaction is
+// open for TxnOpen only at its own epoch; the marker comes at the next
+// epoch, and the next transaction's batches at it start from sequence 0.
+func TestTxnOpenAtItsEpoch(t *testing.T) {
+	l := openLog(t, vfs.Default, t.TempDir(), testConfig(), nil)
+	defer l.Close()
+	if l.TxnOpen(7, 0) {
+		t.Fatal("open before any batch")
+	}
+	mustAppend(t, l, txnBatch(t, 7, 0, 0, 2), 0)
+	if !l.TxnOpen(7, 0) || l.TxnOpen(7, 1) {
+		t.Fatalf("open at epoch 0: %v, at 1: %v; want only at 0", l.TxnOpen(7, 0), l.TxnOpen(7, 1))
+	}
+	mustAppend(t, l, marker(t, 7, 1, batch.ControlCommit, 0), 0) // the bumped epoch
+	if l.TxnOpen(7, 0) || l.TxnOpen(7, 1) {
+		t.Fatal("open after the marker")
+	}
+	mustAppend(t, l, txnBatch(t, 7, 1, 0, 1), 0)
+	if !l.TxnOpen(7, 1) {
+		t.Fatal("next transaction not open at epoch 1")
+	}
+	if _, err := l.Append(txnBatch(t, 7, 0, 2, 1), 0); !errors.Is(err, ErrInvalidProducerEpoch) {
+		t.Fatalf("batch of the ended transaction's epoch: %v, want ErrInvalidProducerEpoch", err)
+	}
+}
+
 // The aborted index and open transactions survive a clean close and a
 // crash, across segments, and the sealed segments' indexes are Kafka's
 // .txnindex files.
