@@ -192,6 +192,7 @@ func TestConfigValidate(t *testing.T) {
 		{"request size", func(c *Config) { c.Kafka.MaxRequestBytes = 10 }, "--socket-request-max-bytes"},
 		{"http connections", func(c *Config) { c.HTTPMaxConnections = 0 }, "--http-max-connections"},
 		{"topics per request", func(c *Config) { c.Kafka.MaxTopicsPerRequest = 0 }, "--max-topics-per-request"},
+		{"transaction version", func(c *Config) { c.Kafka.TransactionVersion = 3 }, "--transaction-version"},
 		{"auto-create rate", func(c *Config) { c.Kafka.AutoCreateTopicsRate = 0 }, "--auto-create-topics-rate"},
 		{"auto-create per request", func(c *Config) { c.Kafka.AutoCreateTopicsPerRequest = 0 }, "--auto-create-topics-per-request"},
 		{"retention default", func(c *Config) { c.TopicDefaults["retention.ms"] = "soon" }, "--log-retention-ms"},

@@ -230,3 +230,37 @@ func TestTxnV2RawRequests(t *testing.T) {
 		return err == nil && s.State == "CompleteAbort" && s.ProducerEpoch == e0+2
 	}, "the empty abort to complete at epoch %d", e0+2)
 }
+
+// TestTxnVersionPinnedTo1: under --transaction-version=1 (a rolling
+// upgrade from a release without KIP-890 part 2) franz-go stays on
+// transaction version 1: its epoch does not move between transactions.
+func TestTxnVersionPinnedTo1(t *testing.T) {
+	cfg := txnConfig(t)
+	cfg.Kafka.TransactionVersion = 1
+	r := start(t, cfg, nil)
+	createTopic(t, r.client(t), "tv1", 1, nil)
+	cl := txnClient(t, r, "tx-v1", tv2ClientOpts())
+	if err := cl.Ping(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	var epochs []int16
+	for i := range 2 {
+		if err := produceInTxn(t, cl, "tv1", "v1-"+string(rune('a'+i))); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.EndTransaction(ctxT(t), kgo.TryCommit); err != nil {
+			t.Fatalf("commit %d: %v", i, err)
+		}
+		_, epoch, err := cl.ProducerID(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		epochs = append(epochs, epoch)
+	}
+	if epochs[0] != epochs[1] {
+		t.Fatalf("epochs after each commit %v, want them equal (transaction version 1)", epochs)
+	}
+	if got := readToStable(t, r, "tv1", 0); !slices.Equal(got, []string{"v1-a", "v1-b"}) {
+		t.Fatalf("read_committed read %q", got)
+	}
+}

@@ -11,7 +11,8 @@ package kafka
 //
 // From version 3 on the answer carries feature versions (KIP-584,
 // KIP-1022), as a Kafka 4.x cluster does: the ones Strata serves, each
-// finalized at the highest level it supports (features). Clients gate
+// finalized at the highest level it supports (features), but
+// transaction.version at --transaction-version. Clients gate
 // behaviour on them: franz-go and Kafka's Java client use transaction
 // version 2 (KIP-890 part 2) only when transaction.version is finalized
 // at 2 or more. metadata.version and kraft.version, which describe a
@@ -24,19 +25,31 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// feature is one feature version Strata serves, finalized at max: every
-// agent of a cluster runs the same code, so there is no level to agree on.
+// feature is one feature version Strata serves, finalized at max unless
+// the configuration pins it lower (finalized): there is no controller to
+// agree a level, so each agent says what it is configured with.
 type feature struct {
 	name     string
 	min, max int16
 }
 
+// transactionVersionMax is the highest transaction.version served:
+// KIP-890 part 2 (EndTxn v5, TxnOffsetCommit v5, Produce v12).
+const transactionVersionMax = 2
+
 // features are the feature versions advertised in ApiVersions.
 var features = []feature{
 	// KIP-848's consumer group protocol (ConsumerGroupHeartbeat).
 	{name: "group.version", min: 0, max: 1},
-	// KIP-890 part 2: EndTxn v5, TxnOffsetCommit v5, Produce v12.
-	{name: "transaction.version", min: 0, max: 2},
+	{name: "transaction.version", min: 0, max: transactionVersionMax},
+}
+
+// finalized is the level f is finalized at under cfg.
+func (f feature) finalized(cfg Config) int16 {
+	if f.name == "transaction.version" {
+		return cfg.TransactionVersion
+	}
+	return f.max
 }
 
 // featuresEpoch is the FinalizedFeaturesEpoch: features are fixed for a
@@ -70,7 +83,8 @@ func handleApiVersions(ctx context.Context, s *Server, r *request, req *kmsg.Api
 			sf.Name, sf.MinVersion, sf.MaxVersion = f.name, f.min, f.max
 			resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
 			ff := kmsg.NewApiVersionsResponseFinalizedFeature()
-			ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = f.name, f.max, f.max
+			level := f.finalized(s.cfg)
+			ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = f.name, level, level
 			resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
 		}
 	}

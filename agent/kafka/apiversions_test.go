@@ -43,10 +43,15 @@ func apiVersionsAt(t *testing.T, ln net.Listener, version, answerVersion int16) 
 // TestApiVersionsFeatures: a version above the served range gets
 // UNSUPPORTED_VERSION with only ApiVersions' own range (KIP-511), so the
 // client retries at v4; v3+ lists transaction.version finalized at 2
-// (KIP-890 part 2), which clients need to see to use it.
+// (KIP-890 part 2), which clients need to see to use it, or at the level
+// --transaction-version pins.
 func TestApiVersionsFeatures(t *testing.T) {
 	ln := listen(t)
 	serve(t, New(DefaultConfig(), Backends{}, nil, NewMetrics(prometheus.NewRegistry())), ln)
+	pinnedLn := listen(t)
+	pinned := DefaultConfig()
+	pinned.TransactionVersion = 1
+	serve(t, New(pinned, Backends{}, nil, NewMetrics(prometheus.NewRegistry())), pinnedLn)
 
 	resp := apiVersionsAt(t, ln, 5, 0)
 	if resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.ApiKeys) != 1 ||
@@ -67,5 +72,11 @@ func TestApiVersionsFeatures(t *testing.T) {
 		return f.Name == "transaction.version" && f.MinVersion == 0 && f.MaxVersion == 2
 	}) {
 		t.Fatalf("supported features %+v, want transaction.version 0-2", resp.SupportedFeatures)
+	}
+	resp = apiVersionsAt(t, pinnedLn, 4, 4)
+	if !slices.ContainsFunc(resp.FinalizedFeatures, func(f kmsg.ApiVersionsResponseFinalizedFeature) bool {
+		return f.Name == "transaction.version" && f.MaxVersionLevel == 1
+	}) {
+		t.Fatalf("finalized features under --transaction-version=1: %+v, want transaction.version 1", resp.FinalizedFeatures)
 	}
 }

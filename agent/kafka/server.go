@@ -121,7 +121,17 @@ type Config struct {
 	// QuotaWindow is quota.window.num and quota.window.size.seconds: the
 	// samples over which client quota rates are measured (quota.go).
 	QuotaWindow quota.Window
+	// TransactionVersion is the transaction.version level finalized in
+	// ApiVersions (apiversions.go): 2 lets clients use KIP-890 part 2, 1
+	// keeps them on version 1, for a cluster some of whose agents run a
+	// release without part 2 (during a rolling upgrade). Requests of
+	// either version are served whatever it is, as in Kafka.
+	TransactionVersion int16
 }
+
+// DefaultTransactionVersion is the transaction.version finalized unless
+// configured: Kafka 4.x's default for a new cluster.
+const DefaultTransactionVersion = 2
 
 // DefaultConfig returns Kafka's defaults.
 func DefaultConfig() Config {
@@ -130,7 +140,7 @@ func DefaultConfig() Config {
 		DecompressionMaxBytes: DefaultDecompressionBudget, QueuedMaxRequestBytes: DefaultQueuedMaxRequestBytes,
 		AutoCreateTopicsRate: DefaultAutoCreateTopicsRate, AutoCreateTopicsPerRequest: DefaultAutoCreateTopicsPerRequest,
 		MaxTopicsPerRequest: DefaultMaxTopicsPerRequest, SASLEnabledMechanisms: DefaultMechanisms(), SASLMaxReceiveBytes: defaultSASLMaxReceive,
-		QuotaWindow: quota.DefaultWindow}
+		QuotaWindow: quota.DefaultWindow, TransactionVersion: DefaultTransactionVersion}
 }
 
 // Validate names the first bad field.
@@ -158,6 +168,9 @@ func (c Config) Validate() error {
 	}
 	if c.AutoCreateTopicsPerRequest < 1 {
 		return fmt.Errorf("auto-create-topics-per-request %d: must be at least 1", c.AutoCreateTopicsPerRequest)
+	}
+	if c.TransactionVersion < 1 || c.TransactionVersion > transactionVersionMax {
+		return fmt.Errorf("transaction-version %d: must be 1 or %d", c.TransactionVersion, transactionVersionMax)
 	}
 	if c.MaxTopicsPerRequest < 1 {
 		return fmt.Errorf("max-topics-per-request %d: must be at least 1", c.MaxTopicsPerRequest)
