@@ -8,7 +8,8 @@ package agent
 // or a record past max.compaction.lag.ms), then looks again; when no log is
 // eligible it waits --log-cleaner-backoff. One OffsetMap of
 // --log-cleaner-dedupe-buffer-size bytes, allocated at the first clean, and
-// one throttle of --log-cleaner-io-max-bytes-per-second serve every log.
+// one throttle of --log-cleaner-io-max-bytes-per-second serve every log,
+// and the bucket parts of compacted tiered partitions (tiercompact.go).
 //
 // Metrics:
 //
@@ -124,6 +125,7 @@ func (a *Agent) cleanerLoop() {
 			}
 			a.cleanLog(ctx, p, m, th)
 		}
+		a.compactRemote(ctx, &m, th)
 		t.Reset(a.cfg.LogCleaner.Backoff)
 	}
 }

@@ -522,10 +522,11 @@ func (a *Agent) AlterTopicConfigs(ctx context.Context, name string, fn func(map[
 	if err != nil {
 		return fmt.Errorf("topic %q: %w", name, err)
 	}
-	if e.snap.Resolved.RemoteStorage && resolved.Compact {
-		// As Kafka: a tiered topic cannot become compacted (the bucket
-		// is not compacted yet, issue 22's tiered compaction).
-		return fmt.Errorf("%w: topic %q is tiered (%s=true): %s=compact needs a topic created with it", metadata.ErrInvalidConfig, name, metadata.RemoteStorageEnable, metadata.CleanupPolicy)
+	if e.snap.Resolved.RemoteStorage && resolved.Compact && !resolved.RemoteStorage {
+		// A compacted topic is tiered only when it sets remote.storage.enable
+		// (metadata.Resolve); a tiered topic that turns compact must, since
+		// it cannot stop tiering.
+		return fmt.Errorf("%w: topic %q is tiered: %s=compact needs %s=true set on the topic", metadata.ErrInvalidConfig, name, metadata.CleanupPolicy, metadata.RemoteStorageEnable)
 	}
 	if e.snap.Resolved.RemoteStorage && !resolved.RemoteStorage {
 		// The bucket may hold records the local log no longer has.
