@@ -21,8 +21,9 @@ package tiering
 //     the run, nothing above it: a record is dropped only when a newer
 //     record of its key is in the run (or, when the map filled, in the
 //     first entry after it, which stays in the bucket).
-//  4. rewrite: groups of entries within segment.bytes become one object
-//     each, its indexes rebuilt and its transaction index merged; PUT.
+//  4. rewrite: the surviving batches go into objects of up to
+//     segment.bytes, their indexes rebuilt and the transaction indexes
+//     merged, each PUT once.
 //  5. swap, then retire the old objects; the janitor deletes them after
 //     the compaction grace (retention.go).
 
@@ -34,6 +35,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"math"
@@ -306,66 +308,67 @@ func eachBatch(e runEntry, fn func(raw []byte) (bool, error)) error {
 	return nil
 }
 
-// rewrite writes the run's surviving batches as new objects, one per group
-// of entries within segment.bytes, and returns their entries.
+// rewrite writes the run's surviving batches as new objects, cutting a
+// new one where the next batch would take the current one past
+// segment.bytes (so that many small compacted segments become few
+// objects), and returns their entries. Objects cover the run without a
+// gap: each ends where the next one's first batch starts, the last at the
+// run's end.
 func (p *Partition) rewrite(ctx context.Context, run []runEntry, dir string, epoch int32, rules Rules, o CompactOptions, res *CompactResult) ([]Entry, error) {
 	end := run[len(run)-1].Next
 	var out []Entry
-	for i := 0; i < len(run); {
-		j, size := i+1, run[i].Size
-		for j < len(run) && size+run[j].Size <= o.SegmentBytes && run[j].Next-run[i].Base <= math.MaxInt32 {
-			size += run[j].Size
-			j++
+	var cur *objectWriter
+	defer func() {
+		if cur != nil {
+			cur.f.Close() // a failed pass
 		}
-		e, err := p.writeGroup(ctx, run[i:j], dir, end, epoch, rules, o, res)
+	}()
+	var txn []txnindex.Entry
+	finish := func(next int64) error {
+		e, err := p.putObject(ctx, cur, next, txn, epoch, o, res)
 		if err != nil {
-			return out, err
+			return err
 		}
 		out = append(out, e)
-		i = j
+		cur = nil
+		return nil
 	}
-	return out, nil
-}
-
-// writeGroup compacts a group of entries into one object.
-func (p *Partition) writeGroup(ctx context.Context, group []runEntry, dir string, end int64, epoch int32, rules Rules, o CompactOptions, res *CompactResult) (Entry, error) {
-	base := group[0].Base
-	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%020d.compacted", base)))
-	if err != nil {
-		return Entry{}, err
-	}
-	defer f.Close()
-	w := bufio.NewWriterSize(f, 1<<20)
-	sum := crc32.New(castagnoli)
-	sb := o.NewSegment(base)
-	var txn []txnindex.Entry
-	covered := base // entries may overlap (Manifest.Append): each offset is taken once
-	for _, e := range group {
+	covered := run[0].Base // entries may overlap (Manifest.Append): each offset is taken once
+	for _, e := range run {
 		newest := e.MaxTimestamp
 		if newest < 0 {
 			newest = e.UploadedMs // records without timestamps: age from the upload, as retention does
 		}
 		dropTombstones := o.Now.UnixMilli()-newest > o.DeleteRetentionMs
 		err := eachBatch(e, func(raw []byte) (bool, error) {
-			last := int64(binary.BigEndian.Uint64(raw)) + int64(int32(binary.BigEndian.Uint32(raw[lastDeltaOffset:])))
-			if last < covered {
+			if batchLast(raw) < covered {
 				return true, nil
 			}
 			kept, dropped, err := rules.Filter(raw, end, dropTombstones)
+			res.RecordsDropped += dropped
 			if err != nil || kept == nil {
-				res.RecordsDropped += dropped
 				return err == nil, err
 			}
-			res.RecordsDropped += dropped
-			if err := sb.Add(kept); err != nil {
-				return false, err
+			base := int64(binary.BigEndian.Uint64(kept))
+			if cur != nil && (cur.sb.Size()+int64(len(kept)) > o.SegmentBytes || batchLast(kept)-cur.base > math.MaxInt32) {
+				if err := finish(base); err != nil {
+					return false, err
+				}
 			}
-			w.Write(kept)
-			sum.Write(kept)
-			return true, nil
+			if cur == nil {
+				from := base
+				if len(out) == 0 {
+					from = run[0].Base
+				}
+				if cur, err = newObjectWriter(dir, from, o); err != nil {
+					return false, err
+				}
+			}
+			cur.epoch = e.LeaderEpoch
+			return true, cur.add(kept)
 		})
 		if err != nil {
-			return Entry{}, fmt.Errorf("rewrite %s: %w", e.Object, err)
+			return out, fmt.Errorf("rewrite %s: %w", e.Object, err)
 		}
 		for _, t := range e.txn {
 			if t.LastOffset >= covered {
@@ -374,22 +377,77 @@ func (p *Partition) writeGroup(ctx context.Context, group []runEntry, dir string
 		}
 		covered = max(covered, e.Next)
 		if err := pace(ctx, o, e.Size); err != nil {
-			return Entry{}, err
+			return out, err
 		}
 	}
-	if err := w.Flush(); err != nil {
+	if cur == nil { // every record went: one empty object keeps the offsets covered
+		var err error
+		from := run[0].Base
+		if len(out) > 0 {
+			from = out[len(out)-1].Next
+		}
+		if cur, err = newObjectWriter(dir, from, o); err != nil {
+			return out, err
+		}
+		cur.epoch = run[len(run)-1].LeaderEpoch
+	}
+	return out, finish(end)
+}
+
+// batchLast is the last offset of a batch.
+func batchLast(raw []byte) int64 {
+	return int64(binary.BigEndian.Uint64(raw)) + int64(int32(binary.BigEndian.Uint32(raw[lastDeltaOffset:])))
+}
+
+// objectWriter is a compacted object being written to a temporary file.
+type objectWriter struct {
+	base  int64
+	epoch int32 // of the input holding its last batch
+	f     *os.File
+	w     *bufio.Writer
+	sum   hash.Hash32
+	sb    SegmentBuilder
+}
+
+func newObjectWriter(dir string, base int64, o CompactOptions) (*objectWriter, error) {
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%020d.compacted", base)))
+	if err != nil {
+		return nil, err
+	}
+	return &objectWriter{base: base, f: f, w: bufio.NewWriterSize(f, 1<<20), sum: crc32.New(castagnoli), sb: o.NewSegment(base)}, nil
+}
+
+func (w *objectWriter) add(raw []byte) error {
+	if err := w.sb.Add(raw); err != nil {
+		return err
+	}
+	w.sum.Write(raw)
+	_, err := w.w.Write(raw)
+	return err
+}
+
+// putObject uploads the object w as [w.base, next), with the transaction
+// index entries whose markers lie in it, and returns its entry.
+func (p *Partition) putObject(ctx context.Context, w *objectWriter, next int64, txn []txnindex.Entry, epoch int32, o CompactOptions, res *CompactResult) (Entry, error) {
+	defer w.f.Close()
+	if err := w.w.Flush(); err != nil {
 		return Entry{}, err
 	}
-	last := group[len(group)-1]
 	var id [8]byte
 	rand.Read(id[:])
-	object := fmt.Sprintf("segments/%020d-%d-%s", base, max(epoch, 0), hex.EncodeToString(id[:]))
-	e := Entry{Base: base, Next: last.Next, Size: sb.Size(), MaxTimestamp: sb.MaxTimestamp(), LeaderEpoch: last.LeaderEpoch,
-		Object: object, CRC32C: sum.Sum32(), Compacted: true, UploadedMs: o.Now.UnixMilli()}
-	small := map[string][]byte{suffixIndex: sb.OffsetIndex(), suffixTimeIndex: sb.TimeIndex()}
+	object := fmt.Sprintf("segments/%020d-%d-%s", w.base, max(epoch, 0), hex.EncodeToString(id[:]))
+	e := Entry{Base: w.base, Next: next, Size: w.sb.Size(), MaxTimestamp: w.sb.MaxTimestamp(), LeaderEpoch: w.epoch,
+		Object: object, CRC32C: w.sum.Sum32(), Compacted: true, UploadedMs: o.Now.UnixMilli()}
+	small := map[string][]byte{suffixIndex: w.sb.OffsetIndex(), suffixTimeIndex: w.sb.TimeIndex()}
 	e.IndexSize, e.TimeSize = int64(len(small[suffixIndex])), int64(len(small[suffixTimeIndex]))
-	if len(txn) > 0 {
-		small[suffixTxnIndex] = txnindex.Encode(txn)
+	var mine []txnindex.Entry
+	for _, t := range txn {
+		if t.LastOffset >= w.base && t.LastOffset < next {
+			mine = append(mine, t)
+		}
+	}
+	if len(mine) > 0 {
+		small[suffixTxnIndex] = txnindex.Encode(mine)
 		e.TxnIndexSize = int64(len(small[suffixTxnIndex]))
 	}
 	key := p.prefix + object
@@ -401,7 +459,7 @@ func (p *Partition) writeGroup(ctx context.Context, group []runEntry, dir string
 			res.Puts++
 		}
 	}
-	if _, err := p.bucket.PutReader(ctx, key+suffixLog, f, e.Size, objstore.PutOptions{IfAbsent: true}); err != nil {
+	if _, err := p.bucket.PutReader(ctx, key+suffixLog, w.f, e.Size, objstore.PutOptions{IfAbsent: true}); err != nil {
 		return Entry{}, fmt.Errorf("upload %s: %w", key+suffixLog, err)
 	}
 	res.Puts++
