@@ -101,6 +101,7 @@ func (a *Agent) cleanerLoop() {
 		case <-ctx.Done():
 		}
 	}()
+	a.removeRemoteCompactionLeftovers()
 	var m *log.OffsetMap
 	th := log.NewThrottle(float64(a.cfg.LogCleaner.IOMaxBytesPerSecond))
 	t := time.NewTimer(a.cfg.LogCleaner.Backoff)

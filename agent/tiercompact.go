@@ -47,7 +47,7 @@ func (a *Agent) compactRemote(ctx context.Context, m **log.OffsetMap, th *log.Th
 
 func (a *Agent) compactRemotePartition(ctx context.Context, p *partition.Partition, remote *tiering.Partition,
 	r metadata.Resolved, m *log.OffsetMap, th *log.Throttle) {
-	dir := filepath.Join(a.cfg.DataDir, "remote-compaction")
+	dir := a.remoteCompactionDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		a.logger.Error("remote compaction", "dir", dir, "err", err)
 		return
@@ -74,5 +74,18 @@ func (a *Agent) compactRemotePartition(ctx context.Context, p *partition.Partiti
 	case err != nil:
 		a.cleanerMetrics.errors.Inc()
 		a.logger.Error("remote compaction", "topic", p.Topic(), "partition", p.Index(), "err", err)
+	}
+}
+
+// remoteCompactionDir holds the downloads of the pass in progress.
+func (a *Agent) remoteCompactionDir() string {
+	return filepath.Join(a.cfg.DataDir, "remote-compaction")
+}
+
+// removeRemoteCompactionLeftovers deletes what passes cut short by a crash
+// left in remoteCompactionDir; the cleaner calls it before its first pass.
+func (a *Agent) removeRemoteCompactionLeftovers() {
+	if err := os.RemoveAll(a.remoteCompactionDir()); err != nil {
+		a.logger.Warn("remove remote compaction leftovers", "err", err)
 	}
 }

@@ -178,7 +178,7 @@ func TestTieredCompaction(t *testing.T) {
 	cmd := exec.Command(testagent.Build(t), "verify", "--store", store)
 	cmd.Env = append(cmd.Environ(), minio.Env()...)
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "problems 0, orphans 0") {
+	if err != nil || !strings.Contains(string(out), "problems 0, orphans 0, retired 0") {
 		t.Fatalf("strata verify: %v\n%s", err, out)
 	}
 	objectsAfter, bytesAfter := objects()
