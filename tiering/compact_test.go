@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-streaming/strata/internal/txnindex"
 	"github.com/strata-streaming/strata/tiering/objstore"
 )
 
@@ -206,4 +207,69 @@ func TestCompactRetiresThenJanitorDeletes(t *testing.T) {
 		t.Fatalf("verify after the grace: %+v, %v", rep, err)
 	}
 	checkCovers(t, p, 60)
+}
+
+// TestCompactMergesTransactionIndexes: the aborted transactions of the
+// replaced segments are found in the compacted object's index.
+func TestCompactMergesTransactionIndexes(t *testing.T) {
+	ctx := context.Background()
+	l := &fakeLog{}
+	for i := range 5 {
+		l.add(10, int64(i))
+	}
+	l.segs[1].txn = txnindex.Encode([]txnindex.Entry{{ProducerID: 7, FirstOffset: 11, LastOffset: 15, LastStableOffset: 11}})
+	l.segs[3].txn = txnindex.Encode([]txnindex.Entry{{ProducerID: 8, FirstOffset: 30, LastOffset: 38, LastStableOffset: 30}})
+	tr := newTierer(t, objstore.NewMem())
+	p, err := tr.Open(ctx, fakeSource{l}, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.UploadOnce(ctx)
+	res, err := p.Compact(ctx, compactOptions(t))
+	if err != nil || res.ObjectsAfter != 1 {
+		t.Fatalf("compaction: %+v, %v", res, err)
+	}
+	all := checkCovers(t, p, 40)
+	if all[0].TxnIndexSize == 0 {
+		t.Fatalf("the compacted object has no transaction index: %+v", all[0])
+	}
+	got, _, err := p.AbortedTransactions(ctx, 0, 40)
+	if err != nil || len(got) != 2 || got[0].ProducerID != 7 || got[1].ProducerID != 8 {
+		t.Fatalf("aborted transactions after compaction: %+v, %v", got, err)
+	}
+}
+
+// fillsAfter is Rules whose map fills at its nth batch.
+type fillsAfter struct {
+	keepAll
+	n int
+}
+
+func (f *fillsAfter) Map([]byte) (bool, error) { f.n--; return f.n > 0, nil }
+
+// TestCompactRunEndsWhereTheMapFills: a pass whose map fills in its third
+// entry compacts the two before it and leaves the rest as they are; a
+// run is also cut before the last stable offset.
+func TestCompactRunEndsWhereTheMapFills(t *testing.T) {
+	ctx := context.Background()
+	_, p, _ := tieredLog(t, objstore.NewMem(), 6)
+	o := compactOptions(t)
+	o.NewRules = func() Rules { return &fillsAfter{n: 3} }
+	res, err := p.Compact(ctx, o)
+	if err != nil || res.ObjectsBefore != 2 {
+		t.Fatalf("compaction with a map that fills in the third entry: %+v, %v", res, err)
+	}
+	all := checkCovers(t, p, 60)
+	if len(all) != 5 || !all[0].Compacted || all[0].Next != 20 || all[1].Compacted {
+		t.Fatalf("manifest: %+v", all)
+	}
+
+	o = compactOptions(t)
+	o.LastStable = 45 // an open transaction from 45 on
+	if res, err = p.Compact(ctx, o); err != nil || res.ObjectsBefore != 3 {
+		t.Fatalf("compaction below the last stable offset: %+v, %v (want the entries up to 40)", res, err)
+	}
+	if all = checkCovers(t, p, 60); all[0].Next != 40 || all[1].Compacted {
+		t.Fatalf("manifest: %+v", all)
+	}
 }
