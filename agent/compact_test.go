@@ -1,11 +1,15 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/agent/partition"
@@ -79,5 +83,36 @@ func TestCompactedFollowerCopiesAcrossGaps(t *testing.T) {
 	}
 	if l, f := leader.LocalLog().Size(), follower.LocalLog().Size(); f > 4*l+8192 {
 		t.Fatalf("follower holds %d bytes, leader %d: the follower did not compact", f, l)
+	}
+}
+
+// TestTieredTopicTurnsCompactOnlyWhenAskedToTier: a tiered topic may turn
+// compact (and is then compacted in the store too) only when it sets
+// remote.storage.enable=true in the same change: otherwise a compacted
+// topic resolves to untiered, and tiering cannot be turned off.
+func TestTieredTopicTurnsCompactOnlyWhenAskedToTier(t *testing.T) {
+	a := start(t, testConfig(t.TempDir()), nil)
+	cl := a.client(t)
+	createTopic(t, cl, "tiered", 1, nil)
+	adm := kadm.NewClient(cl)
+	alter := func(configs ...kadm.AlterConfig) error {
+		res, err := adm.AlterTopicConfigs(ctxT(t), configs, "tiered")
+		if err != nil {
+			return err
+		}
+		return res[0].Err
+	}
+	err := alter(kadm.AlterConfig{Name: "cleanup.policy", Value: kmsg.StringPtr("compact")})
+	if !errors.Is(err, kerr.InvalidConfig) {
+		t.Fatalf("compact without remote.storage.enable on a tiered topic: %v, want INVALID_CONFIG", err)
+	}
+	err = alter(kadm.AlterConfig{Name: "cleanup.policy", Value: kmsg.StringPtr("compact")},
+		kadm.AlterConfig{Name: "remote.storage.enable", Value: kmsg.StringPtr("true")})
+	if err != nil {
+		t.Fatalf("compact with remote.storage.enable=true: %v", err)
+	}
+	e, _ := a.entry("tiered")
+	if r := e.snap.Resolved; !r.Compact || !r.RemoteStorage {
+		t.Fatalf("resolved compact %v, tiered %v: want both", r.Compact, r.RemoteStorage)
 	}
 }
