@@ -58,6 +58,7 @@ func (a *Agent) compactRemotePartition(ctx context.Context, p *partition.Partiti
 		LastStable:             p.LastStableOffset(),
 		MinCleanableDirtyRatio: r.MinCleanableDirtyRatio,
 		MinCompactionLagMs:     r.MinCompactionLagMs,
+		MaxCompactionLagMs:     maxCompactionLagMs(r.MaxCompactionLagMs),
 		DeleteRetentionMs:      r.DeleteRetentionMs,
 		SegmentBytes:           r.SegmentBytes,
 		TempDir:                dir,
@@ -88,4 +89,13 @@ func (a *Agent) removeRemoteCompactionLeftovers() {
 	if err := os.RemoveAll(a.remoteCompactionDir()); err != nil {
 		a.logger.Warn("remove remote compaction leftovers", "err", err)
 	}
+}
+
+// maxCompactionLagMs is max.compaction.lag.ms for a pass, 0 for Kafka's
+// default Long.MAX (never overdue), as logConfig does for the local log.
+func maxCompactionLagMs(ms int64) int64 {
+	if ms > maxDurationMs {
+		return 0
+	}
+	return ms
 }

@@ -12,7 +12,8 @@ package tiering
 //     of a restore, with its producer snapshot), an entry reaching past the
 //     last stable offset, or one younger than min.compaction.lag.ms. The
 //     pass runs when the run's dirty bytes (entries no pass wrote) reach
-//     min.cleanable.dirty.ratio of it. Passes start at the remote start, as
+//     min.cleanable.dirty.ratio of it, or when a dirty entry's newest
+//     record is past max.compaction.lag.ms. Passes start at the remote start, as
 //     Kafka's cleaner starts at the log start, so a tombstone dropped here
 //     has no older value of its key left below it.
 //  2. download: each .log object of the run is read ONCE, by one GET, into
@@ -76,9 +77,12 @@ type CompactOptions struct {
 	LastStable             int64 // records at or past it are not cleaned
 	MinCleanableDirtyRatio float64
 	MinCompactionLagMs     int64
-	DeleteRetentionMs      int64
-	SegmentBytes           int64
-	TempDir                string // where the run is downloaded
+	// MaxCompactionLagMs (0: none): a dirty entry whose newest record is
+	// older than this is compacted whatever the dirty ratio.
+	MaxCompactionLagMs int64
+	DeleteRetentionMs  int64
+	SegmentBytes       int64
+	TempDir            string // where the run is downloaded
 	// NewRules starts the rules of a pass (resetting the offset map),
 	// called only when there is a pass to run.
 	NewRules   func() Rules
@@ -174,6 +178,7 @@ func (p *Partition) planCompaction(ctx context.Context, h *Head, o CompactOption
 	}
 	var run []Entry
 	var clean, dirty int64
+	overdue := false
 	for i, e := range all {
 		young := o.MinCompactionLagMs > 0 && e.MaxTimestamp >= 0 && o.Now.UnixMilli()-e.MaxTimestamp < o.MinCompactionLagMs
 		if i == len(all)-1 || e.Next > o.LastStable || young {
@@ -182,11 +187,16 @@ func (p *Partition) planCompaction(ctx context.Context, h *Head, o CompactOption
 		run = append(run, e)
 		if e.Compacted {
 			clean += e.Size
-		} else {
-			dirty += e.Size
+			continue
 		}
+		dirty += e.Size
+		newest := e.MaxTimestamp
+		if newest < 0 {
+			newest = e.UploadedMs
+		}
+		overdue = overdue || o.MaxCompactionLagMs > 0 && o.Now.UnixMilli()-newest > o.MaxCompactionLagMs
 	}
-	if dirty == 0 || float64(dirty)/float64(clean+dirty) < o.MinCleanableDirtyRatio {
+	if dirty == 0 || !overdue && float64(dirty)/float64(clean+dirty) < o.MinCleanableDirtyRatio {
 		return nil, nil
 	}
 	return run, nil

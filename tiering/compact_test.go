@@ -273,3 +273,27 @@ func TestCompactRunEndsWhereTheMapFills(t *testing.T) {
 		t.Fatalf("manifest: %+v", all)
 	}
 }
+
+// TestCompactRatioAndMaxLag: a run whose dirty share is under
+// min.cleanable.dirty.ratio waits, unless a dirty record is past
+// max.compaction.lag.ms.
+func TestCompactRatioAndMaxLag(t *testing.T) {
+	ctx := context.Background()
+	_, p, l := tieredLog(t, objstore.NewMem(), 6)
+	if _, err := p.Compact(ctx, compactOptions(t)); err != nil {
+		t.Fatal(err)
+	}
+	l.add(10, time.Now().UnixMilli()) // one more dirty entry behind the compacted one
+	p.t.UploadOnce(ctx)
+	o := compactOptions(t)
+	o.MinCleanableDirtyRatio = 0.99
+	if res, err := p.Compact(ctx, o); err != nil || res.ObjectsBefore != 0 {
+		t.Fatalf("a pass under the dirty ratio: %+v, %v", res, err)
+	}
+	o.MaxCompactionLagMs = 1
+	o.Now = time.Now().Add(time.Second)
+	if res, err := p.Compact(ctx, o); err != nil || res.ObjectsBefore != 2 {
+		t.Fatalf("a pass past max.compaction.lag.ms: %+v, %v, want the compacted entry and the dirty one", res, err)
+	}
+	checkCovers(t, p, 70)
+}
