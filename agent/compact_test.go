@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/internal/testwait"
 )
@@ -114,5 +115,25 @@ func TestTieredTopicTurnsCompactOnlyWhenAskedToTier(t *testing.T) {
 	e, _ := a.entry("tiered")
 	if r := e.snap.Resolved; !r.Compact || !r.RemoteStorage {
 		t.Fatalf("resolved compact %v, tiered %v: want both", r.Compact, r.RemoteStorage)
+	}
+}
+
+// TestTieredCompactedLogKeepsTombstonesLocally: the local cleaner of a
+// tiered compacted topic never drops a tombstone (an older value of its
+// key may be in the bucket, below the local log); an untiered one does
+// after delete.retention.ms.
+func TestTieredCompactedLogKeepsTombstonesLocally(t *testing.T) {
+	a := start(t, testConfig(t.TempDir()), nil)
+	for _, c := range []struct {
+		remote string
+		want   time.Duration
+	}{{"false", time.Second}, {"true", time.Duration(maxDurationMs) * time.Millisecond}} {
+		r, err := metadata.Resolve(map[string]string{"cleanup.policy": "compact", "delete.retention.ms": "1000", "remote.storage.enable": c.remote}, a.cfg.TopicDefaults)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a.logConfig(r).DeleteRetention; got != c.want {
+			t.Errorf("remote.storage.enable=%s: local delete retention %v, want %v", c.remote, got, c.want)
+		}
 	}
 }

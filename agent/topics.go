@@ -91,6 +91,15 @@ func (a *Agent) logConfig(r metadata.Resolved) log.Config {
 	c.IndexIntervalBytes = int(r.IndexIntervalBytes)
 	c.Compact, c.Delete = r.Compact, r.Delete
 	c.DeleteRetention = msDuration(r.DeleteRetentionMs)
+	if r.Compact && r.RemoteStorage {
+		// The bucket holds the log's older records, which the local
+		// cleaner does not see: a tombstone it dropped could leave an
+		// older value of its key live in the bucket. Tombstones are
+		// dropped by the leader's remote compaction instead, whose passes
+		// start at the bucket's start (docs/design.md, tiered compaction);
+		// local retention removes the local copies once uploaded.
+		c.DeleteRetention = msDuration(maxDurationMs)
+	}
 	c.MinCompactionLag = msDuration(r.MinCompactionLagMs)
 	c.MaxCompactionLag = msDuration(r.MaxCompactionLagMs)
 	if r.MaxCompactionLagMs > maxDurationMs {
