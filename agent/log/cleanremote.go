@@ -79,11 +79,17 @@ func (c *BatchCleaner) Keys() int { return c.m.Len() }
 // Filter is the cleaner's rule for one batch (filterBatch): the batch to
 // write (raw, a rebuilt one, or nil to drop it) and the records dropped.
 // Records at or past end are kept; tombstones are dropped only with
-// dropTombstones.
+// dropTombstones. Transactional and control batches are kept whole, here
+// and not only in filterBatch: the remote compactor has no producer state
+// to tell aborted data from committed, so it stays with the conservative
+// rule whatever the local cleaner learns about transactions.
 func (c *BatchCleaner) Filter(raw []byte, end int64, dropTombstones bool) ([]byte, int64, error) {
 	h, err := batch.ParseHeader(raw)
 	if err != nil {
 		return nil, 0, err
+	}
+	if h.IsControl() || h.IsTransactional() {
+		return raw, 0, nil
 	}
 	return filterBatch(&h, raw, c.m, end, dropTombstones, c.producerLast)
 }
