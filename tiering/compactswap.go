@@ -67,7 +67,7 @@ func (m *Manifest) Replace(ctx context.Context, epoch int32, run, out []Entry, n
 		// attempt are orphans for the janitor.
 		retired := h.Retired[:len(h.Retired):len(h.Retired)]
 		for _, e := range run {
-			retired = append(retired, Retired{Key: e.Object, RetiredMs: nowMs})
+			retired = append(retired, Retired{Key: e.Object, Suffixes: e.suffixes(), RetiredMs: nowMs})
 		}
 		for _, ref := range h.Pages[:k] {
 			retired = append(retired, Retired{Key: ref.Key, Page: true, RetiredMs: nowMs})

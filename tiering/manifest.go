@@ -97,9 +97,10 @@ type Head struct {
 // Retired is a segment object (without suffix) or a page key that a
 // compaction swap removed from the manifest at RetiredMs.
 type Retired struct {
-	Key       string `json:"key"`
-	Page      bool   `json:"page,omitempty"`
-	RetiredMs int64  `json:"retired_ms"`
+	Key       string   `json:"key"`
+	Page      bool     `json:"page,omitempty"`
+	Suffixes  []string `json:"suffixes,omitempty"` // a segment's objects (Entry.suffixes)
+	RetiredMs int64    `json:"retired_ms"`
 }
 
 type page struct {

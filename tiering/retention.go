@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/strata-streaming/strata/tiering/objstore"
 )
 
@@ -183,17 +185,28 @@ func (p *Partition) deleteRetired(ctx context.Context, now time.Time) (int, erro
 			keys = append(keys, p.prefix+r.Key)
 			continue
 		}
-		for _, s := range []string{suffixLog, suffixIndex, suffixTimeIndex, suffixSnapshot, suffixTxnIndex} {
+		for _, s := range r.Suffixes {
 			keys = append(keys, p.prefix+r.Key+s)
 		}
 	}
 	if len(due) == 0 {
 		return 0, nil
 	}
+	// In parallel, as deleteObjects does: a pass over a large run retires
+	// thousands of objects. A failure keeps them all retired, for the
+	// next call.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(deleteConcurrency)
 	for _, k := range keys {
-		if err := p.bucket.Delete(ctx, k); err != nil && !objstore.IsNotFound(err) {
-			return 0, err
-		}
+		g.Go(func() error {
+			if err := p.bucket.Delete(gctx, k); err != nil && !objstore.IsNotFound(err) {
+				return err
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return 0, err
 	}
 	nh, err := p.manifest.Unretire(ctx, p.src.LeaderEpoch(), due)
 	if err != nil {

@@ -273,6 +273,9 @@ func (p *Partition) truncate(ctx context.Context, start int64) (int, error) {
 	return len(dropped), nil
 }
 
+// deleteConcurrency bounds the DELETE requests of one partition in flight.
+const deleteConcurrency = 8
+
 // deleteObjects removes the objects of dropped entries and pages; failures
 // are left to the orphan janitor.
 func (t *Tierer) deleteObjects(ctx context.Context, p *Partition, dropped []Entry, pages []string) {
@@ -286,7 +289,7 @@ func (t *Tierer) deleteObjects(ctx context.Context, p *Partition, dropped []Entr
 		keys = append(keys, p.prefix+k)
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(8)
+	g.SetLimit(deleteConcurrency)
 	for _, k := range keys {
 		g.Go(func() error {
 			if err := p.bucket.Delete(gctx, k); err != nil {
