@@ -193,7 +193,7 @@ func TestTieredCompaction(t *testing.T) {
 	gets := metricValue(t, a.HTTPAddr(), "strata_store_topic_requests_total", "topic", topic, "op", "GET")
 	read := metricValue(t, a.HTTPAddr(), "strata_tiering_compaction_read_bytes_total", "topic", topic)
 	t.Logf("%d updates of %d keys (%d live): bucket objects %d -> %d, bytes %d -> %d, manifest segments %d -> %d; "+
-		"compaction read %v bytes; since the restart the topic made %v PUTs and %v GETs; verify: %s",
+		"compaction read %.0f bytes; since the restart the topic made %.0f PUTs and %.0f GETs; verify: %s",
 		updates, keys, live, objectsBefore, objectsAfter, bytesBefore, bytesAfter, repBefore.Segments, st.RemoteSegments,
 		read, puts, gets, strings.TrimSpace(string(out)))
 	if objectsAfter >= objectsBefore || bytesAfter*2 > bytesBefore {
