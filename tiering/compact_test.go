@@ -2,6 +2,7 @@ package tiering
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"strings"
@@ -296,4 +297,40 @@ func TestCompactRatioAndMaxLag(t *testing.T) {
 		t.Fatalf("a pass past max.compaction.lag.ms: %+v, %v, want the compacted entry and the dirty one", res, err)
 	}
 	checkCovers(t, p, 70)
+}
+
+// dropRange is Rules that drops the batches starting in [from, to).
+type dropRange struct {
+	keepAll
+	from, to int64
+}
+
+func (d dropRange) Filter(raw []byte, _ int64, _ bool) ([]byte, int64, error) {
+	if base := batchLast(raw) - int64(int32(binary.BigEndian.Uint32(raw[lastDeltaOffset:]))); base >= d.from && base < d.to {
+		return nil, 1, nil
+	}
+	return raw, 0, nil
+}
+
+// TestRemoteReadSkipsCompactedGap: a read at an offset compaction removed
+// returns the next batch above it, also when that batch is in the next
+// object, as a read in a gap of the local log does.
+func TestRemoteReadSkipsCompactedGap(t *testing.T) {
+	ctx := context.Background()
+	_, p, _ := tieredLog(t, objstore.NewMem(), 6)
+	o := compactOptions(t)
+	o.SegmentBytes = batchHeaderSize // a batch an object: the first, [0, 30), holds only [0, 10)
+	o.NewRules = func() Rules { return dropRange{from: 10, to: 30} }
+	if _, err := p.Compact(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []int64{10, 15, 29} {
+		b, err := p.Read(ctx, off, 1<<20, true)
+		if err != nil || len(b) == 0 {
+			t.Fatalf("read at %d in the gap: %d bytes, %v", off, len(b), err)
+		}
+		if base := int64(binary.BigEndian.Uint64(b)); base != 30 {
+			t.Fatalf("read at %d in the gap returned the batch at %d, want 30", off, base)
+		}
+	}
 }
