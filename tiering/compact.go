@@ -461,16 +461,24 @@ func (p *Partition) putObject(ctx context.Context, w *objectWriter, next int64, 
 		e.TxnIndexSize = int64(len(small[suffixTxnIndex]))
 	}
 	key := p.prefix + object
+	var put []string
+	failed := func(k string, err error) (Entry, error) {
+		for _, k := range put { // best effort: what is left is the janitor's
+			p.bucket.Delete(ctx, k)
+		}
+		return Entry{}, fmt.Errorf("upload %s: %w", k, err)
+	}
 	for _, s := range []string{suffixIndex, suffixTimeIndex, suffixTxnIndex} {
 		if b, ok := small[s]; ok {
 			if _, err := p.bucket.Put(ctx, key+s, b, objstore.PutOptions{IfAbsent: true}); err != nil {
-				return Entry{}, fmt.Errorf("upload %s: %w", key+s, err)
+				return failed(key+s, err)
 			}
+			put = append(put, key+s)
 			res.Puts++
 		}
 	}
 	if _, err := p.bucket.PutReader(ctx, key+suffixLog, w.f, e.Size, objstore.PutOptions{IfAbsent: true}); err != nil {
-		return Entry{}, fmt.Errorf("upload %s: %w", key+suffixLog, err)
+		return failed(key+suffixLog, err)
 	}
 	res.Puts++
 	res.BytesWritten += e.Size

@@ -334,3 +334,27 @@ func TestRemoteReadSkipsCompactedGap(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactFailedPutLeavesManifestAndNoObjects: a PUT that fails in the
+// middle of a pass leaves the manifest as it was and no object behind.
+func TestCompactFailedPutLeavesManifestAndNoObjects(t *testing.T) {
+	ctx := context.Background()
+	fb := objstore.NewFaulty(objstore.NewMem())
+	_, p, _ := tieredLog(t, fb, 6)
+	before, _, _ := p.manifest.Load(ctx)
+	o := compactOptions(t)
+	o.SegmentBytes = batchHeaderSize // five objects: the failure comes after some are in
+	fb.FailNext(objstore.OpPut, 8, nil)
+	if _, err := p.Compact(ctx, o); !errors.Is(err, objstore.ErrInjected) {
+		t.Fatalf("compaction with a failing PUT: %v", err)
+	}
+	after, _, _ := p.manifest.Load(ctx)
+	if after.Revision != before.Revision {
+		t.Fatalf("the manifest changed: revision %d -> %d", before.Revision, after.Revision)
+	}
+	rep, err := Verify(ctx, fb, true)
+	if err != nil || len(rep.Problems) != 0 || len(rep.Orphans) != 0 {
+		t.Fatalf("bucket after a failed pass: %+v, %v", rep, err)
+	}
+	checkCovers(t, p, 60)
+}
