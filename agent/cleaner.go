@@ -116,6 +116,7 @@ func (a *Agent) cleanerLoop() {
 		// Clean while some log is eligible, at most once per log per
 		// round so that one busy log cannot starve the others.
 		done := map[*partition.Partition]bool{}
+		cleaned := false
 		for ctx.Err() == nil {
 			p := a.dirtiestLog(done)
 			if p == nil {
@@ -125,9 +126,19 @@ func (a *Agent) cleanerLoop() {
 			if m == nil {
 				m = log.NewOffsetMap(int(a.cfg.LogCleaner.DedupeBufferSize))
 			}
-			a.cleanLog(ctx, p, m, th)
+			if a.cleanLog(ctx, p, m, th) {
+				cleaned = true
+			}
 		}
-		t.Reset(a.cfg.LogCleaner.Backoff)
+		// As Kafka's cleaner thread, back off only after a round that
+		// cleaned nothing: a log still dirty after its pass (its map
+		// filled, or it kept up with a fast producer) is looked at again
+		// at once rather than a backoff later.
+		if cleaned {
+			t.Reset(0)
+		} else {
+			t.Reset(a.cfg.LogCleaner.Backoff)
+		}
 	}
 }
 
@@ -155,7 +166,9 @@ func (a *Agent) dirtiestLog(done map[*partition.Partition]bool) *partition.Parti
 	return best
 }
 
-func (a *Agent) cleanLog(ctx context.Context, p *partition.Partition, m *log.OffsetMap, th *log.Throttle) {
+// cleanLog runs one pass over p's log and reports whether it cleaned
+// anything.
+func (a *Agent) cleanLog(ctx context.Context, p *partition.Partition, m *log.OffsetMap, th *log.Throttle) bool {
 	start := time.Now()
 	res, err := p.LocalLog().Clean(ctx, m, th)
 	took := time.Since(start)
@@ -170,5 +183,7 @@ func (a *Agent) cleanLog(ctx context.Context, p *partition.Partition, m *log.Off
 	default:
 		a.cleanerMetrics.runs.Inc()
 		a.cleanerMetrics.lastRun.Set(took.Seconds())
+		return res.End > res.FirstDirty
 	}
+	return false
 }
