@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -353,6 +354,19 @@ func TestCleanDropsMarkersAfterDeleteHorizon(t *testing.T) {
 		}
 	}
 
+	// A follower copies the stamped markers as they are, and keeps the
+	// same view.
+	follower := openLog(t, vfs.NewMem(), "/f", cfg, clock)
+	for _, raw := range readAll(t, l) {
+		if _, err := follower.AppendReplicated(raw); err != nil {
+			t.Fatalf("follower: %v", err)
+		}
+	}
+	if got, want := readView(t, follower), readView(t, l); !slices.Equal(got.markers, want.markers) || !maps.Equal(got.committed, want.committed) {
+		t.Fatalf("follower reads %+v, leader %+v", got, want)
+	}
+	follower.Close()
+
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -371,4 +385,13 @@ func TestCleanDropsMarkersAfterDeleteHorizon(t *testing.T) {
 		t.Fatalf("a pass after the horizon kept markers %v, want 3, 7 and 9, whose data is there", got)
 	}
 	wantLSO(t, l, l.LogEndOffset())
+	// A crash, and producer state replayed from the log start: no
+	// transaction is left open by a marker gone before its data.
+	abandon(l)
+	removeSnapshots(t, dir)
+	l = openLog(t, vfs.Default, dir, cfg, clock)
+	v = checkTxnCleaned(t, l, map[string]string{"k1": "c-8", "k2": "c-plain", "k5": "c-7", "k6": "c-9", "filler": "c"}, "after a crash")
+	if got := markersBelow(v, 11); !slices.Equal(got, []int64{3, 7, 9}) {
+		t.Fatalf("after a crash: markers %v, want 3, 7 and 9", got)
+	}
 }
