@@ -275,7 +275,9 @@ func (l *Log) buildOffsetMap(ctx context.Context, p *cleanPlan, m *OffsetMap, th
 				return true, nil
 			}
 			// Aborted data stays out of the map, so that it never
-			// shadows a committed value; markers hold no key.
+			// shadows a committed value; markers hold no key, and are
+			// read only to end their transaction here (whether one may
+			// go is the rewrite's decision, with its own txnCleaner).
 			if h.IsControl() {
 				txns.markerRemovable(h, raw)
 				end = h.NextOffset()
