@@ -23,12 +23,14 @@ import (
 )
 
 // compactRemote runs one remote compaction pass on each partition that
-// leads a compacted, tiered topic and whose bucket part is dirty enough.
-// It allocates the cleaner's map *m if no local clean has yet.
-func (a *Agent) compactRemote(ctx context.Context, m **log.OffsetMap, th *log.Throttle) {
+// leads a compacted, tiered topic and whose bucket part is dirty enough,
+// and reports whether any pass swapped objects in. It allocates the
+// cleaner's map *m if no local clean has yet.
+func (a *Agent) compactRemote(ctx context.Context, m **log.OffsetMap, th *log.Throttle) bool {
+	compacted := false
 	for _, p := range a.localPartitions() {
 		if ctx.Err() != nil {
-			return
+			return compacted
 		}
 		remote := p.Remote()
 		if remote == nil || !p.Leading() {
@@ -41,16 +43,21 @@ func (a *Agent) compactRemote(ctx context.Context, m **log.OffsetMap, th *log.Th
 		if *m == nil {
 			*m = log.NewOffsetMap(int(a.cfg.LogCleaner.DedupeBufferSize))
 		}
-		a.compactRemotePartition(ctx, p, remote, e.snap.Resolved, *m, th)
+		if a.compactRemotePartition(ctx, p, remote, e.snap.Resolved, *m, th) {
+			compacted = true
+		}
 	}
+	return compacted
 }
 
+// compactRemotePartition runs one pass on p and reports whether it
+// swapped objects in.
 func (a *Agent) compactRemotePartition(ctx context.Context, p *partition.Partition, remote *tiering.Partition,
-	r metadata.Resolved, m *log.OffsetMap, th *log.Throttle) {
+	r metadata.Resolved, m *log.OffsetMap, th *log.Throttle) bool {
 	dir := a.remoteCompactionDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		a.logger.Error("remote compaction", "dir", dir, "err", err)
-		return
+		return false
 	}
 	interval := int(r.IndexIntervalBytes)
 	res, err := remote.Compact(ctx, tiering.CompactOptions{
@@ -76,6 +83,7 @@ func (a *Agent) compactRemotePartition(ctx context.Context, p *partition.Partiti
 		a.cleanerMetrics.errors.Inc()
 		a.logger.Error("remote compaction", "topic", p.Topic(), "partition", p.Index(), "err", err)
 	}
+	return err == nil && res.ObjectsBefore > 0
 }
 
 // remoteCompactionDir holds the downloads of the pass in progress.
