@@ -2,10 +2,14 @@ package log
 
 // The seam through which tiering's remote compactor (tiering/compact.go,
 // docs/design.md §7) applies this package's cleaner rules to segments that
-// live in the bucket rather than in a log directory. It adds no rule of its
-// own: the map takes the records buildOffsetMap takes, and Filter is
-// filterBatch, so the local cleaner and the remote compactor cannot drift
-// apart when clean.go's rules change (transactions, issue 22 item 5).
+// live in the bucket rather than in a log directory. For records outside
+// transactions it adds no rule of its own: the map takes the keys
+// buildOffsetMap takes and Filter is filterBatch, so the two cannot drift
+// apart. Transactional batches and markers are the exception: the local
+// cleaner's transaction rules (cleantxn.go) need the aborted transactions
+// and marker state of the whole pass, which the seam does not carry, so
+// here they are left out of the map and kept whole, the conservative rule
+// (docs/design.md §7, tiered compaction).
 
 import (
 	"errors"
@@ -44,9 +48,10 @@ func (c *BatchCleaner) NoteProducer(raw []byte) error {
 	return nil
 }
 
-// Map adds the keys of one dirty batch to the map, with the rules of
-// buildOffsetMap: control and transactional batches, and batches past the
-// decompression bound, are left out (Filter keeps them whole). It reports
+// Map adds the keys of one dirty batch to the map, as buildOffsetMap does,
+// except that transactional batches are left out too; control batches,
+// and batches past the decompression bound, are left out as there (Filter
+// keeps all of them whole). It reports
 // false when the map filled; the keys put before that stay in it, which
 // is safe as long as the batch stays in the log (it only lets older
 // records of those keys be dropped).
