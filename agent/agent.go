@@ -226,6 +226,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	if err := a.loadTopics(ctx); err != nil {
 		return nil, err
 	}
+	a.compactInternalTopics(ctx)
 	a.pids.store = a.store
 	a.pids.block = cfg.ProducerIDBlock
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -8,7 +8,8 @@ package agent
 // or a record past max.compaction.lag.ms), then looks again; when no log is
 // eligible it waits --log-cleaner-backoff. One OffsetMap of
 // --log-cleaner-dedupe-buffer-size bytes, allocated at the first clean, and
-// one throttle of --log-cleaner-io-max-bytes-per-second serve every log.
+// one throttle of --log-cleaner-io-max-bytes-per-second serve every log,
+// and the bucket parts of compacted tiered partitions (tiercompact.go).
 //
 // Metrics:
 //
@@ -17,6 +18,7 @@ package agent
 //	strata_log_cleaner_read_bytes_total            segment bytes read by passes
 //	strata_log_cleaner_written_bytes_total         cleaned segment bytes written
 //	strata_log_cleaner_last_run_duration_seconds   length of the last pass
+//	strata_log_cleaner_seconds_total               time spent in passes, so read bytes over it is the cleaner's speed
 //	strata_log_cleaner_max_dirty_ratio             highest dirty ratio among compacted logs at the last look
 
 import (
@@ -68,8 +70,8 @@ func (c CleanerConfig) Validate() error {
 }
 
 type cleanerMetrics struct {
-	runs, errors, read, written prometheus.Counter
-	lastRun, maxDirty           prometheus.Gauge
+	runs, errors, read, written, seconds prometheus.Counter
+	lastRun, maxDirty                    prometheus.Gauge
 }
 
 func newCleanerMetrics(reg prometheus.Registerer) *cleanerMetrics {
@@ -78,11 +80,13 @@ func newCleanerMetrics(reg prometheus.Registerer) *cleanerMetrics {
 		errors:  prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_log_cleaner_errors_total", Help: "Cleaning passes that failed."}),
 		read:    prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_log_cleaner_read_bytes_total", Help: "Segment bytes the log cleaner read."}),
 		written: prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_log_cleaner_written_bytes_total", Help: "Cleaned segment bytes the log cleaner wrote."}),
+		seconds: prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_log_cleaner_seconds_total",
+			Help: "Seconds spent in cleaning passes, failed ones included: the time the read and written bytes took."}),
 		lastRun: prometheus.NewGauge(prometheus.GaugeOpts{Name: "strata_log_cleaner_last_run_duration_seconds", Help: "How long the last cleaning pass took."}),
 		maxDirty: prometheus.NewGauge(prometheus.GaugeOpts{Name: "strata_log_cleaner_max_dirty_ratio",
 			Help: "Highest share of uncleaned bytes among this agent's compacted partition logs, at the cleaner's last look."}),
 	}
-	reg.MustRegister(m.runs, m.errors, m.read, m.written, m.lastRun, m.maxDirty)
+	reg.MustRegister(m.runs, m.errors, m.read, m.written, m.seconds, m.lastRun, m.maxDirty)
 	return m
 }
 
@@ -100,6 +104,7 @@ func (a *Agent) cleanerLoop() {
 		case <-ctx.Done():
 		}
 	}()
+	a.removeRemoteCompactionLeftovers()
 	var m *log.OffsetMap
 	th := log.NewThrottle(float64(a.cfg.LogCleaner.IOMaxBytesPerSecond))
 	t := time.NewTimer(a.cfg.LogCleaner.Backoff)
@@ -113,6 +118,7 @@ func (a *Agent) cleanerLoop() {
 		// Clean while some log is eligible, at most once per log per
 		// round so that one busy log cannot starve the others.
 		done := map[*partition.Partition]bool{}
+		cleaned := false
 		for ctx.Err() == nil {
 			p := a.dirtiestLog(done)
 			if p == nil {
@@ -122,9 +128,24 @@ func (a *Agent) cleanerLoop() {
 			if m == nil {
 				m = log.NewOffsetMap(int(a.cfg.LogCleaner.DedupeBufferSize))
 			}
-			a.cleanLog(ctx, p, m, th)
+			if a.cleanLog(ctx, p, m, th) {
+				cleaned = true
+			}
 		}
-		t.Reset(a.cfg.LogCleaner.Backoff)
+		// The bucket parts of compacted tiered partitions this agent leads
+		// (tiercompact.go).
+		if a.compactRemote(ctx, &m, th) {
+			cleaned = true
+		}
+		// As Kafka's cleaner thread, back off only after a round that
+		// cleaned nothing: a log still dirty after its pass (its map
+		// filled, or it kept up with a fast producer) is looked at again
+		// at once rather than a backoff later.
+		if cleaned {
+			t.Reset(0)
+		} else {
+			t.Reset(a.cfg.LogCleaner.Backoff)
+		}
 	}
 }
 
@@ -152,11 +173,15 @@ func (a *Agent) dirtiestLog(done map[*partition.Partition]bool) *partition.Parti
 	return best
 }
 
-func (a *Agent) cleanLog(ctx context.Context, p *partition.Partition, m *log.OffsetMap, th *log.Throttle) {
+// cleanLog runs one pass over p's log and reports whether it cleaned
+// anything.
+func (a *Agent) cleanLog(ctx context.Context, p *partition.Partition, m *log.OffsetMap, th *log.Throttle) bool {
 	start := time.Now()
 	res, err := p.LocalLog().Clean(ctx, m, th)
+	took := time.Since(start)
 	a.cleanerMetrics.read.Add(float64(res.BytesRead))
 	a.cleanerMetrics.written.Add(float64(res.BytesWritten))
+	a.cleanerMetrics.seconds.Add(took.Seconds())
 	switch {
 	case errors.Is(err, log.ErrClosed) || errors.Is(err, context.Canceled): // deleted or stopping
 	case err != nil:
@@ -164,6 +189,8 @@ func (a *Agent) cleanLog(ctx context.Context, p *partition.Partition, m *log.Off
 		a.logger.Error("log cleaner", "topic", p.Topic(), "partition", p.Index(), "err", err)
 	default:
 		a.cleanerMetrics.runs.Inc()
-		a.cleanerMetrics.lastRun.Set(time.Since(start).Seconds())
+		a.cleanerMetrics.lastRun.Set(took.Seconds())
+		return res.End > res.FirstDirty
 	}
+	return false
 }

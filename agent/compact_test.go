@@ -1,13 +1,18 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/internal/testwait"
 )
@@ -79,5 +84,56 @@ func TestCompactedFollowerCopiesAcrossGaps(t *testing.T) {
 	}
 	if l, f := leader.LocalLog().Size(), follower.LocalLog().Size(); f > 4*l+8192 {
 		t.Fatalf("follower holds %d bytes, leader %d: the follower did not compact", f, l)
+	}
+}
+
+// TestTieredTopicTurnsCompactOnlyWhenAskedToTier: a tiered topic may turn
+// compact (and is then compacted in the store too) only when it sets
+// remote.storage.enable=true in the same change: otherwise a compacted
+// topic resolves to untiered, and tiering cannot be turned off.
+func TestTieredTopicTurnsCompactOnlyWhenAskedToTier(t *testing.T) {
+	a := start(t, testConfig(t.TempDir()), nil)
+	cl := a.client(t)
+	createTopic(t, cl, "tiered", 1, nil)
+	adm := kadm.NewClient(cl)
+	alter := func(configs ...kadm.AlterConfig) error {
+		res, err := adm.AlterTopicConfigs(ctxT(t), configs, "tiered")
+		if err != nil {
+			return err
+		}
+		return res[0].Err
+	}
+	err := alter(kadm.AlterConfig{Name: "cleanup.policy", Value: kmsg.StringPtr("compact")})
+	if !errors.Is(err, kerr.InvalidConfig) {
+		t.Fatalf("compact without remote.storage.enable on a tiered topic: %v, want INVALID_CONFIG", err)
+	}
+	err = alter(kadm.AlterConfig{Name: "cleanup.policy", Value: kmsg.StringPtr("compact")},
+		kadm.AlterConfig{Name: "remote.storage.enable", Value: kmsg.StringPtr("true")})
+	if err != nil {
+		t.Fatalf("compact with remote.storage.enable=true: %v", err)
+	}
+	e, _ := a.entry("tiered")
+	if r := e.snap.Resolved; !r.Compact || !r.RemoteStorage {
+		t.Fatalf("resolved compact %v, tiered %v: want both", r.Compact, r.RemoteStorage)
+	}
+}
+
+// TestTieredCompactedLogKeepsTombstonesLocally: the local cleaner of a
+// tiered compacted topic never drops a tombstone (an older value of its
+// key may be in the bucket, below the local log); an untiered one does
+// after delete.retention.ms.
+func TestTieredCompactedLogKeepsTombstonesLocally(t *testing.T) {
+	a := start(t, testConfig(t.TempDir()), nil)
+	for _, c := range []struct {
+		remote string
+		want   time.Duration
+	}{{"false", time.Second}, {"true", time.Duration(maxDurationMs) * time.Millisecond}} {
+		r, err := metadata.Resolve(map[string]string{"cleanup.policy": "compact", "delete.retention.ms": "1000", "remote.storage.enable": c.remote}, a.cfg.TopicDefaults)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a.logConfig(r).DeleteRetention; got != c.want {
+			t.Errorf("remote.storage.enable=%s: local delete retention %v, want %v", c.remote, got, c.want)
+		}
 	}
 }

@@ -386,6 +386,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.Tiering.ChunkBytes, "remote-chunk-bytes", c.Tiering.ChunkBytes, "Size of the ranged GETs of remote reads, and the unit of the cache.")
 	fs.Int64Var(&c.Tiering.CacheBytes, "remote-cache-bytes", c.Tiering.CacheBytes, "Memory for cached chunks of remote segments.")
 	fs.DurationVar(&c.Tiering.OrphanGrace, "orphan-grace", c.Tiering.OrphanGrace, "Objects in the store that no manifest names are deleted once this old.")
+	fs.DurationVar(&c.Tiering.CompactionGrace, "remote-compaction-grace", c.Tiering.CompactionGrace, "Objects that a remote compaction replaced are deleted from the store once replaced this long; readers of the older manifest may use them until then (file.delete.delay.ms).")
 	c.Console.RegisterFlags(fs)
 	for _, f := range topicDefaultFlags {
 		d, _ := metadata.LookupTopicConfig(f.config)
@@ -519,6 +520,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--remote-chunk-bytes %d: must be in [4096, 268435456]", c.Tiering.ChunkBytes)
 	case c.Tiering.CacheBytes < c.Tiering.ChunkBytes:
 		return fmt.Errorf("--remote-cache-bytes %d: must hold at least one chunk (--remote-chunk-bytes %d)", c.Tiering.CacheBytes, c.Tiering.ChunkBytes)
+	case c.Tiering.CompactionGrace <= 0:
+		return fmt.Errorf("--remote-compaction-grace %v: must be positive", c.Tiering.CompactionGrace)
 	case c.Tiering.OrphanGrace < time.Minute:
 		return fmt.Errorf("--orphan-grace %v: must be at least 1m (an upload in progress looks like an orphan)", c.Tiering.OrphanGrace)
 	case c.Kafka.RemoteFetchMaxWait <= 0:

@@ -24,8 +24,8 @@ const offsetsTopic = "__consumer_offsets"
 // newest value of each key, so loading a coordinator costs the live keys,
 // not every commit ever made. Segments are --offsets-topic-segment-bytes.
 // A compacted topic is not tiered. (A __consumer_offsets created before
-// compaction existed keeps the configs it was created with:
-// retention.ms=-1 and cleanup.policy=delete.)
+// compaction existed, with retention.ms=-1 and cleanup.policy=delete, is
+// moved to compact when an agent starts: internaltopics.go.)
 func (a *Agent) offsetsTopicConfigs() map[string]string {
 	return map[string]string{metadata.CleanupPolicy: "compact", metadata.SegmentBytes: strconv.Itoa(int(a.cfg.OffsetsTopicSegmentBytes))}
 }

@@ -91,6 +91,15 @@ func (a *Agent) logConfig(r metadata.Resolved) log.Config {
 	c.IndexIntervalBytes = int(r.IndexIntervalBytes)
 	c.Compact, c.Delete = r.Compact, r.Delete
 	c.DeleteRetention = msDuration(r.DeleteRetentionMs)
+	if r.Compact && r.RemoteStorage {
+		// The bucket holds the log's older records, which the local
+		// cleaner does not see: a tombstone it dropped could leave an
+		// older value of its key live in the bucket. Tombstones are
+		// dropped by the leader's remote compaction instead, whose passes
+		// start at the bucket's start (docs/design.md, tiered compaction);
+		// local retention removes the local copies once uploaded.
+		c.DeleteRetention = msDuration(maxDurationMs)
+	}
 	c.MinCompactionLag = msDuration(r.MinCompactionLagMs)
 	c.MaxCompactionLag = msDuration(r.MaxCompactionLagMs)
 	if r.MaxCompactionLagMs > maxDurationMs {
@@ -522,10 +531,11 @@ func (a *Agent) AlterTopicConfigs(ctx context.Context, name string, fn func(map[
 	if err != nil {
 		return fmt.Errorf("topic %q: %w", name, err)
 	}
-	if e.snap.Resolved.RemoteStorage && resolved.Compact {
-		// As Kafka: a tiered topic cannot become compacted (the bucket
-		// is not compacted yet, issue 22's tiered compaction).
-		return fmt.Errorf("%w: topic %q is tiered (%s=true): %s=compact needs a topic created with it", metadata.ErrInvalidConfig, name, metadata.RemoteStorageEnable, metadata.CleanupPolicy)
+	if e.snap.Resolved.RemoteStorage && resolved.Compact && !resolved.RemoteStorage {
+		// A compacted topic is tiered only when it sets remote.storage.enable
+		// (metadata.Resolve); a tiered topic that turns compact must, since
+		// it cannot stop tiering.
+		return fmt.Errorf("%w: topic %q is tiered: %s=compact needs %s=true set on the topic", metadata.ErrInvalidConfig, name, metadata.CleanupPolicy, metadata.RemoteStorageEnable)
 	}
 	if e.snap.Resolved.RemoteStorage && !resolved.RemoteStorage {
 		// The bucket may hold records the local log no longer has.

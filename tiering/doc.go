@@ -10,7 +10,10 @@
 //     order, each under an object name no other upload can take.
 //   - remote.go: reads below the local log, by ranged GETs of fixed-size
 //     chunks through the cache, with read-ahead across segments.
-//   - retention.go: remote retention, DeleteRecords and the orphan janitor.
+//   - retention.go: remote retention, DeleteRecords and the orphan janitor,
+//     which also deletes what a compaction retired.
+//   - compact.go, compactswap.go: the leader's compaction of a compacted
+//     topic's uploaded segments, swapped into the manifest by one CAS.
 //   - verify.go, cost.go: `strata verify` and the console's cost estimate.
 //
 // It knows partition logs only through the Log interface (log.go), which

@@ -57,6 +57,9 @@ type Entry struct {
 	TxnIndexSize int64  `json:"txnindex_size,omitempty"`
 	Snapshot     bool   `json:"snapshot,omitempty"`
 	UploadedMs   int64  `json:"uploaded_ms"`
+	// Compacted: written by the remote compactor (compact.go), so its
+	// records are clean as of that pass: the compactor's map skips it.
+	Compacted bool `json:"compacted,omitempty"`
 }
 
 // PageRef names a page and summarises it for lookups.
@@ -84,6 +87,20 @@ type Head struct {
 	// in the immutable page until all of it is dropped.
 	SkippedCount int   `json:"skipped_count,omitempty"`
 	SkippedBytes int64 `json:"skipped_bytes,omitempty"`
+	// Retired lists what a compaction swap took out of the manifest:
+	// objects a reader holding an older head may still be reading. The
+	// orphan janitor deletes them once retired for the compaction grace
+	// (retention.go), and they are not orphans until then.
+	Retired []Retired `json:"retired,omitempty"`
+}
+
+// Retired is a segment object (without suffix) or a page key that a
+// compaction swap removed from the manifest at RetiredMs.
+type Retired struct {
+	Key       string   `json:"key"`
+	Page      bool     `json:"page,omitempty"`
+	Suffixes  []string `json:"suffixes,omitempty"` // a segment's objects (Entry.suffixes)
+	RetiredMs int64    `json:"retired_ms"`
 }
 
 type page struct {

@@ -17,6 +17,7 @@ type Metrics struct {
 	deletedSegments  prometheus.Counter
 	cacheRequests    *prometheus.CounterVec
 	remoteReadBytes  prometheus.Counter
+	compaction       compactionMetrics
 	costs            *costMetrics // per-topic store requests and bytes (cost.go)
 }
 
@@ -38,10 +39,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Remote-read cache lookups, by result (hit or miss)."}, []string{"result"}),
 		remoteReadBytes: prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_tiering_remote_read_bytes_total",
 			Help: "Bytes fetched from the object store for remote reads."}),
-		costs: newCostMetrics(),
+		costs:      newCostMetrics(),
+		compaction: newCompactionMetrics(),
 	}
 	if reg != nil {
 		reg.MustRegister(m.uploadedBytes, m.uploadedSegments, m.uploadFailures, m.uploadSeconds, m.deletedSegments, m.cacheRequests, m.remoteReadBytes, m.costs)
+		m.compaction.register(reg)
 	}
 	return m
 }
@@ -93,4 +96,36 @@ func (c tierCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(lagSecondsDesc, prometheus.GaugeValue, s.LagSeconds, s.Topic, p)
 		ch <- prometheus.MustNewConstMetric(remoteBytesDesc, prometheus.GaugeValue, float64(s.RemoteBytes), s.Topic, p)
 	}
+}
+
+// compactionMetrics count remote compaction passes (compact.go). Their
+// GETs and PUTs are also in the per-topic store counters (cost.go), as
+// they go through the topic's counting bucket.
+type compactionMetrics struct {
+	runs, read, written, before, after *prometheus.CounterVec
+}
+
+func newCompactionMetrics() compactionMetrics {
+	counter := func(name, help string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"topic"})
+	}
+	return compactionMetrics{
+		runs:    counter("strata_tiering_compaction_runs_total", "Remote compaction passes swapped into a manifest, by topic."),
+		read:    counter("strata_tiering_compaction_read_bytes_total", "Segment bytes remote compaction read from the object store, by topic."),
+		written: counter("strata_tiering_compaction_written_bytes_total", "Compacted segment bytes remote compaction wrote to the object store, by topic."),
+		before:  counter("strata_tiering_compaction_objects_before_total", "Uploaded segments that remote compaction passes replaced, by topic."),
+		after:   counter("strata_tiering_compaction_objects_after_total", "Compacted segments remote compaction passes wrote in their place, by topic."),
+	}
+}
+
+func (c compactionMetrics) register(reg prometheus.Registerer) {
+	reg.MustRegister(c.runs, c.read, c.written, c.before, c.after)
+}
+
+func (m *Metrics) compacted(topic string, r CompactResult) {
+	m.compaction.runs.WithLabelValues(topic).Inc()
+	m.compaction.read.WithLabelValues(topic).Add(float64(r.BytesRead))
+	m.compaction.written.WithLabelValues(topic).Add(float64(r.BytesWritten))
+	m.compaction.before.WithLabelValues(topic).Add(float64(r.ObjectsBefore))
+	m.compaction.after.WithLabelValues(topic).Add(float64(r.ObjectsAfter))
 }

@@ -28,6 +28,7 @@ type fakeLog struct {
 type fakeSeg struct {
 	Segment
 	data []byte
+	txn  []byte // its transaction index, if any
 }
 
 // batch is a record-batch v2 header (61 bytes) and no records: enough for
@@ -44,7 +45,7 @@ func batch(base, next, maxTs int64) []byte {
 func (l *fakeLog) add(n int64, maxTs int64) {
 	base := l.end
 	data := batch(base, base+n, maxTs)
-	l.segs = append(l.segs, fakeSeg{Segment{Base: base, Next: base + n, Size: int64(len(data)), MaxTimestamp: maxTs}, data})
+	l.segs = append(l.segs, fakeSeg{Segment{Base: base, Next: base + n, Size: int64(len(data)), MaxTimestamp: maxTs}, data, nil})
 	l.end += n
 }
 
@@ -62,7 +63,7 @@ func (l *fakeLog) SealedSegments(from int64) []Segment {
 func (l *fakeLog) OpenSealed(base int64) (*SegmentView, error) {
 	for _, s := range l.segs {
 		if s.Base == base {
-			return &SegmentView{Segment: s.Segment, Log: bytes.NewReader(s.data), Release: func() {}}, nil
+			return &SegmentView{Segment: s.Segment, Log: bytes.NewReader(s.data), TxnIndex: s.txn, Release: func() {}}, nil
 		}
 	}
 	return nil, fmt.Errorf("no segment %d", base)

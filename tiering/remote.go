@@ -47,19 +47,33 @@ func (p *Partition) Empty() bool { h := p.head(); return h.Empty() }
 // Read returns whole batches from offset out of the bucket: at most
 // maxBytes, but at least the first batch when minOne, and never past the
 // end of the segment that holds offset (the next read continues in the
-// next segment, or locally).
+// next segment, or locally). An offset in a gap that compaction left at a
+// segment's end is read from the next segment, so that, as in the local
+// log, a read returns the first batch at or above the offset.
 func (p *Partition) Read(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error) {
 	h := p.head()
-	e, ok, err := p.manifest.Find(ctx, &h, offset)
-	if err != nil {
-		return nil, err
+	for {
+		e, ok, err := p.manifest.Find(ctx, &h, offset)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w: %s offset %d (bucket holds [%d, %d))", ErrNotInBucket, p.name(), offset, h.StartOffset, h.Next())
+		}
+		out, found, err := p.readEntry(ctx, &h, e, offset, maxBytes, minOne)
+		if err != nil || found || e.Next >= h.Next() {
+			return out, err
+		}
+		offset = e.Next
 	}
-	if !ok {
-		return nil, fmt.Errorf("%w: %s offset %d (bucket holds [%d, %d))", ErrNotInBucket, p.name(), offset, h.StartOffset, h.Next())
-	}
+}
+
+// readEntry is Read within the segment e; found is false when no batch
+// of e reaches offset.
+func (p *Partition) readEntry(ctx context.Context, h *Head, e Entry, offset int64, maxBytes int, minOne bool) (out []byte, found bool, err error) {
 	pos, err := p.positionOf(ctx, e, offset)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	// Find the whole batches to return from their headers, then copy them
 	// out of the chunks at once: one buffer of the exact size, not one per
@@ -68,13 +82,14 @@ func (p *Partition) Read(ctx context.Context, offset int64, maxBytes int, minOne
 	for pos < e.Size {
 		size, last, _, err := p.batchAt(ctx, e, pos)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if last < offset {
 			pos += size
 			start = pos
 			continue
 		}
+		found = true
 		if pos-start+size > int64(maxBytes) && !(minOne && pos == start) {
 			break
 		}
@@ -83,14 +98,13 @@ func (p *Partition) Read(ctx context.Context, offset int64, maxBytes int, minOne
 			break
 		}
 	}
-	var out []byte
 	if pos > start {
 		if out, err = p.readAt(ctx, e, start, pos-start); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	p.prefetch(ctx, &h, e, pos)
-	return out, nil
+	p.prefetch(ctx, h, e, pos)
+	return out, found, nil
 }
 
 // FindByTime returns the first batch in the bucket whose newest record is

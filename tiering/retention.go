@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/strata-streaming/strata/tiering/objstore"
 )
 
@@ -97,24 +99,33 @@ func (p *Partition) DeleteRecords(ctx context.Context, offset int64) error {
 // objects at or above the manifest's end are never deleted: they may be an
 // upload still in progress (its small objects go first; its .log may take
 // longer than the grace). It runs at most once per half grace period and
-// returns how many objects it deleted.
+// returns how many objects it deleted. Objects a compaction retired are
+// deleted on every call once retired for the compaction grace: that needs
+// no listing.
 func (p *Partition) CleanOrphans(ctx context.Context, now time.Time) (int, error) {
+	retired, err := p.deleteRetired(ctx, now)
+	if err != nil {
+		return retired, err
+	}
 	p.mu.Lock()
 	if now.Sub(p.cleaned) < p.t.cfg.OrphanGrace/2 {
 		p.mu.Unlock()
-		return 0, nil
+		return retired, nil
 	}
 	p.cleaned = now
 	p.mu.Unlock()
 	h, _, err := p.manifest.Load(ctx)
 	if err != nil {
-		return 0, err
+		return retired, err
 	}
 	entries, err := p.manifest.All(ctx, &h)
 	if err != nil {
 		return 0, err
 	}
 	known := map[string]bool{}
+	for _, r := range h.Retired {
+		known[r.Key] = true // the compaction grace applies (deleteRetired)
+	}
 	for _, e := range entries {
 		known[e.Object] = true
 	}
@@ -156,7 +167,54 @@ func (p *Partition) CleanOrphans(ctx context.Context, now time.Time) (int, error
 		}
 		p.t.logger.Info("orphan object deleted", "partition", p.name(), "key", k)
 	}
-	return len(orphans), nil
+	return retired + len(orphans), nil
+}
+
+// deleteRetired deletes the objects of the head's retired entries that
+// have waited the compaction grace, then drops them from the head.
+func (p *Partition) deleteRetired(ctx context.Context, now time.Time) (int, error) {
+	h := p.head()
+	due := map[string]bool{}
+	var keys []string
+	for _, r := range h.Retired {
+		if now.UnixMilli()-r.RetiredMs < p.t.cfg.CompactionGrace.Milliseconds() {
+			continue
+		}
+		due[r.Key] = true
+		if r.Page {
+			keys = append(keys, p.prefix+r.Key)
+			continue
+		}
+		for _, s := range r.Suffixes {
+			keys = append(keys, p.prefix+r.Key+s)
+		}
+	}
+	if len(due) == 0 {
+		return 0, nil
+	}
+	// In parallel, as deleteObjects does: a pass over a large run retires
+	// thousands of objects. A failure keeps them all retired, for the
+	// next call.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(deleteConcurrency)
+	for _, k := range keys {
+		g.Go(func() error {
+			if err := p.bucket.Delete(gctx, k); err != nil && !objstore.IsNotFound(err) {
+				return err
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return 0, err
+	}
+	nh, err := p.manifest.Unretire(ctx, p.src.LeaderEpoch(), due)
+	if err != nil {
+		return 0, err
+	}
+	p.setHead(nh)
+	p.t.logger.Info("retired objects deleted", "partition", p.name(), "objects", len(due))
+	return len(due), nil
 }
 
 // segmentBase reads the base offset from a segment object name,

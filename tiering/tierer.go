@@ -29,6 +29,10 @@ type Config struct {
 	CacheBytes int64
 	// OrphanGrace: objects no manifest names are deleted once older.
 	OrphanGrace time.Duration
+	// CompactionGrace: objects a compaction swap took out of the manifest
+	// are deleted once retired this long (readers holding an older head
+	// may still read them), like Kafka's file.delete.delay.ms.
+	CompactionGrace time.Duration
 	// RetryMax caps the backoff after failed uploads.
 	RetryMax time.Duration
 }
@@ -36,7 +40,7 @@ type Config struct {
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{Interval: time.Second, Concurrency: 4, PageSize: DefaultPageSize, ChunkBytes: 4 << 20,
-		CacheBytes: 256 << 20, OrphanGrace: time.Hour, RetryMax: 30 * time.Second}
+		CacheBytes: 256 << 20, OrphanGrace: time.Hour, CompactionGrace: time.Minute, RetryMax: 30 * time.Second}
 }
 
 // Source is what tiering needs of a local partition replica.
@@ -269,6 +273,9 @@ func (p *Partition) truncate(ctx context.Context, start int64) (int, error) {
 	return len(dropped), nil
 }
 
+// deleteConcurrency bounds the DELETE requests of one partition in flight.
+const deleteConcurrency = 8
+
 // deleteObjects removes the objects of dropped entries and pages; failures
 // are left to the orphan janitor.
 func (t *Tierer) deleteObjects(ctx context.Context, p *Partition, dropped []Entry, pages []string) {
@@ -282,7 +289,7 @@ func (t *Tierer) deleteObjects(ctx context.Context, p *Partition, dropped []Entr
 		keys = append(keys, p.prefix+k)
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(8)
+	g.SetLimit(deleteConcurrency)
 	for _, k := range keys {
 		g.Go(func() error {
 			if err := p.bucket.Delete(gctx, k); err != nil {

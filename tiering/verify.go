@@ -46,6 +46,7 @@ type Report struct {
 	Partitions int       `json:"partitions"`
 	Segments   int       `json:"segments"`
 	Bytes      int64     `json:"bytes"`
+	Retired    int       `json:"retired"` // objects a compaction replaced, awaiting deletion
 	Problems   []Problem `json:"problems"`
 	Orphans    []Orphan  `json:"orphans"`
 }
@@ -81,6 +82,10 @@ func verifyPartition(ctx context.Context, r Reader, prefix string, checksums boo
 		return nil
 	}
 	known := map[string]bool{}
+	for _, r := range h.Retired {
+		known[r.Key] = true // deleted by the janitor after the compaction grace
+		rep.Retired++
+	}
 	for _, ref := range h.Pages {
 		known[ref.Key] = true
 		entries, err := m.Page(ctx, ref)

@@ -160,6 +160,7 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 	if c.topics == nil {
 		c.topics = noTopics{}
 	}
+	began := time.Now()
 	start, end := l.LogStartOffset(), l.HighWatermark()
 	records := 0
 	for offset := start; offset < end; {
@@ -213,7 +214,8 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 			delete(c.groups, g.name) // deleted, or all its offsets expired
 		}
 	}
-	logger.Info("group coordinator loaded", "partition", partition, "records", records, "groups", len(c.groups), "end", end)
+	logger.Info("group coordinator loaded", "partition", partition, "records", records, "groups", len(c.groups), "end", end,
+		"took", time.Since(began))
 	return c, nil
 }
 

@@ -35,12 +35,14 @@ import (
 //     except the last batch of a producer in the producer state, which is
 //     kept empty so that an idempotent producer's sequence survives a
 //     restart (Kafka's BatchRetention.RETAIN_EMPTY).
-//   - Transactions (txn.go) are handled conservatively until the cleaner
-//     learns Kafka's rules (docs/design.md, the transactions seam): the
-//     dirty section ends before the first open transaction, and
-//     transactional and control batches are kept whole, their records left
-//     out of the map, so that an aborted record never replaces a committed
-//     one. Segments keep their aborted-transaction index across a swap.
+//   - Transactions (txn.go) follow Kafka's rules (cleantxn.go): nothing
+//     at or past the first unstable offset is cleaned; aborted
+//     transactional batches are removed and never enter the map; committed
+//     ones are compacted like any batch; a transaction marker stays while
+//     its transaction has data in the log, then for delete.retention.ms
+//     more (a delete horizon stamped in the batch), and then goes. The
+//     cleaned segment's aborted-transaction index keeps the entries whose
+//     marker it keeps and whose data the pass still read.
 //   - The checkpoint then moves to end.
 //
 // Clean is called by one cleaner goroutine per agent; a per-log mutex
@@ -158,6 +160,11 @@ type cleanPlan struct {
 	// producerLast maps a producer id to the last offset of its newest
 	// batch: that batch survives cleaning even when emptied.
 	producerLast map[int64]int64
+	// abortedTxns are the log's aborted transactions that began below
+	// firstUncleanable, whose markers may lie past it; txns applies them
+	// to the rewrite, from the log start (cleantxn.go).
+	abortedTxns []AbortedTxn
+	txns        *txnCleaner
 }
 
 // Clean runs one cleaning pass over the log with the caller's map (reset
@@ -242,6 +249,14 @@ func (l *Log) planClean() (*cleanPlan, error) {
 		p.sizes, p.nexts = append(p.sizes, s.size), append(p.nexts, s.next)
 		p.newest = append(p.newest, l.newestMs(s))
 	}
+	for _, s := range l.segs {
+		for _, a := range s.aborted {
+			if a.FirstOffset < st.FirstUncleanable {
+				p.abortedTxns = append(p.abortedTxns, a)
+			}
+		}
+	}
+	p.txns = newTxnCleaner(p.abortedTxns, p.segs[0].base)
 	return p, nil
 }
 
@@ -249,6 +264,7 @@ func (l *Log) planClean() (*cleanPlan, error) {
 // map covers up to (exclusive) and the bytes read.
 func (l *Log) buildOffsetMap(ctx context.Context, p *cleanPlan, m *OffsetMap, th *Throttle) (end int64, read int64, err error) {
 	end = p.firstDirty
+	txns := newTxnCleaner(p.abortedTxns, p.firstDirty)
 	for i, s := range p.segs {
 		if p.nexts[i] <= p.firstDirty {
 			continue
@@ -258,8 +274,17 @@ func (l *Log) buildOffsetMap(ctx context.Context, p *cleanPlan, m *OffsetMap, th
 			if h.LastOffset() < p.firstDirty {
 				return true, nil
 			}
-			if h.IsControl() || h.IsTransactional() {
-				end = h.NextOffset() // kept whole by filterBatch
+			// Aborted data stays out of the map, so that it never
+			// shadows a committed value; markers hold no key, and are
+			// read only to end their transaction here (whether one may
+			// go is the rewrite's decision, with its own txnCleaner).
+			if h.IsControl() {
+				txns.markerRemovable(h, raw)
+				end = h.NextOffset()
+				return true, nil
+			}
+			if txns.abortedData(h) {
+				end = h.NextOffset()
 				return true, nil
 			}
 			_, recs, err := batch.Records(raw, cleanMaxDecompressed)

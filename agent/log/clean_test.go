@@ -509,12 +509,13 @@ func TestRetentionOfCompactedLogs(t *testing.T) {
 	}
 }
 
-// Until the cleaner learns Kafka's transaction rules, it keeps
-// transactions whole: an aborted transaction's records never replace a
-// committed value, nothing from the first open transaction on is cleaned,
-// and the aborted-transaction index survives passes, crashes in them
-// (every rename and sync failing in turn) and reopening.
-func TestCleanKeepsTransactions(t *testing.T) {
+// A pass with transactions, crashed at every rename and sync in turn: the
+// aborted transaction's records go (its batch, the producer's last, stays
+// empty), they never replace a committed value, nothing from the first
+// open transaction on is cleaned, and the aborted-transaction index entry,
+// whose data the pass still read, survives the pass, the crash and
+// reopening.
+func TestCleanTransactionsAcrossCrashes(t *testing.T) {
 	clock := &fakeClock{ms: 1_000_000}
 	base := vfs.NewMem()
 	l := openLog(t, base, "/p", compactConfig(), clock)
@@ -548,9 +549,10 @@ func TestCleanKeepsTransactions(t *testing.T) {
 			}
 			offsets[h.BaseOffset] = h.RecordCount
 		}
-		// k1 and k2 at 1-2 are the committed values: only plain records
-		// replace them; the transactions and the open one's sequel stay.
-		for off, n := range map[int64]int32{0: 2, 3: 3, 6: 1, 7: 1, 8: 1, 9: 3} {
+		// k1 and k2 at 1-2 are the committed values: the aborted ones
+		// at 3-5 do not replace them; the open transaction and its
+		// sequel stay whole.
+		for off, n := range map[int64]int32{0: 2, 3: 0, 6: 1, 7: 1, 8: 1, 9: 3} {
 			if offsets[off] != n {
 				t.Fatalf("%s: batch at %d holds %d records, want %d (log %v)", when, off, offsets[off], n, offsets)
 			}

@@ -26,8 +26,9 @@ import (
 //  3. delete the old segments' .log, .index and .timeindex files;
 //  4. rename the swap to <base>.log and fsync the directory;
 //  5. write the new segment's indexes (derived data: recovery rebuilds
-//     them if they are missing). Its aborted-transaction index, which
-//     recovery rebuilds only when told to, is written between 3 and 4.
+//     them if they are missing). Its aborted-transaction index (the
+//     entries the pass kept, cleantxn.go), which recovery rebuilds only
+//     when told to, is written between 3 and 4.
 //
 // Recovery (recoverCleaning, called first by Open) deletes every
 // .log.cleaned file (a pass that had not committed) and completes every
@@ -75,6 +76,7 @@ func (l *Log) cleanGroup(ctx context.Context, p *cleanPlan, g cleanGroupRange, m
 	ns.reset()
 	written, err := l.writeCleaned(ctx, p, g, m, end, th, f, ns, &gr)
 	gr.written = written
+	ns.aborted = p.txns.takeIndex()
 	if err == nil {
 		err = f.Sync()
 	}
@@ -115,7 +117,7 @@ func (l *Log) writeCleaned(ctx context.Context, p *cleanPlan, g cleanGroupRange,
 		s := p.segs[i]
 		dropTombstones := p.nowMs-p.newest[i] > p.cfg.DeleteRetention.Milliseconds()
 		n, err := l.eachBatch(s, p.sizes[i], func(h *batch.Header, raw []byte) (bool, error) {
-			out, dropped, err := filterBatch(h, raw, m, end, dropTombstones, p.producerLast)
+			out, dropped, err := cleanBatch(h, raw, p, m, end, dropTombstones)
 			if err != nil {
 				return false, &CorruptionError{Segment: s.logPath(), Offset: h.BaseOffset, Err: err}
 			}
@@ -149,12 +151,15 @@ func (l *Log) writeCleaned(ctx context.Context, p *cleanPlan, g cleanGroupRange,
 	return pos, flush()
 }
 
-// filterBatch applies the cleaner's rules to one batch: it returns the
-// batch to write (raw itself if every record stays, a rebuilt or emptied
-// batch otherwise, nil to drop it) and how many records were dropped.
+// filterBatch applies the cleaner's record rules to one batch: it returns
+// the batch to write (raw itself if every record stays, a rebuilt or
+// emptied batch otherwise, nil to drop it) and how many records were
+// dropped. Control batches are returned whole; the caller has already
+// removed aborted data (cleanBatch), so a transactional batch here is
+// committed and compacted like any other.
 func filterBatch(h *batch.Header, raw []byte, m *OffsetMap, end int64, dropTombstones bool, producerLast map[int64]int64) ([]byte, int64, error) {
-	if h.IsControl() || h.IsTransactional() || h.BaseOffset >= end {
-		return raw, 0, nil // see clean.go on transactions
+	if h.IsControl() || h.BaseOffset >= end {
+		return raw, 0, nil
 	}
 	_, recs, err := batch.Records(raw, cleanMaxDecompressed)
 	if errors.Is(err, batch.ErrDecompressLimit) {
@@ -234,7 +239,6 @@ func (l *Log) swapCleaned(p *cleanPlan, g cleanGroupRange, ns *segment, cleanedP
 		return l.failCleaningLocked(storageErr("clean", l.dir, err))
 	}
 	for _, s := range old {
-		ns.aborted = append(ns.aborted, s.aborted...)
 		if err := s.remove(); err != nil {
 			return l.failCleaningLocked(err)
 		}

@@ -18,7 +18,7 @@ func txnBatch(t *testing.T, pid int64, epoch int16, seq int32, records int) []by
 	return mkBatch(t, spec{pid: pid, epoch: epoch, seq: seq, records: records, attrs: batch.AttrTransactional})
 }
 
-func marker(t *testing.T, pid int64, epoch int16, typ batch.ControlType, coordEpoch int32) []byte {
+func marker(t testing.TB, pid int64, epoch int16, typ batch.ControlType, coordEpoch int32) []byte {
 	t.Helper()
 	b, err := batch.BuildMarker(pid, epoch, batch.Marker{Type: typ, CoordinatorEpoch: coordEpoch}, 0)
 	if err != nil {

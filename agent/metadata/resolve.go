@@ -140,9 +140,7 @@ func Resolve(topicConfigs map[string]string, defaults Defaults) (Resolved, error
 		UncleanLeaderElection:  strings.EqualFold(value(UncleanLeaderElectionEnable), "true"),
 	}
 	if r.Compact {
-		// Compacted topics stay local until the bucket can be compacted;
-		// ValidateTopicConfigs refuses asking for both on one topic.
-		r.RemoteStorage = false
+		r.RemoteStorage = compactTiered(topicConfigs)
 	}
 	r.LocalRetentionBytes = localRetention(r.LocalRetentionBytes, r.RetentionBytes)
 	r.LocalRetentionMs = localRetention(r.LocalRetentionMs, r.RetentionMs)
@@ -170,6 +168,16 @@ type ConfigEntry struct {
 	Type   ConfigType
 }
 
+// compactTiered reports whether a compacted topic is tiered: only when the
+// topic itself sets remote.storage.enable=true. Strata's default tiers
+// every topic, but a compacted topic tiers, and is compacted in the store
+// (tiering/compact.go), only on request, as in Kafka where tiering is
+// opt-in: the internal topics (__consumer_offsets, __transaction_state)
+// and compacted topics created before tiered compaction stay local.
+func compactTiered(topicConfigs map[string]string) bool {
+	return strings.EqualFold(strings.TrimSpace(topicConfigs[RemoteStorageEnable]), "true")
+}
+
 // Describe lists every known topic config, sorted by name, with its
 // effective value and where it came from, for DescribeConfigs. Values are
 // reported as stored, not validated; keys the table does not know are
@@ -183,8 +191,8 @@ func Describe(topicConfigs map[string]string, defaults Defaults) []ConfigEntry {
 	}
 	for _, d := range topicConfigDefs {
 		v, src := effective(d, topicConfigs, defaults)
-		if d.Name == RemoteStorageEnable && compact {
-			v = "false" // what Resolve makes of it: compacted topics are not tiered
+		if d.Name == RemoteStorageEnable && compact && !compactTiered(topicConfigs) {
+			v = "false" // what Resolve makes of it: see compactTiered
 		}
 		out = append(out, ConfigEntry{Name: d.Name, Value: v, Source: src, Doc: d.Doc, Type: d.Type})
 	}

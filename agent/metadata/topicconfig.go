@@ -101,9 +101,10 @@ var topicConfigDefs = []ConfigDef{
 		Doc: "Fewest in-sync replicas for which a produce with acks=all succeeds."},
 	// Kafka's default is false (tiering is opt-in there); Strata tiers
 	// every topic unless told not to, with the local fs store too, except
-	// compacted topics, which are not tiered yet (Resolve).
+	// compacted topics, which are tiered (and compacted in the bucket,
+	// tiering/compact.go) only when the topic sets it (Resolve).
 	{Name: RemoteStorageEnable, Type: TypeBoolean, Default: "true", validate: oneOf("true", "false"),
-		Doc: "Whether sealed segments are uploaded to the store, so that local disk holds only local.retention.* of the log; compacted topics are not tiered."},
+		Doc: "Whether sealed segments are uploaded to the store, so that local disk holds only local.retention.* of the log; a compacted topic is tiered only when it sets this to true, and is then compacted in the store too."},
 	// Kafka accepts any long and treats every negative value as unlimited;
 	// Strata accepts only -1 for unlimited so that a typo is caught.
 	{Name: RetentionBytes, Type: TypeLong, Default: "-1", validate: intRange(-1, math.MaxInt64),
@@ -150,11 +151,6 @@ func ValidateTopicConfigs(configs map[string]string) error {
 		if err := d.Validate(configs[k]); err != nil {
 			return err
 		}
-	}
-	// Kafka refuses tiered storage on compacted topics; Strata does too
-	// until the bucket can be compacted (issue 22, tiered compaction).
-	if v, ok := configs[CleanupPolicy]; ok && HasCompact(v) && strings.EqualFold(strings.TrimSpace(configs[RemoteStorageEnable]), "true") {
-		return fmt.Errorf("%w: %s=%q with %s=true: compacted topics are not tiered", ErrInvalidConfig, CleanupPolicy, v, RemoteStorageEnable)
 	}
 	return nil
 }

@@ -124,13 +124,18 @@ func TestResolve(t *testing.T) {
 			want: func(r *Resolved) { r.LocalRetentionMs, r.RetentionMs = 100, 100 }},
 		{name: "infinite retention, finite local", topic: map[string]string{LocalRetentionMs: "100", RetentionMs: "-1"},
 			want: func(r *Resolved) { r.LocalRetentionMs, r.RetentionMs = 100, -1 }},
-		{name: "compacted topics are not tiered", topic: map[string]string{CleanupPolicy: "compact", MinCleanableDirtyRatio: "0.1"},
+		{name: "compacted topics are not tiered by default", topic: map[string]string{CleanupPolicy: "compact", MinCleanableDirtyRatio: "0.1"},
 			want: func(r *Resolved) {
 				r.CleanupPolicy, r.Compact, r.Delete, r.RemoteStorage, r.MinCleanableDirtyRatio = "compact", true, false, false, 0.1
 			}},
 		{name: "compact and delete", topic: map[string]string{CleanupPolicy: "compact,delete", RemoteStorageEnable: "false"},
 			want: func(r *Resolved) { r.CleanupPolicy, r.Compact, r.RemoteStorage = "compact,delete", true, false }},
-		{name: "compact and tiered", topic: map[string]string{CleanupPolicy: "compact", RemoteStorageEnable: "true"}, wantErr: "not tiered"},
+		{name: "compact and tiered when the topic asks", topic: map[string]string{CleanupPolicy: "compact", RemoteStorageEnable: "true"},
+			want: func(r *Resolved) {
+				r.CleanupPolicy, r.Compact, r.Delete, r.RemoteStorage = "compact", true, false, true
+			}},
+		{name: "compact, delete and tiered", topic: map[string]string{CleanupPolicy: "compact,delete", RemoteStorageEnable: "true"},
+			want: func(r *Resolved) { r.CleanupPolicy, r.Compact, r.RemoteStorage = "compact,delete", true, true }},
 		{name: "bad topic value", topic: map[string]string{SegmentMs: "x"}, wantErr: "segment.ms"},
 		{name: "bad agent value", agent: Defaults{SegmentMs: "0"}, wantErr: "agent default"},
 		{name: "unknown agent key", agent: Defaults{"log.retention.ms": "1"}, wantErr: "log.retention.ms"},

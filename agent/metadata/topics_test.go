@@ -167,7 +167,6 @@ func TestCreateTopicRejectsBadInput(t *testing.T) {
 		{"negative replica", "t", 1, [][]int32{{-1}}, nil, ErrInvalidReplicaAssignment, "-1"},
 		{"unknown config", "t", 1, assign(1, 0), map[string]string{"retention.mss": "1"}, ErrInvalidConfig, "retention.mss"},
 		{"bad config value", "t", 1, assign(1, 0), map[string]string{RetentionMs: "soon"}, ErrInvalidConfig, "retention.ms"},
-		{"compacted and tiered", "t", 1, assign(1, 0), map[string]string{CleanupPolicy: "compact", RemoteStorageEnable: "true"}, ErrInvalidConfig, "not tiered"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

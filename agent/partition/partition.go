@@ -169,9 +169,18 @@ func (p *Partition) ReadsFromStore(offset int64) bool {
 }
 
 func (p *Partition) readRemote(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error) {
-	b, err := p.remote.Load().Read(ctx, offset, maxBytes, minOne)
+	r := p.remote.Load()
+	b, err := r.Read(ctx, offset, maxBytes, minOne)
 	if errors.Is(err, tiering.ErrNotInBucket) {
 		err = fmt.Errorf("%w: %v", log.ErrOffsetOutOfRange, err)
+	}
+	if err == nil && b == nil && minOne {
+		// Compaction left nothing from offset to the bucket's end: the next
+		// batch is the local log's first, as a gap in the local log reads.
+		if start := p.log.LogStartOffset(); start > offset && start <= r.Next() {
+			b, err = p.log.Read(start, maxBytes, p.HighWatermark(), minOne)
+			return b, p.closedErr(err)
+		}
 	}
 	return b, err
 }

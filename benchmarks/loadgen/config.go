@@ -46,10 +46,16 @@ type Config struct {
 	// RecordBytes is each record's value size; at least 16 (the send
 	// timestamp and sequence number travel in the value).
 	RecordBytes int
-	// Keys gives every record a 16-byte key, so records are hashed to
-	// partitions; without keys franz-go's sticky partitioner spreads them.
-	Keys       bool
+	// Keys, above 0, gives every record one of this many 16-byte keys,
+	// in turn (keyOf), so records are hashed to partitions and a
+	// compacted topic holds at most Keys live records; 0 sends records
+	// without keys, spread over the partitions in turn.
+	Keys       int
 	Partitions int
+	// Compact creates the benchmark topic with cleanup.policy=compact and
+	// small segments (compaction.go), so that the agent's cleaner has
+	// sealed segments to clean during the run; it needs Keys.
+	Compact bool
 	// ReplicationFactor is the benchmark topic's; it has no flag in
 	// RegisterFlags because strata-bench takes a list of them and
 	// alternates, so that one invocation compares factors.
@@ -124,7 +130,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar((*string)(&c.Mode), "mode", string(c.Mode), "What to measure: produce, e2e (produce with a tail consumer), catchup (fill, then read from offset 0) or catchup-store (the same once the data is in the object store; Strata targets only).")
 	fs.IntVar(&c.Rate, "rate", c.Rate, "Target records per second over all producers (open loop); 0 sends as fast as acknowledgements allow (closed loop).")
 	fs.IntVar(&c.RecordBytes, "record-bytes", c.RecordBytes, "Size of each record's value in bytes (at least 16).")
-	fs.BoolVar(&c.Keys, "keys", c.Keys, "Give every record a 16-byte key, hashed to pick the partition.")
+	fs.IntVar(&c.Keys, "keys", c.Keys, "Give every record one of this many 16-byte keys, in turn, hashed to pick the partition; 0 sends records without keys.")
+	fs.BoolVar(&c.Compact, "compact", c.Compact, "Create the benchmark topic with cleanup.policy=compact and 4 MiB segments, so that a Strata agent's log cleaner works during the run (produce and e2e modes; needs --keys); Strata results then carry what the cleaner did.")
 	fs.IntVar(&c.Partitions, "partitions", c.Partitions, "Partitions of the benchmark topic.")
 	fs.IntVar(&c.Producers, "producers", c.Producers, "Producer clients, each with its own connections; the rate is split between them.")
 	fs.StringVar(&c.Acks, "acks", c.Acks, "Producer acks: 0, 1 or all (all is idempotent).")
@@ -151,6 +158,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--rate %d: want 0 (closed loop) or more", c.Rate)
 	case c.RecordBytes < headerBytes:
 		return fmt.Errorf("--record-bytes %d: want at least %d", c.RecordBytes, headerBytes)
+	case c.Keys < 0:
+		return fmt.Errorf("--keys %d: want 0 (no keys) or more", c.Keys)
+	case c.Compact && c.Keys == 0:
+		return errors.New("--compact: a compacted topic takes only records with keys; set --keys")
+	case c.Compact && c.Mode != ModeProduce && c.Mode != ModeEndToEnd:
+		// A catch-up read of a compacted topic finds fewer records than
+		// were sent, by design.
+		return fmt.Errorf("--compact: want --mode produce or e2e, not %s", c.Mode)
 	case c.Partitions < 1:
 		return fmt.Errorf("--partitions %d: want at least 1", c.Partitions)
 	case c.ReplicationFactor < 1 || c.ReplicationFactor > math.MaxInt16:
@@ -203,6 +218,12 @@ func (c Config) name() string {
 	}
 	if c.TxnRecords > 0 {
 		name += fmt.Sprintf("/txn=%d", c.TxnRecords)
+	}
+	if c.Keys > 0 {
+		name += fmt.Sprintf("/keys=%d", c.Keys)
+	}
+	if c.Compact {
+		name += "/compact"
 	}
 	return name
 }

@@ -7,7 +7,9 @@
 // their own (StartPeer: franz-go's in-memory kfake, and NATS JetStream's
 // file store with its defaults or with every write synced), kfake inside
 // this process (StartKfake), one agent's PLAINTEXT and SASL_SSL listeners
-// as two targets (StartStrataSecurity), or any running Kafka (Bootstrap).
+// as two targets (StartStrataSecurity), two agents differing only in
+// whether the log cleaner runs (StartStrataCompaction), or any running
+// Kafka (Bootstrap).
 // Everything listens on loopback; a target stops only the PIDs it started,
 // on Close. A target that asks for TLS or SASL carries its Security, and
 // every franz-go client of a run connects with it.
@@ -22,7 +24,9 @@
 // form. Strata targets also report the object-store PUTs their agents
 // counted during a run, and in catchup-store runs what the timed read took
 // from the store. With Config.Connections, a run also holds that many
-// idle client connections open to the target (connections.go).
+// idle client connections open to the target (connections.go); with
+// Config.Compact the topic is compacted and a Strata run reports what the
+// agents' log cleaners did during it (compaction.go).
 //
 // Run may be called from one goroutine at a time per target; it starts and
 // waits for its own producer and consumer goroutines.

@@ -65,6 +65,9 @@ func newJSStreams(partitions int) jsStreams {
 // caller.
 func runJetStream(ctx context.Context, target *JetStream, cfg Config, start Result) (res Result, err error) {
 	res = start
+	if cfg.Compact {
+		return res, fmt.Errorf("%s: --compact: JetStream streams have no compacted topics to compare", target.System())
+	}
 	nc, err := nats.Connect(target.URL())
 	if err != nil {
 		return res, fmt.Errorf("%s: connect: %w", target.System(), err)
@@ -206,9 +209,9 @@ func jsProduce(ctx context.Context, cfg Config, url string, streams jsStreams) *
 					break
 				}
 				var subject string
-				if cfg.Keys {
+				if cfg.Keys > 0 {
 					h := fnv.New32a()
-					h.Write(recordKey(p, seq))
+					h.Write(keyOf(cfg.Keys, seq))
 					subject = streams.subjects[h.Sum32()%uint32(len(streams.subjects))]
 				} else {
 					subject = streams.subjects[(int64(p)+seq)%int64(len(streams.subjects))]

@@ -58,11 +58,14 @@ func scheduled(value []byte) (time.Time, bool) {
 // header: unique per record of a run.
 func sequence(value []byte) uint64 { return binary.BigEndian.Uint64(value[8:16]) }
 
-// recordKey is the 16-byte key of record seq of producer p.
-func recordKey(producer int, seq int64) []byte {
+// keyOf is the key of record seq of every producer in a run with a key
+// space of keys (Config.Keys): 16 bytes, the big-endian number seq mod
+// keys in the last 8. Each producer cycles through the whole space, so
+// every key is rewritten once every keys records of a producer: what a
+// compacted topic's cleaner works on.
+func keyOf(keys int, seq int64) []byte {
 	k := make([]byte, 16)
-	binary.BigEndian.PutUint64(k[0:8], uint64(producer))
-	binary.BigEndian.PutUint64(k[8:16], uint64(seq))
+	binary.BigEndian.PutUint64(k[8:16], uint64(seq%int64(keys)))
 	return k
 }
 
@@ -91,7 +94,7 @@ func producerOpts(cfg Config, base []kgo.Opt, topic string) []kgo.Opt {
 	default:
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
 	}
-	if !cfg.Keys {
+	if cfg.Keys == 0 {
 		// Without keys, spread batches over partitions in turn rather than
 		// sticking to one partition per batch window.
 		opts = append(opts, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))

@@ -56,6 +56,10 @@ type Result struct {
 	// StoreRead, in catchup-store runs, is what the agents' remote-read
 	// path did during the timed read.
 	StoreRead *StoreRead `json:"store_read,omitempty"`
+	// Cleaner, in runs of a compacted topic on a Strata target, is what
+	// its agents' log cleaners did during the run (zero with the cleaner
+	// off).
+	Cleaner *CleanerWork `json:"cleaner,omitempty"`
 	// IdleRequests counts the requests the idle connections
 	// (Settings.Connections) had answered by the end of the run, past
 	// those each made as it opened.
@@ -77,11 +81,14 @@ type StoreRead struct {
 	CacheMisses int64 `json:"cache_misses"`
 }
 
-// Settings are the workload settings echoed in the output.
+// Settings are the workload settings echoed in the output. Keys is the
+// key space (Config.Keys), 0 or absent without keys; results from before
+// it have a "keys" boolean instead, always false, which is ignored.
 type Settings struct {
 	Rate        int     `json:"rate"`
 	RecordBytes int     `json:"record_bytes"`
-	Keys        bool    `json:"keys"`
+	Keys        int     `json:"key_space,omitempty"`
+	Compact     bool    `json:"compact,omitempty"`
 	Partitions  int     `json:"partitions"`
 	Replication int     `json:"replication_factor"`
 	Producers   int     `json:"producers"`
@@ -99,7 +106,7 @@ type Settings struct {
 }
 
 func settingsOf(c Config) Settings {
-	s := Settings{Rate: c.Rate, RecordBytes: c.RecordBytes, Keys: c.Keys, Partitions: c.Partitions,
+	s := Settings{Rate: c.Rate, RecordBytes: c.RecordBytes, Keys: c.Keys, Compact: c.Compact, Partitions: c.Partitions,
 		Replication: c.ReplicationFactor, Producers: c.Producers, Acks: c.Acks, LingerMs: float64(c.Linger.Microseconds()) / 1000,
 		Compression: c.Compression, Records: c.Records, TxnRecords: c.TxnRecords}
 	if c.Records == 0 {
@@ -145,6 +152,10 @@ func (r Result) Summary() string {
 	}
 	if sr := r.StoreRead; sr != nil {
 		fmt.Fprintf(&b, ", read from the store: %d GETs, %.1f MB, cache %d hits %d misses", sr.Gets, float64(sr.Bytes)/1e6, sr.CacheHits, sr.CacheMisses)
+	}
+	if c := r.Cleaner; c != nil {
+		fmt.Fprintf(&b, ", cleaner: %d passes read %.1f MB in %.2fs (%.1f MB/s), wrote %.1f MB", c.Passes,
+			float64(c.ReadBytes)/1e6, c.Seconds, c.ReadMBPerSec, float64(c.WrittenBytes)/1e6)
 	}
 	if r.Settings.Connections > 0 {
 		fmt.Fprintf(&b, ", %d idle connections answered %d requests", r.Settings.Connections, r.IdleRequests)
@@ -236,6 +247,23 @@ func Median(rs []Result) Result {
 			Bytes:       read(func(s StoreRead) int64 { return s.Bytes }),
 			CacheHits:   read(func(s StoreRead) int64 { return s.CacheHits }),
 			CacheMisses: read(func(s StoreRead) int64 { return s.CacheMisses }),
+		}
+	}
+	if rs[0].Cleaner != nil {
+		work := func(get func(CleanerWork) float64) float64 {
+			return f(func(r Result) float64 {
+				if r.Cleaner == nil {
+					return 0
+				}
+				return get(*r.Cleaner)
+			})
+		}
+		m.Cleaner = &CleanerWork{
+			Passes:       int64(work(func(w CleanerWork) float64 { return float64(w.Passes) })),
+			ReadBytes:    int64(work(func(w CleanerWork) float64 { return float64(w.ReadBytes) })),
+			WrittenBytes: int64(work(func(w CleanerWork) float64 { return float64(w.WrittenBytes) })),
+			Seconds:      work(func(w CleanerWork) float64 { return w.Seconds }),
+			ReadMBPerSec: work(func(w CleanerWork) float64 { return w.ReadMBPerSec }),
 		}
 	}
 	return m

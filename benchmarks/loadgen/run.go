@@ -34,11 +34,14 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 	topic := fmt.Sprintf("bench-%d", time.Now().UnixNano())
 	var configs map[string]*string
 	metered, isMetered := target.(storeMetered)
-	if cfg.Mode == ModeCatchUpStore {
+	switch {
+	case cfg.Mode == ModeCatchUpStore:
 		if !isMetered {
 			return res, fmt.Errorf("%s: --mode %s needs a Strata target", target.System(), cfg.Mode)
 		}
 		configs = storeTopicConfigs()
+	case cfg.Compact:
+		configs = compactTopicConfigs()
 	}
 	if err := createTopic(ctx, base, topic, cfg.Partitions, cfg.ReplicationFactor, configs); err != nil {
 		return res, err
@@ -59,6 +62,12 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 			puts := after - before
 			res.StorePuts = &puts
 		}()
+	}
+	var cleanerBefore CleanerWork
+	if cfg.Compact && isMetered {
+		if cleanerBefore, err = cleanerCounters(ctx, metered.metricsAddrs()); err != nil {
+			return res, err
+		}
 	}
 	if cfg.Connections > 0 {
 		idle, err := openIdleKafka(ctx, target, topic, cfg)
@@ -135,6 +144,14 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 	}
 	if cfg.inspect != nil {
 		cfg.inspect(ctx, topic)
+	}
+	if cfg.Compact && isMetered {
+		after, err := cleanerCounters(ctx, metered.metricsAddrs())
+		if err != nil {
+			return res, err
+		}
+		work := after.since(cleanerBefore)
+		res.Cleaner = &work
 	}
 	res.setRates()
 	return res, ctx.Err()
@@ -255,8 +272,8 @@ func produce(ctx context.Context, cfg Config, base []kgo.Opt, topic string) *pro
 					open = true
 				}
 				rec := &kgo.Record{Value: stamp(template, sched, p, seq)}
-				if cfg.Keys {
-					rec.Key = recordKey(p, seq)
+				if cfg.Keys > 0 {
+					rec.Key = keyOf(cfg.Keys, seq)
 				}
 				sent.Add(1)
 				cl.Produce(ctx, rec, func(_ *kgo.Record, err error) {
@@ -306,6 +323,8 @@ func produce(ctx context.Context, cfg Config, base []kgo.Opt, topic string) *pro
 }
 
 // warmUpValue is shorter than the record header, so consumers skip it.
+// In a keyed run it is also the warm-up records' key (a compacted topic
+// refuses records without one), outside the run's key space.
 var warmUpValue = []byte("warm-up")
 
 // warmUp sends cfg.Partitions records one at a time, outside the
@@ -322,7 +341,11 @@ func warmUp(ctx context.Context, cl *kgo.Client, cfg Config) error {
 		}
 	}
 	for range cfg.Partitions {
-		if err := cl.ProduceSync(ctx, &kgo.Record{Value: warmUpValue}).FirstErr(); err != nil {
+		rec := &kgo.Record{Value: warmUpValue}
+		if cfg.Keys > 0 {
+			rec.Key = warmUpValue
+		}
+		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
 			return fmt.Errorf("warm-up produce: %w", err)
 		}
 	}

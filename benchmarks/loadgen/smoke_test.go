@@ -22,7 +22,7 @@ func TestSmoke(t *testing.T) {
 		}(),
 		func() Config {
 			c := DefaultConfig()
-			c.Scenario, c.Mode, c.Rate, c.Duration, c.Keys, c.Partitions = "e2e-keys", ModeEndToEnd, 200, time.Second, true, 2
+			c.Scenario, c.Mode, c.Rate, c.Duration, c.Keys, c.Partitions = "e2e-keys", ModeEndToEnd, 200, time.Second, 50, 2
 			return c
 		}(),
 		func() Config {

@@ -74,8 +74,15 @@ func describe(s *Scenario) string {
 		idle = fmt.Sprintf("; %s idle connections held besides the producer(s) and consumer, each sending a request every %s (Kafka: Metadata; JetStream: PING)",
 			num(float64(st.Connections)), st.ConnectionInterval)
 	}
-	return fmt.Sprintf("%s; %s; acks=%s; %d B records; %d partition(s); %d producer(s); replication factor %d; linger %g ms%s; %s per run.",
-		what, loop, st.Acks, st.RecordBytes, st.Partitions, st.Producers, st.Replication, st.LingerMs, idle, length)
+	keys := ""
+	if st.Keys > 0 {
+		keys = fmt.Sprintf("; each record one of %s keys, in turn", num(float64(st.Keys)))
+	}
+	if st.Compact {
+		keys += "; the topic compacted (cleanup.policy=compact, 4 MiB segments)"
+	}
+	return fmt.Sprintf("%s; %s; acks=%s; %d B records%s; %d partition(s); %d producer(s); replication factor %d; linger %g ms%s; %s per run.",
+		what, loop, st.Acks, st.RecordBytes, keys, st.Partitions, st.Producers, st.Replication, st.LingerMs, idle, length)
 }
 
 // column is a markdown table column: its title and its alignment cell.

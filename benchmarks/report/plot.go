@@ -30,11 +30,12 @@ func systemsOf(ss []*Scenario) []string {
 }
 
 // ThroughputScenarios are the closed-loop and catch-up scenarios: those
-// where throughput is the result, but for the security pair.
+// where throughput is the result, but for the security and compaction
+// pairs.
 func ThroughputScenarios(r *Results) []*Scenario {
 	var out []*Scenario
 	for _, s := range r.Scenarios {
-		if (s.Settings.Rate == 0 || s.Mode == loadgen.ModeCatchUp) && !isSecurity(s) {
+		if (s.Settings.Rate == 0 || s.Mode == loadgen.ModeCatchUp) && !isSecurity(s) && !isCompaction(s) {
 			out = append(out, s)
 		}
 	}
@@ -42,13 +43,13 @@ func ThroughputScenarios(r *Results) []*Scenario {
 }
 
 // PacedScenarios are the open-loop produce and e2e scenarios, by rate,
-// without those that hold idle connections or are of the security pair:
-// each curve is one workload at
-// rising rates, and a second point at the same rate would fold it back.
+// without those that hold idle connections or are of the security or
+// compaction pairs: each curve is one workload at rising rates, and a
+// second point at the same rate would fold it back.
 func PacedScenarios(r *Results) []*Scenario {
 	var out []*Scenario
 	for _, s := range r.Scenarios {
-		if s.Settings.Rate > 0 && s.Mode != loadgen.ModeCatchUp && s.Settings.Connections == 0 && !isSecurity(s) {
+		if s.Settings.Rate > 0 && s.Mode != loadgen.ModeCatchUp && s.Settings.Connections == 0 && !isSecurity(s) && !isCompaction(s) {
 			out = append(out, s)
 		}
 	}

@@ -27,6 +27,9 @@ type Page struct {
 	Scenarios string
 	// Security is SASL_SSL against plaintext on one agent (issue 20).
 	Security string
+	// Compaction is an agent with the log cleaner against one without,
+	// on a compacted topic (issue 22).
+	Compaction string
 	// ThroughputPNG and LatencyPNG are the plots' file names, relative to
 	// the README; empty when there was nothing to plot.
 	ThroughputPNG, LatencyPNG string
@@ -52,7 +55,8 @@ func Write(r *Results, opts Options) error {
 	}
 	dir := filepath.Dir(opts.Out)
 	page := Page{Command: opts.Command, Machine: MachineDescription(), Notes: strings.TrimSpace(opts.Notes),
-		Targets: TargetsTable(Evaluate(r)), Limits: LimitsTable(r.Limits), Security: SecurityTable(r)}
+		Targets: TargetsTable(Evaluate(r)), Limits: LimitsTable(r.Limits), Security: SecurityTable(r),
+		Compaction: CompactionTable(r)}
 	// The commands recorded with the results, then the caller's if it
 	// is not among them, one per line of the template's code block.
 	commands := slices.Clone(r.Commands)

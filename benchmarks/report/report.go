@@ -2,7 +2,8 @@
 // benchmarks/README.md: one table per scenario with every system side by
 // side (median and range over the runs, the machine's load during them),
 // Strata's ratio to each peer, the issue-7 targets with what was measured
-// against each, SASL_SSL against plaintext on one agent (issue 20), the
+// against each, SASL_SSL against plaintext on one agent (issue 20), an
+// agent with the log cleaner against one without (issue 22), the
 // machine's limits, and PNG plots (throughput bars, latency against
 // throughput from the paced runs).
 //
@@ -112,7 +113,8 @@ func Read(rs ...io.Reader) (*Results, error) {
 
 // systemOrder is the column order: Strata first, then the peers from the
 // fastest expected to the slowest.
-var systemOrder = []string{"strata", "strata-cluster", loadgen.SystemStrataPlaintext, loadgen.SystemStrataSASLSSL, loadgen.SystemKfake, "kfake-inproc",
+var systemOrder = []string{"strata", "strata-cluster", loadgen.SystemStrataPlaintext, loadgen.SystemStrataSASLSSL,
+	loadgen.SystemStrataCleaner, loadgen.SystemStrataNoCleaner, loadgen.SystemKfake, "kfake-inproc",
 	loadgen.SystemJetStream, loadgen.SystemJetStreamSync, loadgen.SystemMachine}
 
 func systemRank(name string) int {

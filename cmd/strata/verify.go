@@ -78,8 +78,8 @@ func newVerifyCmd() *cobra.Command {
 }
 
 func printVerifyReport(w io.Writer, rep tiering.Report) {
-	fmt.Fprintf(w, "partitions %d, segments %d, bytes %d, problems %d, orphans %d\n",
-		rep.Partitions, rep.Segments, rep.Bytes, len(rep.Problems), len(rep.Orphans))
+	fmt.Fprintf(w, "partitions %d, segments %d, bytes %d, problems %d, orphans %d, retired %d\n",
+		rep.Partitions, rep.Segments, rep.Bytes, len(rep.Problems), len(rep.Orphans), rep.Retired)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if len(rep.Problems) > 0 {
 		fmt.Fprintln(tw, "PROBLEM\tKEY")

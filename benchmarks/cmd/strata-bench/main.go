@@ -21,8 +21,10 @@
 // "strata-cluster" (--cluster-agents such agents sharing one file:// store
 // and joined by gossip), "strata-security" (one agent with a PLAINTEXT and
 // a SASL_SSL listener, run as two systems, strata-plaintext and
-// strata-sasl-ssl, whose runs alternate), or host:port of any running
-// Kafka (with --tls-ca-file, --sasl-mechanism and the like when it asks
+// strata-sasl-ssl, whose runs alternate), "strata-compaction" (two
+// agents, one with the log cleaner and one without, as the systems
+// strata-cleaner and strata-no-cleaner, for --compact runs), or host:port
+// of any running Kafka (with --tls-ca-file, --sasl-mechanism and the like when it asks
 // for them).
 package main
 
@@ -51,7 +53,7 @@ func main() {
 func run() error {
 	cfg := loadgen.DefaultConfig()
 	fs := pflag.NewFlagSet("strata-bench", pflag.ContinueOnError)
-	targets := fs.StringSlice("target", []string{"kfake"}, "Systems to run against, comma-separated: kfake, kfake-inproc, jetstream, jetstream-sync, strata, strata-minio (an agent whose store is a MinIO server the harness starts), strata-cluster, strata-security (one agent's PLAINTEXT and SASL_SSL listeners, as the systems strata-plaintext and strata-sasl-ssl), or host:port of a running Kafka.")
+	targets := fs.StringSlice("target", []string{"kfake"}, "Systems to run against, comma-separated: kfake, kfake-inproc, jetstream, jetstream-sync, strata, strata-minio (an agent whose store is a MinIO server the harness starts), strata-cluster, strata-security (one agent's PLAINTEXT and SASL_SSL listeners, as the systems strata-plaintext and strata-sasl-ssl), strata-compaction (two agents, with the log cleaner and without, as the systems strata-cleaner and strata-no-cleaner), or host:port of a running Kafka.")
 	var peers loadgen.PeerOptions
 	fs.StringVar(&peers.BinDir, "peer-bin-dir", "", "Directory holding built kfake-server and jetstream-server binaries (built there if missing); empty builds them into a temporary directory.")
 	limits := fs.Duration("limits", 0, "Before the runs, measure the machine --runs times, for about this long per limit: fdatasync'd sequential writes and 4 KiB fdatasync latency in $TMPDIR, and loopback TCP bandwidth; 0 skips it. With --target '' nothing else is run.")
@@ -60,7 +62,7 @@ func run() error {
 	factors := fs.IntSlice("replication-factor", []int{cfg.ReplicationFactor}, "Replication factors of the benchmark topic, comma-separated; each run is repeated for each, in turn.")
 	var strata loadgen.StrataOptions
 	fs.StringVar(&strata.Binary, "strata-bin", "", "A built strata binary for --target strata and strata-cluster; empty builds ./cmd/strata of the module in the working directory.")
-	fs.StringArrayVar(&strata.Args, "strata-arg", nil, "An extra `strata agent` flag for --target strata and every agent of strata-cluster (repeatable), e.g. --strata-arg=--log-flush=never.")
+	fs.StringArrayVar(&strata.Args, "strata-arg", nil, "An extra `strata agent` flag for --target strata and every agent of the other Strata targets (repeatable), e.g. --strata-arg=--log-flush=never.")
 	agents := fs.Int("cluster-agents", 3, "Agents of --target strata-cluster.")
 	var security loadgen.Security
 	security.RegisterFlags(fs)
@@ -205,7 +207,8 @@ func isPeer(name string) bool {
 
 // startTarget starts the named target: one system, or for
 // strata-security two (its agent's two listeners, plaintext first), which
-// share the agent and may both be closed.
+// share the agent and may both be closed, or for strata-compaction two
+// (the agent with the cleaner first), each closed on its own.
 func startTarget(ctx context.Context, name string, strata loadgen.StrataOptions, peers loadgen.PeerOptions, agents int,
 	security loadgen.Security) ([]loadgen.Target, error) {
 	one := func(t loadgen.Target, err error) ([]loadgen.Target, error) {
@@ -232,9 +235,11 @@ func startTarget(ctx context.Context, name string, strata loadgen.StrataOptions,
 			return nil, err
 		}
 		return []loadgen.Target{s.Plaintext(), s.SASLSSL()}, nil
+	case "strata-compaction":
+		return loadgen.StartStrataCompaction(ctx, strata)
 	}
 	if !strings.Contains(name, ":") {
-		return nil, fmt.Errorf("--target %q: want kfake, kfake-inproc, jetstream, jetstream-sync, strata, strata-minio, strata-cluster, strata-security or host:port", name)
+		return nil, fmt.Errorf("--target %q: want kfake, kfake-inproc, jetstream, jetstream-sync, strata, strata-minio, strata-cluster, strata-security, strata-compaction or host:port", name)
 	}
 	return one(loadgen.Bootstrap{Name: name, Addrs: []string{name}, Client: security}, nil)
 }

@@ -1,0 +1,109 @@
+package agent
+
+// Remote compaction's place in the agent (docs/design.md §7, "Tiered
+// compaction"): the cleaner goroutine (cleaner.go), after cleaning local
+// logs, has the partitions it leads of compacted, tiered topics compact
+// their bucket part (tiering/compact.go). It shares the cleaner's offset
+// map and I/O throttle, so an agent's cleaning memory stays one
+// --log-cleaner-dedupe-buffer-size however many partitions it has. Only the
+// leader compacts the bucket (the manifest swap is fenced by its epoch);
+// every replica still cleans its own local log.
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/strata-streaming/strata/agent/log"
+	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/tiering"
+)
+
+// compactRemote runs one remote compaction pass on each partition that
+// leads a compacted, tiered topic and whose bucket part is dirty enough,
+// and reports whether any pass swapped objects in. It allocates the
+// cleaner's map *m if no local clean has yet.
+func (a *Agent) compactRemote(ctx context.Context, m **log.OffsetMap, th *log.Throttle) bool {
+	compacted := false
+	for _, p := range a.localPartitions() {
+		if ctx.Err() != nil {
+			return compacted
+		}
+		remote := p.Remote()
+		if remote == nil || !p.Leading() {
+			continue
+		}
+		e, ok := a.entry(p.Topic())
+		if !ok || !e.snap.Resolved.Compact || !e.snap.Resolved.RemoteStorage {
+			continue
+		}
+		if *m == nil {
+			*m = log.NewOffsetMap(int(a.cfg.LogCleaner.DedupeBufferSize))
+		}
+		if a.compactRemotePartition(ctx, p, remote, e.snap.Resolved, *m, th) {
+			compacted = true
+		}
+	}
+	return compacted
+}
+
+// compactRemotePartition runs one pass on p and reports whether it
+// swapped objects in.
+func (a *Agent) compactRemotePartition(ctx context.Context, p *partition.Partition, remote *tiering.Partition,
+	r metadata.Resolved, m *log.OffsetMap, th *log.Throttle) bool {
+	dir := a.remoteCompactionDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		a.logger.Error("remote compaction", "dir", dir, "err", err)
+		return false
+	}
+	interval := int(r.IndexIntervalBytes)
+	res, err := remote.Compact(ctx, tiering.CompactOptions{
+		Now:                    time.Now(),
+		LastStable:             p.LastStableOffset(),
+		MinCleanableDirtyRatio: r.MinCleanableDirtyRatio,
+		MinCompactionLagMs:     r.MinCompactionLagMs,
+		MaxCompactionLagMs:     maxCompactionLagMs(r.MaxCompactionLagMs),
+		DeleteRetentionMs:      r.DeleteRetentionMs,
+		SegmentBytes:           r.SegmentBytes,
+		TempDir:                dir,
+		NewRules:               func() tiering.Rules { return log.NewBatchCleaner(m) },
+		NewSegment:             func(base int64) tiering.SegmentBuilder { return log.NewSegmentBuilder(base, interval) },
+		Pace:                   th.Wait,
+	})
+	a.cleanerMetrics.read.Add(float64(res.BytesRead))
+	a.cleanerMetrics.written.Add(float64(res.BytesWritten))
+	switch {
+	case errors.Is(err, context.Canceled):
+	case errors.Is(err, tiering.ErrFenced):
+		a.logger.Info("remote compaction fenced: no longer the leader", "topic", p.Topic(), "partition", p.Index())
+	case err != nil:
+		a.cleanerMetrics.errors.Inc()
+		a.logger.Error("remote compaction", "topic", p.Topic(), "partition", p.Index(), "err", err)
+	}
+	return err == nil && res.ObjectsBefore > 0
+}
+
+// remoteCompactionDir holds the downloads of the pass in progress.
+func (a *Agent) remoteCompactionDir() string {
+	return filepath.Join(a.cfg.DataDir, "remote-compaction")
+}
+
+// removeRemoteCompactionLeftovers deletes what passes cut short by a crash
+// left in remoteCompactionDir; the cleaner calls it before its first pass.
+func (a *Agent) removeRemoteCompactionLeftovers() {
+	if err := os.RemoveAll(a.remoteCompactionDir()); err != nil {
+		a.logger.Warn("remove remote compaction leftovers", "err", err)
+	}
+}
+
+// maxCompactionLagMs is max.compaction.lag.ms for a pass, 0 for Kafka's
+// default Long.MAX (never overdue), as logConfig does for the local log.
+func maxCompactionLagMs(ms int64) int64 {
+	if ms > maxDurationMs {
+		return 0
+	}
+	return ms
+}
