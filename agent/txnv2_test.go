@@ -264,3 +264,52 @@ func TestTxnVersionPinnedTo1(t *testing.T) {
 		t.Fatalf("read_committed read %q", got)
 	}
 }
+
+// TestTxnV2RemoteCoordinator: on three agents, a leader whose
+// transaction coordinator runs elsewhere adds a Produce v12's partition
+// over the inter-agent listener (AddPartitionsToTxn v5); every commit
+// bumps the epoch; the zombie at the previous epoch is fenced there too.
+func TestTxnV2RemoteCoordinator(t *testing.T) {
+	c := startTxnCluster(t, 3, nil)
+	c.create("tv2-r", 3, 1, nil)
+	cl := c.client(kgo.TransactionalID("tx-v2-remote"), kgo.TransactionTimeout(20*time.Second),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), tv2ClientOpts())
+	if err := cl.Ping(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	id, first := commitOne(t, cl, "tv2-r", 3)
+	_, second := commitOne(t, cl, "tv2-r", 3)
+	if second != first+1 {
+		t.Fatalf("epochs after two commits %d, %d; want one more", first, second)
+	}
+	coord := c.leaderOf(txnTopic, 0)
+	target := int32(-1)
+	for i := range int32(3) {
+		if c.leaderOf("tv2-r", i) != coord {
+			target = i
+			break
+		}
+	}
+	if target < 0 {
+		t.Skip("every partition is led by the coordinator's agent")
+	}
+	leader := c.agents[c.leaderOf("tv2-r", target)]
+	p := localPartition(leader, "tv2-r", target)
+	waitStable(t, p)
+	var markerEpochs []int16
+	for _, e := range readLog(t, p) {
+		if e.control {
+			markerEpochs = append(markerEpochs, e.epoch)
+		}
+	}
+	if !slices.Equal(markerEpochs, []int16{first, second}) {
+		t.Fatalf("markers on %d (remote from the coordinator) at epochs %v, want %v", target, markerEpochs, []int16{first, second})
+	}
+	code := rawTxnProduce(t, c.client(tv2ClientOpts()), leader.id, "tx-v2-remote", "tv2-r", target, id, first, 1, "zombie")
+	if code != kerr.InvalidProducerEpoch.Code {
+		t.Fatalf("zombie Produce v12 at the previous epoch: %v, want INVALID_PRODUCER_EPOCH", kerr.ErrorForCode(code))
+	}
+	if got := readToStable(t, leader, "tv2-r", target); len(got) != 2 {
+		t.Fatalf("read_committed read %q, want the two committed records", got)
+	}
+}
