@@ -14,7 +14,11 @@ package kafka
 // retries); transaction.timeout.ms above --transaction-max-timeout is
 // INVALID_TRANSACTION_TIMEOUT. A KIP-360 request (v3+) whose producer id
 // and epoch are no longer current is PRODUCER_FENCED (v4+) or
-// INVALID_PRODUCER_EPOCH before v4, as in Kafka.
+// INVALID_PRODUCER_EPOCH before v4, as in Kafka. Under transaction
+// version 2 (KIP-890 part 2) it behaves the same; the epoch then also
+// moves at every EndTxn v5 (endtxn.go). Version 6 (KIP-939's
+// keepPreparedTxn, for two-phase commit with an external coordinator) is
+// not served.
 //
 // Authorization (authorize.go): a transactional id needs WRITE on it
 // (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); an idempotent producer needs
