@@ -237,14 +237,26 @@ func TestStaticMemberAndSessionTimeout(t *testing.T) {
 	a := start(t, groupTestConfig(t), nil)
 	adm := kadm.NewClient(a.client(t))
 	createTopic(t, a.client(t), "seven", 7, nil)
-	var assignedToI0 atomic.Int32
+	var assignedToI0, i0Generation atomic.Int32
 	groupConsumer(t, a, "static", "seven", kgo.InstanceID("i0"), kgo.Balancers(kgo.RangeBalancer()),
-		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) { assignedToI0.Add(1) }))
+		kgo.OnPartitionsAssigned(func(_ context.Context, cl *kgo.Client, _ map[string][]int32) {
+			assignedToI0.Add(1)
+			_, g := cl.GroupMetadata()
+			i0Generation.Store(g)
+		}))
 	_, stop1 := stoppableConsumer(t, a, "static", "seven", kgo.InstanceID("i1"), kgo.Balancers(kgo.RangeBalancer()))
 	waitAssigned(t, adm, "static", "seven", 7, 2)
 	oldID, oldParts := memberPartitions(t, adm, "static", "i1")
-	before := assignedToI0.Load()
 	generationBefore := generation(t, a, "static")
+	// i0's client runs its callback after the coordinator has the group
+	// Stable: count from the callback of the current generation, so that a
+	// late one (under load) is not taken for a rebalance.
+	for deadline := time.Now().Add(20 * time.Second); i0Generation.Load() != generationBefore; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("member i0 never saw generation %d (at %d)", generationBefore, i0Generation.Load())
+		}
+	}
+	before := assignedToI0.Load()
 
 	stop1() // a static member closes without leaving
 	_, stop2 := stoppableConsumer(t, a, "static", "seven", kgo.InstanceID("i1"), kgo.Balancers(kgo.RangeBalancer()))

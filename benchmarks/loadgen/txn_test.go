@@ -32,14 +32,23 @@ func TestTransactionalSmoke(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer cl.Close()
-				txns, err := kadm.NewClient(cl).DescribeTransactions(ctx)
-				if err != nil {
-					t.Errorf("DescribeTransactions: %v", err)
-					return
-				}
-				for _, d := range txns.Sorted() {
-					if strings.HasPrefix(d.TxnID, "strata-bench-"+topic) && d.State == "CompleteCommit" {
-						committed = append(committed, d.TxnID)
+				// EndTxn answers once PrepareCommit is on record; the
+				// markers follow, so on a loaded machine the last
+				// transaction may still be completing: look again.
+				for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+					txns, err := kadm.NewClient(cl).DescribeTransactions(ctx)
+					if err != nil {
+						t.Errorf("DescribeTransactions: %v", err)
+						return
+					}
+					committed = committed[:0]
+					for _, d := range txns.Sorted() {
+						if strings.HasPrefix(d.TxnID, "strata-bench-"+topic) && d.State == "CompleteCommit" {
+							committed = append(committed, d.TxnID)
+						}
+					}
+					if len(committed) == cfg.Producers || time.Now().After(deadline) {
+						return
 					}
 				}
 			}
