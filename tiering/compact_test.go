@@ -95,14 +95,7 @@ func tieredLog(t *testing.T, b objstore.Bucket, n int) (*Tierer, *Partition, *fa
 func checkCovers(t *testing.T, p *Partition, next int64) []Entry {
 	t.Helper()
 	ctx := context.Background()
-	h, _, err := p.manifest.Load(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := p.manifest.All(ctx, &h)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, all := manifestEntries(t, p)
 	at := int64(0)
 	for _, e := range all {
 		if e.Base > at {
@@ -245,6 +238,21 @@ func TestCompactMergesTransactionIndexes(t *testing.T) {
 	if err != nil || len(got) != 2 || got[0].ProducerID != 7 || got[1].ProducerID != 8 {
 		t.Fatalf("aborted transactions after compaction: %+v, %v", got, err)
 	}
+}
+
+// manifestEntries loads the manifest's head and every entry it lists.
+func manifestEntries(t *testing.T, p *Partition) (Head, []Entry) {
+	t.Helper()
+	ctx := context.Background()
+	h, _, err := p.manifest.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := p.manifest.All(ctx, &h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, all
 }
 
 // fillsAfter is Rules whose map fills at its nth batch.

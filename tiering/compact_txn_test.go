@@ -94,14 +94,7 @@ type bucketRecord struct {
 func readBucket(t *testing.T, p *Partition) ([]bucketRecord, []txnindex.Entry) {
 	t.Helper()
 	ctx := context.Background()
-	h, _, err := p.manifest.Load(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := p.manifest.All(ctx, &h)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, all := manifestEntries(t, p)
 	var recs []bucketRecord
 	var index []txnindex.Entry
 	for _, e := range all {
