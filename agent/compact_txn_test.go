@@ -59,44 +59,8 @@ func TestCompactedTopicWithTransactions(t *testing.T) {
 	const topic = "txn-compact"
 	createTopic(t, admin, topic, 1, map[string]string{"cleanup.policy": "compact", "segment.bytes": "4096",
 		"min.cleanable.dirty.ratio": "0.01"})
-	txn := txnClient(t, r, "tx-compact")
-	plain := r.client(t, kgo.DefaultProduceTopic(topic))
 	want := map[string]string{}
-	produce := func(cl *kgo.Client, k, v string) {
-		t.Helper()
-		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Topic: topic, Key: []byte(k), Value: []byte(v)}).FirstErr(); err != nil {
-			t.Fatalf("produce %s=%s: %v", k, v, err)
-		}
-	}
-	for round := range 24 {
-		commit := round%3 != 2 // the last round aborts: its values are the newest of their keys
-		if err := txn.BeginTransaction(); err != nil {
-			t.Fatal(err)
-		}
-		for i := range 8 {
-			k := fmt.Sprint("key-", (round+i)%10)
-			v := fmt.Sprintf("txn-%d-%d", round, i)
-			if !commit {
-				v = "aborted-" + v
-			}
-			produce(txn, k, v)
-			if commit {
-				want[k] = v
-			}
-			if i == 3 {
-				v := fmt.Sprintf("plain-%d", round)
-				produce(plain, fmt.Sprint("key-", round%10), v)
-				want[fmt.Sprint("key-", round%10)] = v
-			}
-		}
-		end := kgo.TryAbort
-		if commit {
-			end = kgo.TryCommit
-		}
-		if err := txn.EndTransaction(ctxT(t), end); err != nil {
-			t.Fatalf("end round %d: %v", round, err)
-		}
-	}
+	plain := produceTxnRounds(t, r, topic, "tx-compact", want)
 	p := localPartition(r, topic, 0)
 	waitStable(t, p)
 	if _, aborted := committedValues(t, p); len(aborted) == 0 {
@@ -104,12 +68,7 @@ func TestCompactedTopicWithTransactions(t *testing.T) {
 	}
 	// Fill a few segments with other keys so that every transaction is in
 	// a sealed segment, which the cleaner may clean.
-	for i := range 120 {
-		produce(plain, fmt.Sprint("filler-", i%5), strings.Repeat("f", 100))
-		want[fmt.Sprint("filler-", i%5)] = strings.Repeat("f", 100)
-	}
-	produce(plain, "stop", "stop")
-	want["stop"] = "stop"
+	produceFiller(t, plain, topic, want)
 	testwait.Until(t, 30*time.Second, func() bool {
 		for _, e := range readLog(t, p) {
 			for _, v := range e.values {
@@ -120,6 +79,14 @@ func TestCompactedTopicWithTransactions(t *testing.T) {
 		}
 		return true
 	}, "the cleaner to remove the aborted records")
+	checkCommittedView(t, r, topic, want)
+}
+
+// checkCommittedView reads topic from its start at read_committed and at
+// read_uncommitted: neither reads an aborted record, and both read want's
+// value of every key.
+func checkCommittedView(t *testing.T, r *running, topic string, want map[string]string) {
+	t.Helper()
 	for name, level := range map[string]kgo.IsolationLevel{"read_committed": kgo.ReadCommitted(), "read_uncommitted": kgo.ReadUncommitted()} {
 		got, all := consumeUntil(t, r, topic, level, "stop")
 		for _, v := range all {
@@ -133,5 +100,64 @@ func TestCompactedTopicWithTransactions(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %d records read after cleaning", name, len(all))
+	}
+}
+
+// produceTxnRounds has a franz-go transactional producer commit and abort
+// rounds of updates to the keys a plain producer also writes, recording
+// each key's latest committed value in want, and returns the plain
+// producer.
+func produceTxnRounds(t *testing.T, r *running, topic, txnID string, want map[string]string) *kgo.Client {
+	t.Helper()
+	txn := txnClient(t, r, txnID)
+	plain := r.client(t, kgo.DefaultProduceTopic(topic))
+	for round := range 24 {
+		commit := round%3 != 2 // the last round aborts: its values are the newest of their keys
+		if err := txn.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 8 {
+			k := fmt.Sprint("key-", (round+i)%10)
+			v := fmt.Sprintf("txn-%d-%d", round, i)
+			if !commit {
+				v = "aborted-" + v
+			}
+			produceOne(t, txn, topic, k, v)
+			if commit {
+				want[k] = v
+			}
+			if i == 3 {
+				v := fmt.Sprintf("plain-%d", round)
+				produceOne(t, plain, topic, fmt.Sprint("key-", round%10), v)
+				want[fmt.Sprint("key-", round%10)] = v
+			}
+		}
+		end := kgo.TryAbort
+		if commit {
+			end = kgo.TryCommit
+		}
+		if err := txn.EndTransaction(ctxT(t), end); err != nil {
+			t.Fatalf("end round %d: %v", round, err)
+		}
+	}
+	return plain
+}
+
+// produceFiller writes records of other keys, so that every transaction
+// is in a sealed segment, then the value "stop".
+func produceFiller(t *testing.T, plain *kgo.Client, topic string, want map[string]string) {
+	t.Helper()
+	for i := range 120 {
+		produceOne(t, plain, topic, fmt.Sprint("filler-", i%5), strings.Repeat("f", 100))
+		want[fmt.Sprint("filler-", i%5)] = strings.Repeat("f", 100)
+	}
+	produceOne(t, plain, topic, "stop", "stop")
+	want["stop"] = "stop"
+}
+
+func produceOne(t *testing.T, cl *kgo.Client, topic, k, v string) {
+	t.Helper()
+	if err := cl.ProduceSync(ctxT(t), &kgo.Record{Topic: topic, Key: []byte(k), Value: []byte(v)}).FirstErr(); err != nil {
+		t.Fatalf("produce %s=%s: %v", k, v, err)
 	}
 }

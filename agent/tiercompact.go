@@ -19,6 +19,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/internal/txnindex"
 	"github.com/strata-streaming/strata/tiering"
 )
 
@@ -60,8 +61,9 @@ func (a *Agent) compactRemotePartition(ctx context.Context, p *partition.Partiti
 		return false
 	}
 	interval := int(r.IndexIntervalBytes)
+	now := time.Now()
 	res, err := remote.Compact(ctx, tiering.CompactOptions{
-		Now:                    time.Now(),
+		Now:                    now,
 		LastStable:             p.LastStableOffset(),
 		MinCleanableDirtyRatio: r.MinCleanableDirtyRatio,
 		MinCompactionLagMs:     r.MinCompactionLagMs,
@@ -69,9 +71,12 @@ func (a *Agent) compactRemotePartition(ctx context.Context, p *partition.Partiti
 		DeleteRetentionMs:      r.DeleteRetentionMs,
 		SegmentBytes:           r.SegmentBytes,
 		TempDir:                dir,
-		NewRules:               func() tiering.Rules { return log.NewBatchCleaner(m) },
-		NewSegment:             func(base int64) tiering.SegmentBuilder { return log.NewSegmentBuilder(base, interval) },
-		Pace:                   th.Wait,
+		NewRules: func(aborted []txnindex.Entry) tiering.Rules {
+			return log.NewBatchCleaner(m, log.RemotePass{Now: now,
+				DeleteRetention: msDuration(r.DeleteRetentionMs), Aborted: aborted})
+		},
+		NewSegment: func(base int64) tiering.SegmentBuilder { return log.NewSegmentBuilder(base, interval) },
+		Pace:       th.Wait,
 	})
 	a.cleanerMetrics.read.Add(float64(res.BytesRead))
 	a.cleanerMetrics.written.Add(float64(res.BytesWritten))

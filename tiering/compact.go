@@ -18,13 +18,17 @@ package tiering
 //     has no older value of its key left below it.
 //  2. download: each .log object of the run is read ONCE, by one GET, into
 //     a temporary file; its .txnindex too, if it has one.
-//  3. map: the dirty entries' keys go into the offset map. The map covers
-//     the run, nothing above it: a record is dropped only when a newer
-//     record of its key is in the run (or, when the map filled, in the
-//     first entry after it, which stays in the bucket).
+//  3. map: every batch of the run is noted (producers, markers), then the
+//     keys from the first dirty entry on go into the offset map. The map
+//     covers the run, nothing above it: a record is dropped only when a
+//     newer record of its key is in the run (or, when the map filled, in
+//     the first entry after it, which stays in the bucket).
 //  4. rewrite: the surviving batches go into objects of up to
-//     segment.bytes, their indexes rebuilt and the transaction indexes
-//     merged, each PUT once.
+//     segment.bytes, their indexes rebuilt, each PUT once. The rules
+//     follow the transactions of the run from its transaction indexes,
+//     as the local cleaner does (aborted data removed, markers dropped
+//     after their delete horizon), and give the entries of the new
+//     objects' transaction indexes.
 //  5. swap, then retire the old objects; the janitor deletes them after
 //     the compaction grace (retention.go).
 
@@ -52,13 +56,18 @@ import (
 // (agent/log.BatchCleaner implements them). Raw batches are valid only
 // during a call.
 type Rules interface {
-	// NoteProducer sees every batch to rewrite, oldest first.
+	// NoteProducer sees every batch of the run, oldest first, before Map.
 	NoteProducer(raw []byte) error
-	// Map adds a dirty batch's keys; false when the map filled.
+	// Map sees every batch from the first dirty one on, oldest first,
+	// and adds its keys; false when the map filled.
 	Map(raw []byte) (bool, error)
 	// Filter returns the batch to write (raw, a rebuilt one, or nil) and
 	// the records dropped.
 	Filter(raw []byte, end int64, dropTombstones bool) ([]byte, int64, error)
+	// TakeIndex returns the aborted transactions whose markers Filter
+	// kept since the last call, in marker order: the new objects'
+	// transaction index entries.
+	TakeIndex() []txnindex.Entry
 }
 
 // SegmentBuilder tracks the batches of a compacted object and gives its
@@ -83,9 +92,10 @@ type CompactOptions struct {
 	DeleteRetentionMs  int64
 	SegmentBytes       int64
 	TempDir            string // where the run is downloaded
-	// NewRules starts the rules of a pass (resetting the offset map),
-	// called only when there is a pass to run.
-	NewRules   func() Rules
+	// NewRules starts the rules of a pass (resetting the offset map) over
+	// the aborted transactions of the run's transaction indexes; called
+	// only when there is a pass to run.
+	NewRules   func(aborted []txnindex.Entry) Rules
 	NewSegment func(base int64) SegmentBuilder
 	// Pace accounts bytes read or written against the cleaner's I/O
 	// limit; nil: none.
@@ -141,7 +151,11 @@ func (p *Partition) Compact(ctx context.Context, o CompactOptions) (CompactResul
 	if err != nil {
 		return res, fmt.Errorf("tiering: %s: compaction: %w", p.name(), err)
 	}
-	rules := o.NewRules()
+	var aborted []txnindex.Entry
+	for _, e := range downloaded {
+		aborted = append(aborted, e.txn...)
+	}
+	rules := o.NewRules(aborted)
 	entries, err := p.mapRun(ctx, downloaded, rules)
 	if err != nil {
 		return res, fmt.Errorf("tiering: %s: compaction: %w", p.name(), err)
@@ -250,18 +264,25 @@ func pace(ctx context.Context, o CompactOptions, n int64) error {
 	return o.Pace(ctx, n)
 }
 
-// mapRun puts the dirty entries' keys into the map and returns the run cut
-// where the map filled (the rest stays as it is, closed here).
+// mapRun notes every batch of the run, puts the keys from the first dirty
+// entry on into the map, and returns the run cut where the map filled
+// (the rest stays as it is, closed here). The notes come first, over the
+// whole run (a second read of the local copy, not of the bucket): the
+// rules must know, before a transactional batch enters the map, whether
+// its transaction's marker is in the run.
 func (p *Partition) mapRun(ctx context.Context, run []runEntry, rules Rules) ([]runEntry, error) {
+	for _, e := range run {
+		if err := eachBatch(e, func(raw []byte) (bool, error) { return true, rules.NoteProducer(raw) }); err != nil {
+			return run, fmt.Errorf("note %s: %w", e.Object, err)
+		}
+	}
+	dirty := false
 	for i, e := range run {
+		if dirty = dirty || !e.Compacted; !dirty {
+			continue
+		}
 		full := false
 		err := eachBatch(e, func(raw []byte) (bool, error) {
-			if err := rules.NoteProducer(raw); err != nil {
-				return false, err
-			}
-			if e.Compacted {
-				return true, nil
-			}
 			ok, err := rules.Map(raw)
 			full = !ok
 			return ok, err
@@ -356,6 +377,7 @@ func (p *Partition) rewrite(ctx context.Context, run []runEntry, dir string, epo
 			}
 			kept, dropped, err := rules.Filter(raw, end, dropTombstones)
 			res.RecordsDropped += dropped
+			txn = append(txn, rules.TakeIndex()...)
 			if err != nil || kept == nil {
 				return err == nil, err
 			}
@@ -379,11 +401,6 @@ func (p *Partition) rewrite(ctx context.Context, run []runEntry, dir string, epo
 		})
 		if err != nil {
 			return out, fmt.Errorf("rewrite %s: %w", e.Object, err)
-		}
-		for _, t := range e.txn {
-			if t.LastOffset >= covered {
-				txn = append(txn, t)
-			}
 		}
 		covered = max(covered, e.Next)
 		if err := pace(ctx, o, e.Size); err != nil {

@@ -19,13 +19,19 @@ import (
 // its races); the records' rules are agent/log's, checked end to end in
 // internal/e2e's TestTieredCompaction.
 
-// keepAll is Rules that keeps every batch.
-type keepAll struct{}
+// keepAll is Rules that keeps every batch, and every aborted transaction
+// it starts with in the index.
+type keepAll struct{ index []txnindex.Entry }
 
-func (keepAll) NoteProducer([]byte) error { return nil }
-func (keepAll) Map([]byte) (bool, error)  { return true, nil }
-func (keepAll) Filter(raw []byte, _ int64, _ bool) ([]byte, int64, error) {
+func (*keepAll) NoteProducer([]byte) error { return nil }
+func (*keepAll) Map([]byte) (bool, error)  { return true, nil }
+func (*keepAll) Filter(raw []byte, _ int64, _ bool) ([]byte, int64, error) {
 	return raw, 0, nil
+}
+func (k *keepAll) TakeIndex() []txnindex.Entry {
+	out := k.index
+	k.index = nil
+	return out
 }
 
 // sizeOnly is a SegmentBuilder without indexes.
@@ -39,7 +45,7 @@ func (s *sizeOnly) TimeIndex() []byte    { return nil }
 
 func compactOptions(t *testing.T) CompactOptions {
 	return CompactOptions{Now: time.Now(), LastStable: 1 << 40, SegmentBytes: 1 << 20, TempDir: t.TempDir(),
-		NewRules: func() Rules { return keepAll{} }, NewSegment: func(int64) SegmentBuilder { return &sizeOnly{maxTs: -1} }}
+		NewRules: func(aborted []txnindex.Entry) Rules { return &keepAll{index: aborted} }, NewSegment: func(int64) SegmentBuilder { return &sizeOnly{maxTs: -1} }}
 }
 
 // hookBucket runs hook once, before the first PUT of a .log object made
@@ -89,14 +95,7 @@ func tieredLog(t *testing.T, b objstore.Bucket, n int) (*Tierer, *Partition, *fa
 func checkCovers(t *testing.T, p *Partition, next int64) []Entry {
 	t.Helper()
 	ctx := context.Background()
-	h, _, err := p.manifest.Load(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := p.manifest.All(ctx, &h)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, all := manifestEntries(t, p)
 	at := int64(0)
 	for _, e := range all {
 		if e.Base > at {
@@ -210,8 +209,9 @@ func TestCompactRetiresThenJanitorDeletes(t *testing.T) {
 	checkCovers(t, p, 60)
 }
 
-// TestCompactMergesTransactionIndexes: the aborted transactions of the
-// replaced segments are found in the compacted object's index.
+// TestCompactMergesTransactionIndexes: the rules start with the aborted
+// transactions of the replaced segments' indexes, and those they keep are
+// found in the compacted object's index.
 func TestCompactMergesTransactionIndexes(t *testing.T) {
 	ctx := context.Background()
 	l := &fakeLog{}
@@ -240,6 +240,21 @@ func TestCompactMergesTransactionIndexes(t *testing.T) {
 	}
 }
 
+// manifestEntries loads the manifest's head and every entry it lists.
+func manifestEntries(t *testing.T, p *Partition) (Head, []Entry) {
+	t.Helper()
+	ctx := context.Background()
+	h, _, err := p.manifest.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := p.manifest.All(ctx, &h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, all
+}
+
 // fillsAfter is Rules whose map fills at its nth batch.
 type fillsAfter struct {
 	keepAll
@@ -255,7 +270,7 @@ func TestCompactRunEndsWhereTheMapFills(t *testing.T) {
 	ctx := context.Background()
 	_, p, _ := tieredLog(t, objstore.NewMem(), 6)
 	o := compactOptions(t)
-	o.NewRules = func() Rules { return &fillsAfter{n: 3} }
+	o.NewRules = func([]txnindex.Entry) Rules { return &fillsAfter{n: 3} }
 	res, err := p.Compact(ctx, o)
 	if err != nil || res.ObjectsBefore != 2 {
 		t.Fatalf("compaction with a map that fills in the third entry: %+v, %v", res, err)
@@ -305,7 +320,7 @@ type dropRange struct {
 	from, to int64
 }
 
-func (d dropRange) Filter(raw []byte, _ int64, _ bool) ([]byte, int64, error) {
+func (d *dropRange) Filter(raw []byte, _ int64, _ bool) ([]byte, int64, error) {
 	if base := batchLast(raw) - int64(int32(binary.BigEndian.Uint32(raw[lastDeltaOffset:]))); base >= d.from && base < d.to {
 		return nil, 1, nil
 	}
@@ -320,7 +335,7 @@ func TestRemoteReadSkipsCompactedGap(t *testing.T) {
 	_, p, _ := tieredLog(t, objstore.NewMem(), 6)
 	o := compactOptions(t)
 	o.SegmentBytes = batchHeaderSize // a batch an object: the first, [0, 30), holds only [0, 10)
-	o.NewRules = func() Rules { return dropRange{from: 10, to: 30} }
+	o.NewRules = func([]txnindex.Entry) Rules { return &dropRange{from: 10, to: 30} }
 	if _, err := p.Compact(ctx, o); err != nil {
 		t.Fatal(err)
 	}

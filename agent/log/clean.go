@@ -274,37 +274,13 @@ func (l *Log) buildOffsetMap(ctx context.Context, p *cleanPlan, m *OffsetMap, th
 			if h.LastOffset() < p.firstDirty {
 				return true, nil
 			}
-			// Aborted data stays out of the map, so that it never
-			// shadows a committed value; markers hold no key, and are
-			// read only to end their transaction here (whether one may
-			// go is the rewrite's decision, with its own txnCleaner).
-			if h.IsControl() {
-				txns.markerRemovable(h, raw)
-				end = h.NextOffset()
-				return true, nil
-			}
-			if txns.abortedData(h) {
-				end = h.NextOffset()
-				return true, nil
-			}
-			_, recs, err := batch.Records(raw, cleanMaxDecompressed)
-			if errors.Is(err, batch.ErrDecompressLimit) {
-				end = h.NextOffset() // kept whole by filterBatch
-				return true, nil
-			}
+			filled, at, err := mapBatch(h, raw, txns, m, p.firstDirty)
 			if err != nil {
 				return false, &CorruptionError{Segment: s.logPath(), Offset: h.BaseOffset, Err: err}
 			}
-			for _, r := range recs {
-				off := h.BaseOffset + int64(r.OffsetDelta)
-				if off < p.firstDirty || r.Key == nil {
-					continue
-				}
-				if !m.Put(r.Key, off) {
-					full = true
-					end = off
-					return false, nil
-				}
+			if filled {
+				full, end = true, at
+				return false, nil
 			}
 			end = h.NextOffset()
 			return true, nil
@@ -325,6 +301,41 @@ func (l *Log) buildOffsetMap(ctx context.Context, p *cleanPlan, m *OffsetMap, th
 		return end, read, fmt.Errorf("%w: %d keys", ErrOffsetMapTooSmall, m.Capacity())
 	}
 	return end, read, nil
+}
+
+// mapBatch puts the keys of one batch's records at or past from into m,
+// the map pass's rule for a batch (buildOffsetMap, and the remote seam's
+// BatchCleaner.Map): aborted data stays out of the map, so that it never
+// shadows a committed value; markers hold no key, and are read only to
+// end their transaction in txns (whether one may go is the rewrite's
+// decision, with its own txnCleaner); a batch past the decompression
+// bound stays out (filterBatch keeps it whole). It reports whether the
+// map filled, and at which offset; err is a batch that cannot be read.
+func mapBatch(h *batch.Header, raw []byte, txns *txnCleaner, m *OffsetMap, from int64) (full bool, at int64, err error) {
+	if h.IsControl() {
+		txns.markerRemovable(h, raw)
+		return false, 0, nil
+	}
+	if txns.abortedData(h) {
+		return false, 0, nil
+	}
+	_, recs, err := batch.Records(raw, cleanMaxDecompressed)
+	if errors.Is(err, batch.ErrDecompressLimit) {
+		return false, 0, nil
+	}
+	if err != nil {
+		return false, 0, err
+	}
+	for _, r := range recs {
+		off := h.BaseOffset + int64(r.OffsetDelta)
+		if off < from || r.Key == nil {
+			continue
+		}
+		if !m.Put(r.Key, off) {
+			return true, off, nil
+		}
+	}
+	return false, 0, nil
 }
 
 // eachBatch walks a segment's batches up to size, verifying CRCs, until
