@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/internal/testagent"
 )
 
@@ -40,8 +42,8 @@ import (
 //   - B: the same group again resumes there and reads to End-1: nothing
 //     read twice, nothing skipped.
 //   - S<i>: a consumer at Seeks[i], an offset the cleaner removed (S1's
-//     is inside a batch the cleaner emptied), prints the first record it
-//     gets: the next one in the log.
+//     is inside a batch the cleaner emptied, S2's after a segment's last
+//     batch), prints the first record it gets: the next one in the log.
 //   - C: a consumer at read_committed reads from the start to End-1 of
 //     a compacted topic whose aborted data the cleaner removed, for the
 //     clients that read_committed is tested with.
@@ -93,7 +95,7 @@ func TestCompactedTopicClients(t *testing.T) {
 	ref := referenceRead(t, addr, compactClientsTopic, kgo.ReadUncommitted())
 	checkReference(t, compactClientsTopic, ref, want)
 	r := compactRead{Topic: compactClientsTopic, End: ref[len(ref)-1].offset + 1}
-	r.Stop, r.Seeks = pickGaps(t, addr, ref)
+	r.Stop, r.Seeks = pickGaps(t, a, ref)
 	t.Logf("%d records left of offsets [0, %d); the groups stop at %d, the seeks go to %v", len(ref), r.End, r.Stop, r.Seeks)
 
 	txnWant := produceAbortedAndClean(t, a)
@@ -157,10 +159,11 @@ func compactTopicConfig() map[string]*string {
 // what survives of a batch with its codec.
 var compactCodec = kgo.ProducerBatchCompression(kgo.GzipCompression())
 
-// rollRecord is stamped past segment.ms, so it starts a new segment and
-// every record before it is sealed, hence cleanable.
-func rollRecord() *kgo.Record {
-	return &kgo.Record{Key: []byte(rollKey), Value: []byte(rollKey), Timestamp: time.Now().Add(2 * time.Minute)}
+// rollRecord is stamped ahead by more than segment.ms past the records
+// before it, so it starts a new segment and every record before it is
+// sealed, hence cleanable.
+func rollRecord(ahead time.Duration) *kgo.Record {
+	return &kgo.Record{Key: []byte(rollKey), Value: []byte(rollKey), Timestamp: time.Now().Add(ahead)}
 }
 
 // produceCompactWorkload writes a keyed workload with overwrites and 1%
@@ -181,6 +184,7 @@ func produceCompactWorkload(t *testing.T, a *testagent.Agent) map[string][]byte 
 		if err != nil {
 			t.Fatal(err)
 		}
+		errs := make(chan error, 1)
 		for i := range updates {
 			k := "key-" + strconv.Itoa(rng.IntN(keys))
 			var v []byte
@@ -188,20 +192,54 @@ func produceCompactWorkload(t *testing.T, a *testagent.Agent) map[string][]byte 
 				v = fmt.Appendf(nil, "%s=%d.%d", k, p, i)
 			}
 			want[k] = v
-			cl.Produce(ctxT(t, opTimeout), &kgo.Record{Key: []byte(k), Value: v}, nil)
+			cl.Produce(ctxT(t, opTimeout), &kgo.Record{Key: []byte(k), Value: v}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			})
 		}
-		last := &kgo.Record{Key: []byte("hot"), Value: fmt.Appendf(nil, "hot=%d", p)}
-		if p == producers {
-			last = rollRecord()
-		}
-		want[string(last.Key)] = last.Value
 		if err := cl.Flush(ctxT(t, opTimeout)); err != nil {
 			t.Fatal(err)
 		}
+		select {
+		case err := <-errs:
+			t.Fatalf("produce: %v", err)
+		default:
+		}
+		// Alone in its batch: the producer's last, overwritten later, so
+		// the cleaner keeps it empty.
+		last := &kgo.Record{Key: []byte("hot"), Value: fmt.Appendf(nil, "hot=%d", p)}
+		if p == producers {
+			last = &kgo.Record{Key: []byte("tail"), Value: []byte("tail=1")}
+		}
+		want[string(last.Key)] = last.Value
 		if err := cl.ProduceSync(ctxT(t, opTimeout), last).FirstErr(); err != nil {
 			t.Fatalf("produce %s: %v", last.Key, err)
 		}
 		cl.Close()
+	}
+	// "gap" then ends the segment that "tail" is in, and both are
+	// overwritten in a later sealed segment: the cleaner empties tail's
+	// batch, the last of its producer, and removes gap's, so that segment
+	// ends with a batch holding no records and a gap (where Kafka's fetch
+	// answers with only that batch). The next segment holds one record of
+	// nearly segment.bytes, uncompressed, so no cleaning pass merges it
+	// with the one before, which keeps the last producer's latest values.
+	cl := newKgo(t, a.Addr(), kgo.DefaultProduceTopic(compactClientsTopic), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	for _, r := range []*kgo.Record{
+		{Key: []byte("gap"), Value: []byte("gap=1")},
+		{Key: []byte("wall"), Value: []byte(strings.Repeat("w", 8000)), Timestamp: time.Now().Add(2 * time.Minute)},
+		{Key: []byte("tail"), Value: []byte("tail=2"), Timestamp: time.Now().Add(2 * time.Minute)},
+		{Key: []byte("gap"), Value: []byte("gap=2"), Timestamp: time.Now().Add(2 * time.Minute)},
+		rollRecord(4 * time.Minute),
+	} {
+		want[string(r.Key)] = r.Value
+		if err := cl.ProduceSync(ctxT(t, opTimeout), r).FirstErr(); err != nil {
+			t.Fatalf("produce %s: %v", r.Key, err)
+		}
 	}
 	// Cleaned through: every key read once (rollKey's segment is the
 	// active one, which the cleaner never touches).
@@ -254,7 +292,7 @@ func produceAbortedAndClean(t *testing.T, a *testagent.Agent) map[string][]byte 
 		}
 	}
 	plain := newKgo(t, a.Addr(), kgo.DefaultProduceTopic(compactTxnTopic))
-	if err := plain.ProduceSync(ctxT(t, opTimeout), rollRecord()).FirstErr(); err != nil {
+	if err := plain.ProduceSync(ctxT(t, opTimeout), rollRecord(2*time.Minute)).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 	want[rollKey] = []byte(rollKey)
@@ -328,11 +366,13 @@ func checkReference(t *testing.T, topic string, ref []refRecord, want map[string
 	}
 }
 
-// pickGaps returns where the groups stop (a record in the middle whose
-// next offset was removed) and the offsets to seek to: a removed offset
-// between two records, and one inside a batch the cleaner emptied, which
-// a raw Fetch finds.
-func pickGaps(t *testing.T, addr string, ref []refRecord) (stop int64, seeks []int64) {
+// pickGaps returns where the groups stop (a record in the second half
+// whose next offset was removed) and the offsets to seek to: a removed
+// offset between two records, the last batch the cleaner emptied (a raw
+// Fetch finds those), and the first offset after a segment's last
+// batch when the cleaner removed the segment's tail (its files show it),
+// where a read must go on in the next segment.
+func pickGaps(t *testing.T, a *testagent.Agent, ref []refRecord) (stop int64, seeks []int64) {
 	t.Helper()
 	present := map[int64]bool{}
 	for _, r := range ref {
@@ -349,11 +389,43 @@ func pickGaps(t *testing.T, addr string, ref []refRecord) (stop int64, seeks []i
 			}
 		}
 	}
-	empty := emptyBatches(t, addr, compactClientsTopic, end)
-	if stop < 0 || gap < 0 || len(empty) == 0 {
-		t.Fatalf("the cleaned log lacks what the test reads through: stop %d, gap %d, empty batches %v", stop, gap, empty)
+	empty := emptyBatches(t, a.Addr(), compactClientsTopic, end)
+	tail := segmentTailGap(t, a, compactClientsTopic)
+	if stop < 0 || gap < 0 || len(empty) == 0 || tail < 0 {
+		t.Fatalf("the cleaned log lacks what the test reads through: stop %d, gap %d, empty batches %v, segment tail gap %d",
+			stop, gap, empty, tail)
 	}
-	return stop, []int64{gap, empty[len(empty)/2]}
+	return stop, []int64{gap, empty[len(empty)-1], tail}
+}
+
+// segmentTailGap returns the offset after the last batch of the first
+// sealed segment of partition 0 that ends before the next segment's base
+// (the cleaner removed its last batches), or -1 if none does.
+func segmentTailGap(t *testing.T, a *testagent.Agent, topic string) int64 {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(a.DataDir(), "log", topic+"-0", "*.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(files) // names are zero-padded base offsets
+	for i := 0; i+1 < len(files); i++ {
+		nextBase, err := strconv.ParseInt(strings.TrimSuffix(filepath.Base(files[i+1]), ".log"), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(files[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var next int64 = -1
+		if _, err := batch.Split(data, func(h batch.Header, _ []byte) error { next = h.NextOffset(); return nil }); err != nil {
+			t.Fatalf("%s: %v", files[i], err)
+		}
+		if next >= 0 && next < nextBase {
+			return next
+		}
+	}
+	return -1
 }
 
 // emptyBatches returns the base offsets of the data batches below end that
