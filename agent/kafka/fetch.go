@@ -25,6 +25,10 @@ package kafka
 // Long polls wake on any new data on this agent and re-read. A partition
 // with nothing to return carries an empty record set, never a null one
 // (librdkafka rejects null as a protocol error; Kafka sends empty).
+// An answer whose batches hold no record a consumer is handed (the
+// cleaner's emptied batches, markers) reads on past its segment until one
+// does (recordless.go): Kafka stops at the segment's end, which
+// kafka-python 2.0 and kafkajs 2.2 cannot step over.
 // Batches stored before Produce bounded decompression that decompress past
 // the limit are served as empty batches, to consumers and followers alike
 // (quarantine.go). Offsets below the local log are read from the store, after every
@@ -279,6 +283,7 @@ func (s *Server) fetchPartition(ctx context.Context, t *Topic, p PartitionReader
 		}
 		return 0
 	}
+	data = readPastRecordless(ctx, p, data, maxBytes, first)
 	if committed {
 		var next int64
 		data, next = stableBatches(data, lso)

@@ -34,6 +34,12 @@ type clientRun struct {
 	Topic     string `json:"topic,omitempty"`
 	Count     int    `json:"count,omitempty"`
 	Mode      string `json:"mode"`
+	// Group, Stop, End and Seeks are mode "compacted"'s
+	// (compact_clients_test.go's compactRead).
+	Group string  `json:"group,omitempty"`
+	Stop  int64   `json:"stop,omitempty"`
+	End   int64   `json:"end,omitempty"`
+	Seeks []int64 `json:"seeks,omitempty"`
 	// Token is an OAUTHBEARER token, given in $STRATA_OAUTH_TOKEN rather
 	// than the argument, where ps would show it.
 	Token string `json:"-"`

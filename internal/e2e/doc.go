@@ -1,7 +1,7 @@
 // Package e2e holds end-to-end tests: the real strata binary runs as a
 // subprocess (internal/testagent) and real Kafka clients — franz-go, sarama,
-// segmentio/kafka-go, kcat (librdkafka) and the strata CLI — talk to it over
-// loopback TCP. Every test checks the exact records read back: keys, values,
+// segmentio/kafka-go, kcat (librdkafka), confluent-kafka-python, kafka-python,
+// kafkajs and the strata CLI — talk to it over loopback TCP. Every test checks the exact records read back: keys, values,
 // headers, timestamps where the client exposes them, and order per partition.
 //
 // The package has no non-test code. Each test file shares one agent between

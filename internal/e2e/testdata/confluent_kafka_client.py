@@ -14,7 +14,11 @@ argv[1] is a JSON object:
              "transactions": create the topic, abort a transaction of count
              records "aborted-<i>" (written before the abort), commit one of
              count records "committed-<i>", then read count records back
-             at read_committed and print their values.
+             at read_committed and print their values;
+             "compacted": read a cleaned compacted topic as
+             internal/e2e/compact_clients_test.go describes (fields group,
+             stop, end, seeks; phases A, B and S<i>);
+             "compacted_committed": its phase C, at read_committed, to end.
 
 Any client error ends the run with exit status 1 and one line on stderr,
 "ERROR <librdkafka error name> <message>", which the Go test matches.
@@ -171,6 +175,60 @@ def consume(conf, topic, count):
     return lines
 
 
+def record_line(phase, msg):
+    def nullable(b):
+        return "NULL" if b is None else b.decode()
+    return "%s %d %s %s" % (phase, msg.offset(), nullable(msg.key()), nullable(msg.value()))
+
+
+def read_until(consumer, phase, last, lines):
+    """Appends the records consumer hands out up to offset last."""
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        msg = consumer.poll(1.0)
+        if msg is None:
+            continue
+        if msg.error():
+            raise ClientError(msg.error())
+        lines.append(record_line(phase, msg))
+        if msg.offset() >= last:
+            return
+    raise RuntimeError("phase %s: no offset %d within %.0f s" % (phase, last, TIMEOUT))
+
+
+def compacted(conf, cfg):
+    topic, lines = cfg["topic"], []
+    group = dict(conf, **{"group.id": cfg["group"], "enable.auto.commit": False,
+                          "auto.offset.reset": "earliest"})
+    # A: read to stop, commit stop+1 (inside a gap), leave; B: resume.
+    consumer = Consumer(group)
+    consumer.subscribe([topic])
+    read_until(consumer, "A", cfg["stop"], lines)
+    consumer.commit(offsets=[TopicPartition(topic, 0, cfg["stop"] + 1)], asynchronous=False)
+    consumer.close()
+    consumer = Consumer(group)
+    consumer.subscribe([topic])
+    read_until(consumer, "B", cfg["end"] - 1, lines)
+    consumer.close()
+    for i, offset in enumerate(cfg["seeks"]):
+        consumer = Consumer(dict(group, **{"group.id": "%s-seek-%d" % (cfg["group"], i)}))
+        consumer.assign([TopicPartition(topic, 0, offset)])
+        read_until(consumer, "S%d" % i, offset, lines)
+        consumer.close()
+    return lines
+
+
+def compacted_committed(conf, cfg):
+    consumer = Consumer(dict(conf, **{"group.id": "confluent-kafka-python-committed",
+                                      "enable.auto.commit": False,
+                                      "isolation.level": "read_committed"}))
+    consumer.assign([TopicPartition(cfg["topic"], 0, OFFSET_BEGINNING)])
+    lines = []
+    read_until(consumer, "C", cfg["end"] - 1, lines)
+    consumer.close()
+    return lines
+
+
 def main():
     cfg = json.loads(sys.argv[1])
     conf = librdkafka_config(cfg)
@@ -178,6 +236,11 @@ def main():
         if cfg["mode"] == "connect":
             connect(conf)
             print("connected")
+            return
+        if cfg["mode"] in ("compacted", "compacted_committed"):
+            read = compacted if cfg["mode"] == "compacted" else compacted_committed
+            for line in read(conf, cfg):
+                print(line)
             return
         create_topic(conf, cfg["topic"])
         if cfg["mode"] == "transactions":

@@ -14,7 +14,10 @@
 //              "transactions": create the topic, abort a transaction of count
 //              records "aborted-<i>", commit one of count records
 //              "committed-<i>", then read count records back at
-//              read_committed in a fresh group and print their values.
+//              read_committed in a fresh group and print their values;
+//              "compacted": read a cleaned compacted topic as
+//              internal/e2e/compact_clients_test.go describes (fields group,
+//              stop, end, seeks; phases A, B and S<i>).
 //
 // Any client error ends the run with exit status 1 and one line on stderr,
 // "ERROR <error name> <message>", which the Go test matches.
@@ -112,6 +115,56 @@ async function consume(kafka, topic, count, readUncommitted, line) {
   return lines
 }
 
+// readUntil runs a consumer of groupId on topic until it hands out the
+// record at offset last, returning "<phase> <offset> <key> <value>" lines
+// (NULL for null); onRun runs once consumer.run has started (seeks must
+// come after it), atLast once the record at last is read.
+async function readUntil(kafka, topic, groupId, phase, last, onRun, atLast) {
+  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 200 })
+  await consumer.connect()
+  await consumer.subscribe({ topics: [topic], fromBeginning: true })
+  const lines = []
+  const nullable = b => (b === null ? 'NULL' : b.toString())
+  let done = false
+  try {
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`phase ${phase}: no offset ${last} in ${TIMEOUT_MS} ms`)), TIMEOUT_MS)
+      consumer.on(consumer.events.CRASH, e => { clearTimeout(timer); reject(e.payload.error) })
+      consumer.run({
+        autoCommit: false,
+        eachMessage: async ({ partition, message }) => {
+          if (done) {
+            return // read past last before the consumer stopped
+          }
+          lines.push(`${phase} ${message.offset} ${nullable(message.key)} ${nullable(message.value)}`)
+          if (Number(message.offset) >= last) {
+            done = true
+            await atLast(consumer, partition)
+            clearTimeout(timer)
+            resolve()
+          }
+        },
+      }).then(() => onRun(consumer)).catch(reject)
+    })
+  } finally {
+    await consumer.disconnect()
+  }
+  return lines
+}
+
+async function compacted(kafka, cfg) {
+  const nothing = async () => {}
+  const commit = async (consumer, partition) =>
+    consumer.commitOffsets([{ topic: cfg.topic, partition, offset: String(cfg.stop + 1) }])
+  const lines = await readUntil(kafka, cfg.topic, cfg.group, 'A', cfg.stop, nothing, commit)
+  lines.push(...await readUntil(kafka, cfg.topic, cfg.group, 'B', cfg.end - 1, nothing, nothing))
+  for (const [i, offset] of cfg.seeks.entries()) {
+    const seek = async consumer => consumer.seek({ topic: cfg.topic, partition: 0, offset: String(offset) })
+    lines.push(...await readUntil(kafka, cfg.topic, `${cfg.group}-seek-${i}`, `S${i}`, offset, seek, nothing))
+  }
+  return lines
+}
+
 async function main() {
   const cfg = JSON.parse(process.argv[2])
   const kafka = new Kafka(kafkaConfig(cfg))
@@ -121,6 +174,12 @@ async function main() {
     await admin.listTopics()
     await admin.disconnect()
     console.log('connected')
+    return
+  }
+  if (cfg.mode === 'compacted') {
+    for (const line of await compacted(kafka, cfg)) {
+      console.log(line)
+    }
     return
   }
   const run = cfg.mode === 'transactions' ? transactions : roundtrip
