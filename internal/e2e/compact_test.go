@@ -51,6 +51,34 @@ func partitionLogBytes(t *testing.T, a *testagent.Agent, topic string, partition
 	return n
 }
 
+// checkLatestValues reads topic back from the start and fails unless it
+// holds exactly the latest value of every live key of want (nil: deleted),
+// each read once, and no deleted key.
+func checkLatestValues(t *testing.T, addr, topic string, want map[string][]byte, when string) {
+	t.Helper()
+	live := 0
+	for _, v := range want {
+		if v != nil {
+			live++
+		}
+	}
+	got, seen := readCompacted(t, addr, topic)
+	for k, v := range want {
+		g, ok := got[k]
+		switch {
+		case v == nil && ok:
+			t.Fatalf("%s: deleted key %s read back (value %q) after delete.retention.ms", when, k, g)
+		case v != nil && string(g) != string(v):
+			t.Fatalf("%s: key %s: read %q, want latest %q", when, k, g, v)
+		case v != nil && seen[k] != 1:
+			t.Fatalf("%s: key %s read %d times, want once after compaction", when, k, seen[k])
+		}
+	}
+	if len(got) != live {
+		t.Fatalf("%s: read %d keys, want the %d live ones", when, len(got), live)
+	}
+}
+
 // readCompacted consumes a partition from the start to its end offset and
 // returns the last value of each key, failing on offsets that do not
 // strictly increase; seen counts records per key. The tests end the
@@ -177,24 +205,7 @@ func TestCompactedTopicKeepsLatestValues(t *testing.T) {
 	}
 	after := partitionLogBytes(t, a, topic, 0)
 
-	check := func(when string) {
-		t.Helper()
-		got, seen := readCompacted(t, a.Addr(), topic)
-		for k, v := range want {
-			g, ok := got[k]
-			switch {
-			case v == nil && ok:
-				t.Fatalf("%s: deleted key %s read back (value %q) after delete.retention.ms", when, k, g)
-			case v != nil && string(g) != string(v):
-				t.Fatalf("%s: key %s: read %q, want latest %q", when, k, g, v)
-			case v != nil && seen[k] != 1:
-				t.Fatalf("%s: key %s read %d times, want once after cleaning", when, k, seen[k])
-			}
-		}
-		if len(got) != live {
-			t.Fatalf("%s: read %d keys, want the %d live ones", when, len(got), live)
-		}
-	}
+	check := func(when string) { t.Helper(); checkLatestValues(t, a.Addr(), topic, want, when) }
 	check("after cleaning")
 	// The cleaned segments, gaps and all, must pass recovery.
 	a.Restart(t)
