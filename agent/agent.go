@@ -129,7 +129,10 @@ type Agent struct {
 	httpScheme string
 	// peer is how this agent's followers dial their leaders
 	// (interagent.go).
-	peer  kafka.PeerOptions
+	peer kafka.PeerOptions
+	// peers holds the connections transaction markers and verification
+	// use to reach other agents (agent/kafka/peerpool.go).
+	peers *kafka.PeerPool
 	ready atomic.Bool
 
 	stop      chan struct{}
@@ -207,6 +210,9 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		return nil, err
 	}
 	if err := a.openStore(ctx); err != nil {
+		return nil, err
+	}
+	if a.peers, err = a.newPeerPool(); err != nil { // needs a.id
 		return nil, err
 	}
 	if err := a.openTiering(); err != nil {
@@ -528,6 +534,9 @@ func (a *Agent) Close() error {
 		}
 		a.wg.Wait()
 		a.closeTxnCoordinators()
+		if a.peers != nil { // after the coordinators' marker writers and the requests that verify
+			a.peers.Close()
+		}
 		a.closeCoordinators()
 		errs = append(errs, a.closePartitions())
 		if a.tier != nil {
