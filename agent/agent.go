@@ -51,6 +51,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/agent/txn"
 	"github.com/strata-streaming/strata/internal/oauthbearer"
 	"github.com/strata-streaming/strata/internal/secretfile"
 	"github.com/strata-streaming/strata/internal/tlsconfig"
@@ -103,6 +104,7 @@ type Agent struct {
 	// txnBeforeMarkers is Options.TxnBeforeMarkers.
 	txnCoords        txnCoordinators
 	txnBeforeMarkers func(transactionalID string) bool
+	txnMetrics       *txn.Metrics // shared by the transaction coordinators
 
 	// listeners are the Kafka listeners; kafkaLn and advertised are the
 	// first's, the one replication and the console use (listeners.go).
@@ -186,6 +188,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	}
 	a.partMetrics = partition.NewMetrics(a.registry)
 	a.cleanerMetrics = newCleanerMetrics(a.registry)
+	a.txnMetrics = txn.NewMetrics(a.registry)
 	a.flush, _ = log.ParseFlushPolicy(cfg.LogFlush) // checked by Validate
 	defer func() {
 		if err != nil {

@@ -19,13 +19,16 @@ func (c *Coordinator) completeLocked(t *txnState) {
 	t.completed = make(chan struct{})
 	prepared := t.Metadata
 	c.workers.Add(1)
+	began := time.Now()
 	go func() {
 		defer c.workers.Done()
-		c.complete(t, prepared)
+		c.complete(t, prepared, began)
 	}()
 }
 
-func (c *Coordinator) complete(t *txnState, prepared Metadata) {
+// complete writes the markers of the transaction prepared since began,
+// then its Complete state.
+func (c *Coordinator) complete(t *txnState, prepared Metadata, began time.Time) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -44,6 +47,7 @@ func (c *Coordinator) complete(t *txnState, prepared Metadata) {
 		if err == nil {
 			break
 		}
+		c.cfg.Metrics.markersFailed()
 		c.logger.Warn("transaction markers failed; retrying", "transactional_id", prepared.TransactionalID, "err", err)
 		t := time.NewTimer(c.cfg.MarkerRetryBackoff)
 		select {
@@ -93,6 +97,7 @@ func (c *Coordinator) complete(t *txnState, prepared Metadata) {
 	t.completing = false
 	close(t.completed)
 	t.completed = nil
+	c.cfg.Metrics.completedTxn(commit, time.Since(began))
 }
 
 // concurrentWait bounds how long a request waits for the completion of
@@ -143,6 +148,7 @@ func (c *Coordinator) AbortTimedOut(ctx context.Context) (int, error) {
 		if err := c.beginAbortLocked(ctx, t, true); err != nil {
 			return n, err
 		}
+		c.cfg.Metrics.timedOutTxn()
 		n++
 	}
 	return n, nil

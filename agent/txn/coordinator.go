@@ -63,6 +63,9 @@ type Config struct {
 	// completion, as a crash at that point would. Tests set it to stop a
 	// coordinator between the two phases; the agent never does.
 	BeforeMarkers func(transactionalID string) bool
+	// Metrics, when set, count what the coordinator does; the agent
+	// shares one among its coordinators.
+	Metrics *Metrics
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -120,6 +123,7 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 	if c.cfg.MarkerRetryBackoff <= 0 {
 		c.cfg.MarkerRetryBackoff = DefaultConfig().MarkerRetryBackoff
 	}
+	began := time.Now()
 	start, end := l.LogStartOffset(), l.HighWatermark()
 	for offset := start; offset < end; {
 		chunk, err := l.Read(offset, replayChunkBytes)
@@ -162,6 +166,7 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.cfg.Metrics.loaded(time.Since(began), c.openLocked())
 	for _, t := range c.txns {
 		if t.State == kmsg.TransactionStatePrepareCommit || t.State == kmsg.TransactionStatePrepareAbort {
 			logger.Info("completing a transaction the previous coordinator prepared",
@@ -182,9 +187,22 @@ func (c *Coordinator) Close() {
 	if !c.closed {
 		c.closed = true
 		close(c.stop)
+		c.cfg.Metrics.unloaded(c.openLocked())
 	}
 	c.mu.Unlock()
 	c.workers.Wait()
+}
+
+// openLocked counts the transactions open or being ended
+// (strata_txn_ongoing).
+func (c *Coordinator) openLocked() int {
+	n := 0
+	for _, t := range c.txns {
+		if isOpen(t.State) {
+			n++
+		}
+	}
+	return n
 }
 
 // writeLocked makes next durable, then installs it as t's metadata.
@@ -198,6 +216,9 @@ func (c *Coordinator) writeLocked(ctx context.Context, t *txnState, next Metadat
 	}
 	if err := c.log.Append(ctx, raw); err != nil {
 		return err
+	}
+	if !c.closed { // a closed coordinator's count left the gauge already
+		c.cfg.Metrics.changed(t.State, next.State)
 	}
 	t.Metadata = next
 	return nil
