@@ -2,6 +2,7 @@ package txn
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -77,6 +78,9 @@ func (c *Coordinator) complete(t *txnState, prepared Metadata, began time.Time) 
 		if err == nil {
 			break
 		}
+		if errors.Is(err, ErrClosed) {
+			return
+		}
 		// The markers are written, so the outcome is decided; only the
 		// record saying so is missing. Retrying keeps the transaction
 		// pending (clients retry CONCURRENT_TRANSACTIONS) until it lands
@@ -139,8 +143,18 @@ func (c *Coordinator) AbortTimedOut(ctx context.Context) (int, error) {
 		return 0, ErrClosed
 	}
 	now, n := c.now(), 0
+	var open []*txnState
 	for _, t := range c.txns {
-		if t.State != kmsg.TransactionStateOngoing || t.completing || now.Sub(t.Start) <= t.Timeout {
+		open = append(open, t)
+	}
+	// Each abort's write releases the mutex: every one is checked again
+	// when its turn comes.
+	for _, t := range open {
+		if c.closed {
+			return n, ErrClosed
+		}
+		// One being written is looked at again at the next check.
+		if c.txns[t.TransactionalID] != t || t.pending != nil || t.State != kmsg.TransactionStateOngoing || t.completing || now.Sub(t.Start) <= t.Timeout {
 			continue
 		}
 		c.logger.Info("aborting a transaction open longer than its timeout",
@@ -171,7 +185,7 @@ func (c *Coordinator) ExpireIDs(ctx context.Context) (int, error) {
 		default:
 			continue
 		}
-		if t.completing || c.cfg.IDExpiration <= 0 || now.Sub(t.LastUpdate) <= c.cfg.IDExpiration {
+		if t.pending != nil || t.completing || c.cfg.IDExpiration <= 0 || now.Sub(t.LastUpdate) <= c.cfg.IDExpiration {
 			continue
 		}
 		raw, err := buildBatch(tombstone(id), now)
@@ -192,7 +206,7 @@ func (c *Coordinator) Describe(id string) (Metadata, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t, ok := c.txns[id]
-	if !ok {
+	if !ok || !t.written() {
 		return Metadata{}, false
 	}
 	m := t.Metadata
@@ -207,6 +221,9 @@ func (c *Coordinator) List() []Metadata {
 	defer c.mu.Unlock()
 	out := make([]Metadata, 0, len(c.txns))
 	for _, t := range c.txns {
+		if !t.written() {
+			continue
+		}
 		m := t.Metadata
 		m.Partitions = nil
 		out = append(out, m)
