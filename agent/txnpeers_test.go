@@ -70,7 +70,9 @@ func TestTxnRemotePeerConnectionsPooled(t *testing.T) {
 		t.Fatal("the leader dialled no pooled connection: the partitions were not added remotely")
 	}
 	bound := float64(kafka.DefaultPeerPoolConfig().MaxConnsPerPeer)
-	if grew := accepted() - before; grew > bound {
+	grew := accepted() - before
+	t.Logf("%d remote transactions: %v connections accepted by the coordinator and the leader", n, grew)
+	if grew > bound {
 		t.Fatalf("%d remote transactions made the coordinator and the leader accept %v connections, want at most %v",
 			n, grew, bound)
 	}
