@@ -51,6 +51,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/agent/txn"
 	"github.com/strata-streaming/strata/internal/oauthbearer"
 	"github.com/strata-streaming/strata/internal/secretfile"
 	"github.com/strata-streaming/strata/internal/tlsconfig"
@@ -103,6 +104,7 @@ type Agent struct {
 	// txnBeforeMarkers is Options.TxnBeforeMarkers.
 	txnCoords        txnCoordinators
 	txnBeforeMarkers func(transactionalID string) bool
+	txnMetrics       *txn.Metrics // shared by the transaction coordinators
 
 	// listeners are the Kafka listeners; kafkaLn and advertised are the
 	// first's, the one replication and the console use (listeners.go).
@@ -129,7 +131,10 @@ type Agent struct {
 	httpScheme string
 	// peer is how this agent's followers dial their leaders
 	// (interagent.go).
-	peer  kafka.PeerOptions
+	peer kafka.PeerOptions
+	// peers holds the connections transaction markers and verification
+	// use to reach other agents (agent/kafka/peerpool.go).
+	peers *kafka.PeerPool
 	ready atomic.Bool
 
 	stop      chan struct{}
@@ -183,6 +188,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	}
 	a.partMetrics = partition.NewMetrics(a.registry)
 	a.cleanerMetrics = newCleanerMetrics(a.registry)
+	a.txnMetrics = txn.NewMetrics(a.registry)
 	a.flush, _ = log.ParseFlushPolicy(cfg.LogFlush) // checked by Validate
 	defer func() {
 		if err != nil {
@@ -207,6 +213,9 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		return nil, err
 	}
 	if err := a.openStore(ctx); err != nil {
+		return nil, err
+	}
+	if a.peers, err = a.newPeerPool(); err != nil { // needs a.id
 		return nil, err
 	}
 	if err := a.openTiering(); err != nil {
@@ -528,6 +537,9 @@ func (a *Agent) Close() error {
 		}
 		a.wg.Wait()
 		a.closeTxnCoordinators()
+		if a.peers != nil { // after the coordinators' marker writers and the requests that verify
+			a.peers.Close()
+		}
 		a.closeCoordinators()
 		errs = append(errs, a.closePartitions())
 		if a.tier != nil {

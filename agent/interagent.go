@@ -61,6 +61,17 @@ func (a *Agent) peerOptions() (kafka.PeerOptions, error) {
 	return opts, nil
 }
 
+// newPeerPool is the pool of connections the transaction coordinators
+// and verifying leaders reach other agents with: the inter-agent
+// listener's security, as replication's, and idle connections dropped
+// well before the other agents' --connections-max-idle would.
+func (a *Agent) newPeerPool() (*kafka.PeerPool, error) {
+	cfg := kafka.DefaultPeerPoolConfig()
+	cfg.Self, cfg.Options = a.id, a.peer
+	cfg.IdleTimeout = min(cfg.IdleTimeout, a.cfg.Kafka.IdleTimeout/2)
+	return kafka.NewPeerPool(cfg, a.registry)
+}
+
 // filePassword is a SASL mechanism whose password is the first line of a
 // file, read when a connection authenticates.
 type filePassword struct{ mechanism, user, file string }

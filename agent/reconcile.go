@@ -75,7 +75,12 @@ func (a *Agent) onMemberEvent(e membership.Event) {
 		a.wakeReconcile()
 	case e.Type == membership.EventBroadcast:
 		a.ctl.OnBroadcast(e)
-	case e.Type == membership.EventFail, e.Type == membership.EventLeave, e.Type == membership.EventJoin, e.Type == membership.EventUpdate:
+	case e.Type == membership.EventFail, e.Type == membership.EventLeave:
+		// Its pooled connections are dead or about to be; a return
+		// dials afresh.
+		a.peers.Forget(e.Member.ID)
+		a.ctl.MemberChanged(time.Now())
+	case e.Type == membership.EventJoin, e.Type == membership.EventUpdate:
 		a.ctl.MemberChanged(time.Now())
 	}
 }

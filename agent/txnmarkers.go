@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/txn"
@@ -13,14 +12,12 @@ import (
 
 // txnMarkers writes a transaction's markers for its coordinator: to the
 // partitions led here directly, to the others with WriteTxnMarkers over
-// the inter-agent listener (its TLS and SASL, as replication), one
-// request per leader, all leaders at once.
+// the inter-agent listener (its TLS and SASL, as replication) on the
+// agent's pooled connections (a.peers), one request per leader, all
+// leaders at once.
 type txnMarkers struct{ a *Agent }
 
 var _ txn.Markers = txnMarkers{}
-
-// markerDialTimeout bounds a connection to another agent's listener.
-const markerDialTimeout = 5 * time.Second
 
 func (m txnMarkers) WriteMarkers(ctx context.Context, producerID int64, epoch int16, commit bool, coordinatorEpoch int32, parts []txn.TopicPartition) error {
 	byLeader := map[int32]map[string][]int32{}
@@ -88,12 +85,9 @@ func (m txnMarkers) send(ctx context.Context, leader int32, tm kafka.TxnMarker) 
 	if err != nil {
 		return err
 	}
-	dctx, cancel := context.WithTimeout(ctx, markerDialTimeout)
-	c, err := kafka.DialPeer(dctx, addr, a.id, a.peer)
-	cancel()
+	err = a.peers.Do(ctx, leader, addr, func(c *kafka.PeerClient) error { return c.WriteTxnMarkers(ctx, tm) })
 	if err != nil {
 		return fmt.Errorf("markers to agent %d: %w", leader, err)
 	}
-	defer c.Close()
-	return c.WriteTxnMarkers(ctx, tm)
+	return nil
 }

@@ -109,6 +109,7 @@ func (a *Agent) loadTxnCoordinator(ctx context.Context, p *partition.Partition) 
 	cfg.Markers = txnMarkers{a}
 	cfg.ProducerIDs = a
 	cfg.BeforeMarkers = a.txnBeforeMarkers
+	cfg.Metrics = a.txnMetrics
 	c, err := txn.Load(ctx, p.Index(), offsetsLog{p}, cfg, a.logger.With("component", "txn", "partition", p.Index()))
 	if err != nil {
 		return nil, errors.Join(kafka.ErrCoordinatorNotAvailable, err)

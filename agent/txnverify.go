@@ -17,7 +17,8 @@ import (
 // whether the partition is in the producer's ongoing transaction (part
 // 1), or with add adds it (part 2, transaction version 2), directly when
 // it runs here, else over the inter-agent listener (its TLS and SASL)
-// with AddPartitionsToTxn v4 or v5, as markers travel. A coordinator that
+// with AddPartitionsToTxn v4 or v5 on the pooled connections markers
+// travel on (a.peers). A coordinator that
 // cannot be reached is ErrCoordinatorNotAvailable, which the producer
 // retries.
 func (a *Agent) VerifyTxn(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32, add bool) error {
@@ -52,16 +53,12 @@ func (a *Agent) VerifyTxn(ctx context.Context, transactionalID string, producerI
 	if err != nil {
 		return errors.Join(kafka.ErrCoordinatorNotAvailable, err)
 	}
-	dctx, cancel := context.WithTimeout(ctx, markerDialTimeout)
-	c, err := kafka.DialPeer(dctx, addr, a.id, a.peer)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("%w: verify with agent %d: %w", kafka.ErrCoordinatorNotAvailable, leader, err)
-	}
-	defer c.Close()
-	err = c.VerifyTxn(ctx, transactionalID, producerID, epoch, topic, partition, add)
+	err = a.peers.Do(ctx, leader, addr, func(c *kafka.PeerClient) error {
+		return c.VerifyTxn(ctx, transactionalID, producerID, epoch, topic, partition, add)
+	})
 	if ke := (*kerr.Error)(nil); err != nil && !errors.As(err, &ke) {
-		// The connection failed, not the coordinator: retriable.
+		// The connection failed (or could not be made), not the
+		// coordinator: retriable.
 		return errors.Join(kafka.ErrCoordinatorNotAvailable, err)
 	}
 	return err

@@ -20,6 +20,7 @@ type metrics struct {
 	bytesIn  *prometheus.CounterVec
 	bytesOut *prometheus.CounterVec
 	conns    prometheus.Gauge
+	accepted prometheus.Counter
 	refusals *prometheus.CounterVec
 
 	fetchSessionCount      prometheus.Gauge
@@ -57,6 +58,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"topic"}),
 		conns: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "strata_kafka_connections", Help: "Kafka connections open.",
+		}),
+		accepted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "strata_kafka_connections_accepted_total", Help: "Kafka connections accepted and admitted, on every listener: with strata_kafka_connections, how often clients and other agents connect anew.",
 		}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_kafka_connections_refused_total", Help: "Kafka connections closed as soon as accepted, by the limit they were over: total (--max-connections), per_ip (--max-connections-per-ip), rate (--max-connection-creation-rate) or ip_quota (the address's connection_creation_rate client quota).",
@@ -109,7 +113,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.refusals.WithLabelValues(reason) // exported at 0 from the start
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut, m.conns, m.refusals,
+		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut, m.conns, m.accepted, m.refusals,
 			m.fetchSessionCount, m.fetchSessionPartitions, m.fetchSessionEvictions, m.fetchesBySession,
 			m.decompressionChecks, m.requestBytesInUse, m.requestBudgetWaits, m.autoCreateDeferrals, m.authentications, m.denials,
 			m.throttledRequests, m.throttleTime)
@@ -141,6 +145,9 @@ func (m *metrics) observe(key int16, start time.Time, err error) {
 func (m *metrics) opened(n int) {
 	if m != nil {
 		m.conns.Add(float64(n))
+		if n > 0 {
+			m.accepted.Add(float64(n))
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package txn
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -19,13 +20,16 @@ func (c *Coordinator) completeLocked(t *txnState) {
 	t.completed = make(chan struct{})
 	prepared := t.Metadata
 	c.workers.Add(1)
+	began := time.Now()
 	go func() {
 		defer c.workers.Done()
-		c.complete(t, prepared)
+		c.complete(t, prepared, began)
 	}()
 }
 
-func (c *Coordinator) complete(t *txnState, prepared Metadata) {
+// complete writes the markers of the transaction prepared since began,
+// then its Complete state.
+func (c *Coordinator) complete(t *txnState, prepared Metadata, began time.Time) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -44,6 +48,7 @@ func (c *Coordinator) complete(t *txnState, prepared Metadata) {
 		if err == nil {
 			break
 		}
+		c.cfg.Metrics.markersFailed()
 		c.logger.Warn("transaction markers failed; retrying", "transactional_id", prepared.TransactionalID, "err", err)
 		t := time.NewTimer(c.cfg.MarkerRetryBackoff)
 		select {
@@ -73,6 +78,9 @@ func (c *Coordinator) complete(t *txnState, prepared Metadata) {
 		if err == nil {
 			break
 		}
+		if errors.Is(err, ErrClosed) {
+			return
+		}
 		// The markers are written, so the outcome is decided; only the
 		// record saying so is missing. Retrying keeps the transaction
 		// pending (clients retry CONCURRENT_TRANSACTIONS) until it lands
@@ -93,6 +101,7 @@ func (c *Coordinator) complete(t *txnState, prepared Metadata) {
 	t.completing = false
 	close(t.completed)
 	t.completed = nil
+	c.cfg.Metrics.completedTxn(commit, time.Since(began))
 }
 
 // concurrentWait bounds how long a request waits for the completion of
@@ -134,8 +143,18 @@ func (c *Coordinator) AbortTimedOut(ctx context.Context) (int, error) {
 		return 0, ErrClosed
 	}
 	now, n := c.now(), 0
+	var open []*txnState
 	for _, t := range c.txns {
-		if t.State != kmsg.TransactionStateOngoing || t.completing || now.Sub(t.Start) <= t.Timeout {
+		open = append(open, t)
+	}
+	// Each abort's write releases the mutex: every one is checked again
+	// when its turn comes.
+	for _, t := range open {
+		if c.closed {
+			return n, ErrClosed
+		}
+		// One being written is looked at again at the next check.
+		if c.txns[t.TransactionalID] != t || t.pending != nil || t.State != kmsg.TransactionStateOngoing || t.completing || now.Sub(t.Start) <= t.Timeout {
 			continue
 		}
 		c.logger.Info("aborting a transaction open longer than its timeout",
@@ -143,6 +162,7 @@ func (c *Coordinator) AbortTimedOut(ctx context.Context) (int, error) {
 		if err := c.beginAbortLocked(ctx, t, true); err != nil {
 			return n, err
 		}
+		c.cfg.Metrics.timedOutTxn()
 		n++
 	}
 	return n, nil
@@ -165,7 +185,7 @@ func (c *Coordinator) ExpireIDs(ctx context.Context) (int, error) {
 		default:
 			continue
 		}
-		if t.completing || c.cfg.IDExpiration <= 0 || now.Sub(t.LastUpdate) <= c.cfg.IDExpiration {
+		if t.pending != nil || t.completing || c.cfg.IDExpiration <= 0 || now.Sub(t.LastUpdate) <= c.cfg.IDExpiration {
 			continue
 		}
 		raw, err := buildBatch(tombstone(id), now)
@@ -186,7 +206,7 @@ func (c *Coordinator) Describe(id string) (Metadata, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t, ok := c.txns[id]
-	if !ok {
+	if !ok || !t.written() {
 		return Metadata{}, false
 	}
 	m := t.Metadata
@@ -201,6 +221,9 @@ func (c *Coordinator) List() []Metadata {
 	defer c.mu.Unlock()
 	out := make([]Metadata, 0, len(c.txns))
 	for _, t := range c.txns {
+		if !t.written() {
+			continue
+		}
 		m := t.Metadata
 		m.Partitions = nil
 		out = append(out, m)

@@ -63,6 +63,9 @@ type Config struct {
 	// completion, as a crash at that point would. Tests set it to stop a
 	// coordinator between the two phases; the agent never does.
 	BeforeMarkers func(transactionalID string) bool
+	// Metrics, when set, count what the coordinator does; the agent
+	// shares one among its coordinators.
+	Metrics *Metrics
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -96,6 +99,10 @@ type Coordinator struct {
 // completion (markers, then the Complete record) is under way.
 type txnState struct {
 	Metadata
+	// pending is closed when the write of the id's next state, under way
+	// with c.mu released, ends (nil when none is): Kafka's pendingState.
+	// Requests for the id wait for it (awaitLocked); other ids go on.
+	pending    chan struct{}
 	completing bool
 	// completed is closed when the completion under way ends (nil when
 	// none is): requests that must wait for it (waitCompletedLocked).
@@ -120,6 +127,7 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 	if c.cfg.MarkerRetryBackoff <= 0 {
 		c.cfg.MarkerRetryBackoff = DefaultConfig().MarkerRetryBackoff
 	}
+	began := time.Now()
 	start, end := l.LogStartOffset(), l.HighWatermark()
 	for offset := start; offset < end; {
 		chunk, err := l.Read(offset, replayChunkBytes)
@@ -162,6 +170,7 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.cfg.Metrics.loaded(time.Since(began), c.openLocked())
 	for _, t := range c.txns {
 		if t.State == kmsg.TransactionStatePrepareCommit || t.State == kmsg.TransactionStatePrepareAbort {
 			logger.Info("completing a transaction the previous coordinator prepared",
@@ -182,26 +191,91 @@ func (c *Coordinator) Close() {
 	if !c.closed {
 		c.closed = true
 		close(c.stop)
+		c.cfg.Metrics.unloaded(c.openLocked())
 	}
 	c.mu.Unlock()
 	c.workers.Wait()
 }
 
-// writeLocked makes next durable, then installs it as t's metadata.
-// The mutex is held across the append so that changes land in the order
-// they were decided.
+// openLocked counts the transactions open or being ended
+// (strata_txn_ongoing).
+func (c *Coordinator) openLocked() int {
+	n := 0
+	for _, t := range c.txns {
+		if isOpen(t.State) {
+			n++
+		}
+	}
+	return n
+}
+
+// writeLocked makes next durable, then installs it as t's metadata. The
+// mutex is released during the append (an acks=all round trip), so that
+// other transactional ids of the partition are not held up; t is pending
+// meanwhile, and every request for it waits (awaitLocked), so the
+// changes of one id land in the order they were decided. The callers
+// decide next with the mutex held since their awaitLocked, so no other
+// write of t is under way.
 func (c *Coordinator) writeLocked(ctx context.Context, t *txnState, next Metadata) error {
+	if t.pending != nil {
+		// A path that skipped awaitLocked: refuse rather than reorder.
+		return fmt.Errorf("%w: %q has a write under way", ErrConcurrentTransactions, t.TransactionalID)
+	}
 	next.LastUpdate = c.now()
 	raw, err := buildBatch(record(&next), next.LastUpdate)
 	if err != nil {
 		return err
 	}
-	if err := c.log.Append(ctx, raw); err != nil {
+	done := make(chan struct{})
+	t.pending = done
+	c.mu.Unlock()
+	err = c.log.Append(ctx, raw)
+	c.mu.Lock()
+	t.pending = nil
+	close(done)
+	switch {
+	case err != nil:
 		return err
+	case c.closed:
+		// The record is durable, and the partition's next coordinator
+		// replays it; this one serves no more.
+		return ErrClosed
 	}
+	c.cfg.Metrics.changed(t.State, next.State)
 	t.Metadata = next
 	return nil
 }
+
+// awaitLocked returns id's transaction (nil if there is none) once no
+// write of it is under way, waiting with the mutex released.
+func (c *Coordinator) awaitLocked(ctx context.Context, id string) (*txnState, error) {
+	for {
+		if c.closed {
+			return nil, ErrClosed
+		}
+		t := c.txns[id]
+		if t == nil || t.pending == nil {
+			return t, nil
+		}
+		done := t.pending
+		c.mu.Unlock()
+		var err error
+		select {
+		case <-done:
+		case <-c.stop:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		c.mu.Lock()
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// written reports whether t has a durable state: a new id's is being
+// written for the first time while it is pending with none.
+func (t *txnState) written() bool { return !t.LastUpdate.IsZero() }
 
 // InitProducerID gives transactional id id a producer id and a new epoch,
 // fencing every older instance (Kafka's handleInitProducerId). An open
@@ -218,22 +292,27 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeout tim
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
-		return -1, -1, ErrClosed
+	t, err := c.awaitLocked(ctx, id)
+	if err != nil {
+		return -1, -1, err
 	}
-	t := c.txns[id]
 	if t == nil {
 		pid, err := c.cfg.ProducerIDs.NewProducerID(ctx)
 		if err != nil {
 			return -1, -1, err
 		}
-		t = &txnState{fencedEpoch: -1}
+		// In the map before it is written, so that a second request for
+		// the id waits for this write instead of racing it.
+		t = &txnState{Metadata: Metadata{TransactionalID: id}, fencedEpoch: -1}
+		c.txns[id] = t
 		next := Metadata{TransactionalID: id, ProducerID: pid, ProducerEpoch: 0, Timeout: timeout, State: kmsg.TransactionStateEmpty,
 			NextProducerID: -1, PrevProducerID: -1}
 		if err := c.writeLocked(ctx, t, next); err != nil {
+			if c.txns[id] == t {
+				delete(c.txns, id)
+			}
 			return -1, -1, err
 		}
-		c.txns[id] = t
 		return pid, 0, nil
 	}
 	if t.completing {
@@ -277,13 +356,13 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeout tim
 	return next.ProducerID, next.ProducerEpoch, nil
 }
 
-// checkProducerLocked finds id's transaction and checks that producerID
-// and epoch hold it.
-func (c *Coordinator) checkProducerLocked(id string, producerID int64, epoch int16) (*txnState, error) {
-	if c.closed {
-		return nil, ErrClosed
+// checkProducerLocked finds id's transaction, once no write of it is
+// under way, and checks that producerID and epoch hold it.
+func (c *Coordinator) checkProducerLocked(ctx context.Context, id string, producerID int64, epoch int16) (*txnState, error) {
+	t, err := c.awaitLocked(ctx, id)
+	if err != nil {
+		return nil, err
 	}
-	t := c.txns[id]
 	switch {
 	case t == nil || t.ProducerID != producerID:
 		return nil, fmt.Errorf("%w: %q, producer %d", ErrInvalidProducerIDMapping, id, producerID)
@@ -302,7 +381,7 @@ func (c *Coordinator) checkProducerLocked(id string, producerID int64, epoch int
 func (c *Coordinator) AddPartitions(ctx context.Context, id string, producerID int64, epoch int16, parts []TopicPartition, tv2 bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t, err := c.checkProducerLocked(id, producerID, epoch)
+	t, err := c.checkProducerLocked(ctx, id, producerID, epoch)
 	if err != nil {
 		return err
 	}
@@ -314,7 +393,7 @@ func (c *Coordinator) AddPartitions(ctx context.Context, id string, producerID i
 		if !c.waitCompletedLocked(ctx, t) {
 			return ErrConcurrentTransactions
 		}
-		if t, err = c.checkProducerLocked(id, producerID, epoch); err != nil {
+		if t, err = c.checkProducerLocked(ctx, id, producerID, epoch); err != nil {
 			return err
 		}
 		if t.completing || t.State == kmsg.TransactionStatePrepareCommit || t.State == kmsg.TransactionStatePrepareAbort {

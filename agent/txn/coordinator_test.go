@@ -118,6 +118,8 @@ type fixture struct {
 	now     time.Time
 	nowMu   sync.Mutex
 	c       *Coordinator
+	// metrics, when set before a load, are the loaded coordinator's.
+	metrics *Metrics
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -130,6 +132,7 @@ func (f *fixture) load(beforeMarkers func(string) bool) *Coordinator {
 	cfg := DefaultConfig()
 	cfg.MarkerRetryBackoff = time.Millisecond
 	cfg.Markers, cfg.ProducerIDs, cfg.BeforeMarkers = f.markers, f.ids, beforeMarkers
+	cfg.Metrics = f.metrics
 	cfg.Now = func() time.Time {
 		f.nowMu.Lock()
 		defer f.nowMu.Unlock()

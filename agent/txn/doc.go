@@ -45,10 +45,15 @@
 //
 // # Concurrency
 //
-// All methods are safe for concurrent use. One mutex orders every change;
-// a change is applied to memory only after its record is durable in the
-// log, as in agent/group. A transaction being completed (markers in
-// flight) is marked pending, and every request for it meanwhile gets
-// ErrConcurrentTransactions, which clients retry. The goroutines that
+// All methods are safe for concurrent use. One mutex guards the state; a
+// change is applied to memory only after its record is durable in the
+// log, as in agent/group. The mutex is released while a record is
+// appended (an acks=all round trip), so transactional ids that share the
+// partition do not wait for each other; the id being written is pending
+// meanwhile (Kafka's pendingState), and every request for it waits for
+// the write, so one id's changes are decided and logged one at a time. A
+// transaction being completed (markers in flight) is marked completing,
+// and requests for it meanwhile get ErrConcurrentTransactions, which
+// clients retry. The goroutines that
 // write markers belong to the Coordinator; Close stops and waits for them.
 package txn

@@ -32,10 +32,10 @@ import (
 func (c *Coordinator) EndTxn(ctx context.Context, id string, producerID int64, epoch int16, commit, tv2 bool) (int64, int16, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
-		return -1, -1, ErrClosed
+	t, err := c.awaitLocked(ctx, id)
+	if err != nil {
+		return -1, -1, err
 	}
-	t := c.txns[id]
 	if t == nil {
 		return -1, -1, fmt.Errorf("%w: %q, producer %d", ErrInvalidProducerIDMapping, id, producerID)
 	}
@@ -46,7 +46,7 @@ func (c *Coordinator) EndTxn(ctx context.Context, id string, producerID int64, e
 	if t.TV2 {
 		return c.endTxnV2Locked(ctx, t, producerID, epoch, commit, tv2, prepare, complete)
 	}
-	if _, err := c.checkProducerLocked(id, producerID, epoch); err != nil {
+	if _, err := c.checkProducerLocked(ctx, id, producerID, epoch); err != nil {
 		return -1, -1, err
 	}
 	switch t.State {

@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -18,7 +19,8 @@ import (
 func (c *Coordinator) Verify(id string, producerID int64, epoch int16, parts []TopicPartition) ([]bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t, err := c.checkProducerLocked(id, producerID, epoch)
+	// An add of the partition may be under way: the answer waits for it.
+	t, err := c.checkProducerLocked(context.Background(), id, producerID, epoch)
 	if err != nil {
 		return nil, err
 	}
