@@ -1,6 +1,7 @@
 package clustertopo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -87,7 +88,7 @@ func TestLocalClusterUp(t *testing.T) {
 		clients[i] = cl
 	}
 	for i := range clients {
-		waitBrokers(t, ctx, clients[i], i+1, kafka)
+		waitBrokers(t, ctx, work, clients[i], i+1, kafka)
 	}
 	roundTrip(t, ctx, clients, kafka)
 	checkBucket(t, ctx, env, ports[9])
@@ -108,7 +109,7 @@ func TestLocalClusterUp(t *testing.T) {
 
 // waitBrokers waits until agent id, asked directly, lists agents 1..n at
 // localhost and their Kafka ports.
-func waitBrokers(t *testing.T, ctx context.Context, cl *kgo.Client, id int, kafka []string) {
+func waitBrokers(t *testing.T, ctx context.Context, work string, cl *kgo.Client, id int, kafka []string) {
 	t.Helper()
 	var want []string
 	for i, port := range kafka {
@@ -131,7 +132,35 @@ func waitBrokers(t *testing.T, ctx context.Context, cl *kgo.Client, id int, kafk
 		return slices.Equal(got, want)
 	})
 	if err != nil {
+		gossipStacks(t, work, id)
 		t.Fatalf("agent %d lists brokers %q; want %q: %v", id, got, want, err)
+	}
+}
+
+// gossipStacks logs the goroutines of agent id that are in the gossip
+// code, from a SIGQUIT dump: an agent that never learns of a member (seen
+// rarely under CI load, not reproduced at will) is either not receiving
+// gossip or stuck inside memberlist, and the stacks tell which.
+func gossipStacks(t *testing.T, work string, id int) {
+	t.Helper()
+	name := fmt.Sprintf("agent-%d", id)
+	pid := recordedPIDs(t, work)[name]
+	if pid <= 0 || syscall.Kill(pid, syscall.SIGQUIT) != nil {
+		return
+	}
+	logFile := filepath.Join(work, name+".log")
+	var dump []byte
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		b, _ := os.ReadFile(logFile)
+		if i := bytes.Index(b, []byte("\ngoroutine ")); i >= 0 && !running(pid) {
+			dump = b[i:]
+			break
+		}
+	}
+	for _, g := range bytes.Split(dump, []byte("\n\n")) {
+		if bytes.Contains(g, []byte("memberlist")) || bytes.Contains(g, []byte("/membership.")) {
+			t.Logf("%s goroutine:\n%s", name, g)
+		}
 	}
 }
 
