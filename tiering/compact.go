@@ -160,21 +160,23 @@ func (p *Partition) Compact(ctx context.Context, o CompactOptions) (CompactResul
 	if err != nil {
 		return res, fmt.Errorf("tiering: %s: compaction: %w", p.name(), err)
 	}
+	defer p.doneCompacting()
 	out, err := p.rewrite(ctx, entries, dir, epoch, rules, o, &res)
-	if err == nil {
-		run = run[:len(entries)]
-		var nh Head
-		nh, err = p.manifest.Replace(ctx, epoch, run, out, o.Now.UnixMilli())
-		if err == nil {
-			p.setHead(nh)
-		}
-	}
 	if err != nil {
 		// The new objects are named by no manifest: delete them now
 		// rather than leave them to the janitor.
 		p.t.deleteObjects(ctx, p, out, nil)
 		return res, fmt.Errorf("tiering: %s: compaction: %w", p.name(), err)
 	}
+	run = run[:len(entries)]
+	// The grace of the retired objects runs from the swap: readers may
+	// hold the old head from any time before it.
+	nh, err := p.manifest.Replace(ctx, epoch, run, out, max(o.Now.UnixMilli(), time.Now().UnixMilli()))
+	if err != nil {
+		p.dropUnswapped(ctx, out, err)
+		return res, fmt.Errorf("tiering: %s: compaction: %w", p.name(), err)
+	}
+	p.setHead(nh)
 	res.ObjectsBefore, res.ObjectsAfter = len(run), len(out)
 	p.t.metrics.compacted(p.src.Topic(), res)
 	p.t.logger.Info("remote compaction", "partition", p.name(), "from", run[0].Base, "to", run[len(run)-1].Next,
@@ -478,6 +480,12 @@ func (p *Partition) putObject(ctx context.Context, w *objectWriter, next int64, 
 		e.TxnIndexSize = int64(len(small[suffixTxnIndex]))
 	}
 	key := p.prefix + object
+	p.mu.Lock()
+	if p.compacting == nil {
+		p.compacting = map[string]bool{}
+	}
+	p.compacting[object] = true
+	p.mu.Unlock()
 	var put []string
 	failed := func(k string, err error) (Entry, error) {
 		for _, k := range put { // best effort: what is left is the janitor's
@@ -500,4 +508,39 @@ func (p *Partition) putObject(ctx context.Context, w *objectWriter, next int64, 
 	res.Puts++
 	res.BytesWritten += e.Size
 	return e, pace(ctx, o, e.Size)
+}
+
+// doneCompacting ends the pass's hold on its objects: those swapped in are
+// the manifest's now, the others the janitor's.
+func (p *Partition) doneCompacting() {
+	p.mu.Lock()
+	clear(p.compacting)
+	p.mu.Unlock()
+}
+
+// dropUnswapped deletes the objects of a pass whose swap failed, but only
+// those the manifest does not name: a head PUT whose answer was lost, or
+// that the client retried into a 412, may have swapped them in all the
+// same. When the failure leaves that unknown (the store did not answer,
+// the head cannot be read), the objects stay for the orphan janitor, which
+// looks at the head again before it deletes anything.
+func (p *Partition) dropUnswapped(ctx context.Context, out []Entry, err error) {
+	if !errors.Is(err, ErrFenced) && !errors.Is(err, ErrCompactRaced) {
+		return
+	}
+	h, _, err := p.manifest.Load(ctx)
+	if err != nil {
+		return
+	}
+	named, err := p.namedBy(ctx, &h)
+	if err != nil {
+		return
+	}
+	var drop []Entry
+	for _, e := range out {
+		if !named[e.Object] {
+			drop = append(drop, e)
+		}
+	}
+	p.t.deleteObjects(ctx, p, drop, nil)
 }

@@ -9,6 +9,7 @@ package tiering
 
 import (
 	"context"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -98,7 +99,9 @@ func (p *Partition) DeleteRecords(ctx context.Context, offset int64) error {
 // manifest does not name and that are older than the grace period. Segment
 // objects at or above the manifest's end are never deleted: they may be an
 // upload still in progress (its small objects go first; its .log may take
-// longer than the grace). It runs at most once per half grace period and
+// longer than the grace); nor are the objects of a compaction pass in
+// progress (compact.go), which lie below the end but are named by no head
+// until the pass swaps them in. It runs at most once per half grace period and
 // returns how many objects it deleted. Objects a compaction retired are
 // deleted on every call once retired for the compaction grace: that needs
 // no listing.
@@ -118,30 +121,12 @@ func (p *Partition) CleanOrphans(ctx context.Context, now time.Time) (int, error
 	if err != nil {
 		return retired, err
 	}
-	entries, err := p.manifest.All(ctx, &h)
+	known, err := p.namedBy(ctx, &h)
 	if err != nil {
 		return 0, err
 	}
-	known := map[string]bool{}
-	for _, r := range h.Retired {
-		known[r.Key] = true // the compaction grace applies (deleteRetired)
-	}
-	for _, e := range entries {
-		known[e.Object] = true
-	}
-	for _, ref := range h.Pages {
-		known[ref.Key] = true
-		// Entries of a page partly below the start stay referenced until
-		// the whole page goes.
-		page, err := p.manifest.Page(ctx, ref)
-		if err != nil {
-			return 0, err
-		}
-		for _, e := range page {
-			known[e.Object] = true
-		}
-	}
-	var orphans []string
+	type candidate struct{ key, object string }
+	var candidates []candidate
 	for _, dir := range []string{"segments/", "manifest/pages/"} {
 		err := p.bucket.List(ctx, p.prefix+dir, func(key string, attrs objstore.Attributes) error {
 			rel := strings.TrimPrefix(key, p.prefix)
@@ -153,12 +138,34 @@ func (p *Partition) CleanOrphans(ctx context.Context, now time.Time) (int, error
 				}
 			}
 			if !known[object] && now.Sub(attrs.LastModified) > p.t.cfg.OrphanGrace {
-				orphans = append(orphans, key)
+				candidates = append(candidates, candidate{key, object})
 			}
 			return nil
 		})
 		if err != nil {
 			return 0, err
+		}
+	}
+	if len(candidates) == 0 {
+		return retired, nil
+	}
+	// A compaction pass writes objects below Next() that no head names
+	// until its swap, which may have happened during the listing: spare
+	// what a pass holds now, then what the head names now (a pass lets go
+	// of its objects only after its swap).
+	p.mu.Lock()
+	holding := maps.Clone(p.compacting)
+	p.mu.Unlock()
+	if h, _, err = p.manifest.Load(ctx); err != nil {
+		return retired, err
+	}
+	if known, err = p.namedBy(ctx, &h); err != nil {
+		return retired, err
+	}
+	var orphans []string
+	for _, c := range candidates {
+		if !known[c.object] && !holding[c.object] {
+			orphans = append(orphans, c.key)
 		}
 	}
 	for _, k := range orphans {
@@ -168,6 +175,35 @@ func (p *Partition) CleanOrphans(ctx context.Context, now time.Time) (int, error
 		p.t.logger.Info("orphan object deleted", "partition", p.name(), "key", k)
 	}
 	return retired + len(orphans), nil
+}
+
+// namedBy returns the objects and pages head h names: its entries, those
+// of its pages (an entry of a page partly below the start stays named
+// until the whole page goes), the pages, and the retired objects (the
+// compaction grace applies to them, deleteRetired).
+func (p *Partition) namedBy(ctx context.Context, h *Head) (map[string]bool, error) {
+	entries, err := p.manifest.All(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	named := map[string]bool{}
+	for _, r := range h.Retired {
+		named[r.Key] = true
+	}
+	for _, e := range entries {
+		named[e.Object] = true
+	}
+	for _, ref := range h.Pages {
+		named[ref.Key] = true
+		page, err := p.manifest.Page(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range page {
+			named[e.Object] = true
+		}
+	}
+	return named, nil
 }
 
 // deleteRetired deletes the objects of the head's retired entries that

@@ -111,6 +111,10 @@ type Partition struct {
 	retryAt      time.Time
 	lastErr      error
 	cleaned      time.Time // last orphan cleanup
+	// compacting names the objects the compaction pass in progress has
+	// written or is writing: none is in the manifest until the pass swaps
+	// them in, and a pass may outlast the orphan grace.
+	compacting map[string]bool
 	// headEpoch is the leader epoch in which h was last read or written:
 	// a replica that starts leading re-reads the manifest, which the
 	// previous leader changed meanwhile.
