@@ -40,7 +40,7 @@ func (a *Agent) VerifyTxn(ctx context.Context, transactionalID string, producerI
 		if add {
 			return c.AddPartitions(ctx, transactionalID, producerID, epoch, parts, true)
 		}
-		in, err := c.Verify(transactionalID, producerID, epoch, parts)
+		in, err := c.Verify(ctx, transactionalID, producerID, epoch, parts)
 		if err != nil {
 			return err
 		}

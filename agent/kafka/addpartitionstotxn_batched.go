@@ -79,7 +79,7 @@ func batchedTxnCodes(ctx context.Context, s *Server, version int16, t *kmsg.AddP
 		tv2 := version >= 5
 		return fill(txnErrorCode(c.AddPartitions(ctx, t.TransactionalID, t.ProducerID, t.ProducerEpoch, parts, tv2), version, 2))
 	}
-	in, err := c.Verify(t.TransactionalID, t.ProducerID, t.ProducerEpoch, parts)
+	in, err := c.Verify(ctx, t.TransactionalID, t.ProducerID, t.ProducerEpoch, parts)
 	if err != nil {
 		return fill(txnErrorCode(err, version, 2))
 	}

@@ -52,6 +52,12 @@ func (c *Coordinator) EndTxn(ctx context.Context, id string, producerID int64, e
 	switch t.State {
 	case kmsg.TransactionStateOngoing:
 	case complete:
+		if tv2 && !commit {
+			// A version-2 abort with nothing open (the last transaction
+			// was of version 1, before an upgrade): a retry would name the
+			// epoch before a bump, so this one is served and bumps it.
+			return c.prepareLocked(ctx, t, prepare, tv2)
+		}
 		return t.ProducerID, t.ProducerEpoch, nil // a retry after the answer was lost
 	case prepare:
 		return -1, -1, ErrConcurrentTransactions

@@ -101,3 +101,21 @@ func TestEndTxnV2ExhaustedEpoch(t *testing.T) {
 		t.Fatalf("next transaction under the new id: %v", err)
 	}
 }
+
+// TestEndTxnV2AbortAfterV1Abort: after an upgrade, a client's first
+// version-2 abort, with its last transaction aborted at version 1, is an
+// abort with nothing open that bumps the epoch, not a retry of the old one.
+func TestEndTxnV2AbortAfterV1Abort(t *testing.T) {
+	f := newFixture(t)
+	pid, e0, _ := f.init("t1", -1, -1)
+	if err := f.c.AddPartitions(ctx, "t1", pid, e0, partsAB, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.c.EndTxn(ctx, "t1", pid, e0, false, false); err != nil {
+		t.Fatal(err)
+	}
+	f.waitState("t1", kmsg.TransactionStateCompleteAbort)
+	if id, epoch, err := f.c.EndTxn(ctx, "t1", pid, e0, false, true); err != nil || id != pid || epoch != e0+1 {
+		t.Fatalf("version-2 abort after a version-1 abort: %d/%d %v, want %d/%d", id, epoch, err, pid, e0+1)
+	}
+}

@@ -16,11 +16,11 @@ import (
 // concerns every partition: a wrong producer id or a fenced epoch, or
 // ErrConcurrentTransactions while the transaction's markers are written
 // (the leader's client retries, and then learns it ended).
-func (c *Coordinator) Verify(id string, producerID int64, epoch int16, parts []TopicPartition) ([]bool, error) {
+func (c *Coordinator) Verify(ctx context.Context, id string, producerID int64, epoch int16, parts []TopicPartition) ([]bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// An add of the partition may be under way: the answer waits for it.
-	t, err := c.checkProducerLocked(context.Background(), id, producerID, epoch)
+	t, err := c.checkProducerLocked(ctx, id, producerID, epoch)
 	if err != nil {
 		return nil, err
 	}
