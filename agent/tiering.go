@@ -66,7 +66,15 @@ func (a *Agent) applyRemoteRetention(ctx context.Context, p *partition.Partition
 		}
 	}
 	remote := p.Remote()
-	n, err := remote.ApplyRetention(ctx, time.Now(), r.RetentionMs, r.RetentionBytes)
+	retentionMs, retentionBytes := r.RetentionMs, r.RetentionBytes
+	if !r.Delete {
+		// cleanup.policy=compact: the cleaner, not age or size, bounds the
+		// log, in the bucket as on disk (Kafka's rule); a compacted object
+		// holding only old or emptied batches must not take the log's
+		// start with it.
+		retentionMs, retentionBytes = -1, -1
+	}
+	n, err := remote.ApplyRetention(ctx, time.Now(), retentionMs, retentionBytes)
 	switch {
 	case errors.Is(err, log.ErrClosed):
 		return

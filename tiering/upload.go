@@ -59,6 +59,16 @@ func (t *Tierer) uploadPending(ctx context.Context, p *Partition) (int64, error)
 			break // not yet committed everywhere it must be
 		}
 		if !head.Empty() && seg.Base > head.Next() {
+			if p.src.Log().LogStartOffset() <= head.Next() {
+				// The log still starts below the bucket's end, so no
+				// record between was deleted: the local cleaner emptied
+				// the segments there (a compacted topic). Moving the
+				// bucket's start up to seg.Base, as below, would drop the
+				// whole bucket part; a manifest entry cannot start past
+				// the end either, so uploads stop here, with this error
+				// in the partition's tiering status.
+				return uploaded, fmt.Errorf("tiering: %s: offsets [%d, %d) were emptied by compaction before their upload; uploads wait", p.name(), head.Next(), seg.Base)
+			}
 			// The records between are gone locally (DeleteRecords, or
 			// remote storage turned on late) and never were uploaded:
 			// the partition's log now starts at seg.Base.
