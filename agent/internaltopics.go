@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 
 	"github.com/strata-streaming/strata/agent/metadata"
@@ -18,12 +19,15 @@ import (
 // Its other configs are kept.
 //
 // Such a topic was tiered by default (remote.storage.enable=true), and a
-// compacted topic is tiered only when it says so (metadata.Resolve): the
-// move writes remote.storage.enable=true explicitly for a topic that was
-// tiered, so that what only the bucket holds (a limited local retention,
-// a replica restored from the bucket after a disk loss) stays readable, and
-// the bucket part is compacted in place (docs/design.md, tiered
-// compaction).
+// compacted topic is not (issue 22's tiered compaction is not there
+// yet): once compacted, the partitions are read from local disk only. So a
+// tiered one moves only when nothing of it is in the bucket alone: its
+// local retention is unlimited (as created: retention.ms=-1) and every
+// replica on this agent holds its partition's whole log. A replica
+// elsewhere that was restored from the bucket after a disk loss could
+// still hold only a suffix; the first agent to start decides for all.
+// Otherwise the topic stays as it is, with a warning, and is tried again
+// at the next start. The bucket's copies are left to the topic's deletion.
 
 // errAlreadyCompact ends a migration another agent finished first.
 var errAlreadyCompact = errors.New("agent: topic is already compacted")
@@ -37,6 +41,11 @@ func (a *Agent) compactInternalTopics(ctx context.Context) {
 	for _, name := range []string{offsetsTopic, txnTopic} {
 		e, ok := a.entry(name)
 		if !ok || e.snap.Resolved.Compact {
+			continue
+		}
+		if why := bucketOnly(e); why != "" {
+			a.logger.Warn("not moving a tiered internal topic to cleanup.policy=compact: part of it may be in the bucket alone",
+				"topic", name, "why", why)
 			continue
 		}
 		var before string
@@ -54,9 +63,7 @@ func (a *Agent) compactInternalTopics(ctx context.Context) {
 				t.Configs = map[string]string{}
 			}
 			t.Configs[metadata.CleanupPolicy] = "compact"
-			if r.RemoteStorage {
-				t.Configs[metadata.RemoteStorageEnable] = "true"
-			}
+			delete(t.Configs, metadata.RemoteStorageEnable) // a compacted topic is not tiered
 			return nil
 		})
 		if errors.Is(err, errAlreadyCompact) {
@@ -77,4 +84,22 @@ func (a *Agent) compactInternalTopics(ctx context.Context) {
 		}
 		a.logger.Info("internal topic moved to cleanup.policy=compact", "topic", name, "cleanup_policy_before", before)
 	}
+}
+
+// bucketOnly says why part of a tiered topic's log may be in the bucket
+// alone; "" when the topic is not tiered or its local logs are whole.
+func bucketOnly(e *topicEntry) string {
+	r := e.snap.Resolved
+	switch {
+	case !r.RemoteStorage:
+		return ""
+	case r.LocalRetentionBytes >= 0 || r.LocalRetentionMs >= 0:
+		return "local retention is limited"
+	}
+	for _, p := range e.parts {
+		if p.LocalLogStartOffset() > p.LogStartOffset() {
+			return fmt.Sprintf("partition %d starts at %d locally, %d in the bucket", p.Index(), p.LocalLogStartOffset(), p.LogStartOffset())
+		}
+	}
+	return ""
 }
