@@ -81,16 +81,7 @@ func TestTxnV2EpochBumpPerTransaction(t *testing.T) {
 	var epochs []int16
 	adm := kadm.NewClient(r.client(t))
 	for i := range 3 {
-		if err := produceInTxn(t, cl, "tv2", "v2-"+string(rune('a'+i))); err != nil {
-			t.Fatal(err)
-		}
-		if err := cl.EndTransaction(ctxT(t), kgo.TryCommit); err != nil {
-			t.Fatalf("commit %d: %v", i, err)
-		}
-		_, epoch, err := cl.ProducerID(ctxT(t))
-		if err != nil {
-			t.Fatal(err)
-		}
+		epoch := commitValue(t, cl, "tv2", "v2-"+string(rune('a'+i)))
 		epochs = append(epochs, epoch)
 		d, err := adm.DescribeTransactions(ctxT(t), "tx-v2")
 		if err != nil {
@@ -245,17 +236,7 @@ func TestTxnVersionPinnedTo1(t *testing.T) {
 	}
 	var epochs []int16
 	for i := range 2 {
-		if err := produceInTxn(t, cl, "tv1", "v1-"+string(rune('a'+i))); err != nil {
-			t.Fatal(err)
-		}
-		if err := cl.EndTransaction(ctxT(t), kgo.TryCommit); err != nil {
-			t.Fatalf("commit %d: %v", i, err)
-		}
-		_, epoch, err := cl.ProducerID(ctxT(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		epochs = append(epochs, epoch)
+		epochs = append(epochs, commitValue(t, cl, "tv1", "v1-"+string(rune('a'+i))))
 	}
 	if epochs[0] != epochs[1] {
 		t.Fatalf("epochs after each commit %v, want them equal (transaction version 1)", epochs)
@@ -312,4 +293,21 @@ func TestTxnV2RemoteCoordinator(t *testing.T) {
 	if got := readToStable(t, leader, "tv2-r", target); len(got) != 2 {
 		t.Fatalf("read_committed read %q, want the two committed records", got)
 	}
+}
+
+// commitValue produces value to topic in a transaction, commits it and
+// returns the producer epoch the client holds afterwards.
+func commitValue(t *testing.T, cl *kgo.Client, topic, value string) int16 {
+	t.Helper()
+	if err := produceInTxn(t, cl, topic, value); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.EndTransaction(ctxT(t), kgo.TryCommit); err != nil {
+		t.Fatalf("commit %s: %v", value, err)
+	}
+	_, epoch, err := cl.ProducerID(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return epoch
 }
