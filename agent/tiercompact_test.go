@@ -2,7 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -39,20 +38,12 @@ func compactionRuns(t *testing.T, a *running, topic string) float64 {
 // TestTieredCompactionAcrossLeaderFailover: the leader of a compacted,
 // tiered, two-replica partition compacts the bucket; it stops, the
 // follower takes over in a new epoch, more updates arrive and the new
-// leader compacts again over what its predecessor wrote. A read from the
+// leader compacts again over what its predecessor wrote, and uploads on
+// past what the cleaners emptied. A read from the
 // start (mostly from the bucket) returns every key's latest value with
 // offsets strictly increasing, and the bucket's manifest names only
 // objects that are there.
 func TestTieredCompactionAcrossLeaderFailover(t *testing.T) {
-	if os.Getenv("STRATA_TIERCOMPACT_FAILOVER") == "" {
-		// Known bug, issue 22 stays open for it: in about 1 run in 10 under
-		// load, a key below the failover is not read back (the bucket's
-		// start moved past it, or the read past a segment the new leader's
-		// cleaner emptied gets OFFSET_OUT_OF_RANGE). docs/design.md,
-		// tiered compaction, "Known issue". Run it with
-		// STRATA_TIERCOMPACT_FAILOVER=1 -count=20.
-		t.Skip("known failover bug of tiered compaction; STRATA_TIERCOMPACT_FAILOVER=1 runs it")
-	}
 	c := startClusterWith(t, 2, func(cfg *Config) {
 		cfg.LogCleaner.Backoff = 50 * time.Millisecond
 		cfg.LogPreallocate = false
@@ -102,7 +93,13 @@ func TestTieredCompactionAcrossLeaderFailover(t *testing.T) {
 	produce(2000, 4000)
 	testwait.Until(t, 30*time.Second, func() bool { return compactionRuns(t, c.agents[second], topic) >= 1 }, "the new leader to compact the bucket")
 
+	// Uploads go on past the offsets both cleaners emptied: the bucket
+	// reaches the end of the last sealed segment.
 	p := localPartition(c.agents[second], topic, 0)
+	testwait.Until(t, 30*time.Second, func() bool {
+		sealed := p.LocalLog().SealedSegments(0)
+		return len(sealed) > 0 && p.Remote().Next() >= sealed[len(sealed)-1].Next
+	}, "the new leader to upload every sealed segment")
 	cl := c.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
 	got, last, end := map[string]string{}, int64(-1), p.HighWatermark()
 	for last < end-1 {

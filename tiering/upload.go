@@ -59,23 +59,14 @@ func (t *Tierer) uploadPending(ctx context.Context, p *Partition) (int64, error)
 			break // not yet committed everywhere it must be
 		}
 		if !head.Empty() && seg.Base > head.Next() {
-			if p.src.Log().LogStartOffset() <= head.Next() {
-				// The log still starts below the bucket's end, so no
-				// record between was deleted: the local cleaner emptied
-				// the segments there (a compacted topic). Moving the
-				// bucket's start up to seg.Base, as below, would drop the
-				// whole bucket part; a manifest entry cannot start past
-				// the end either, so uploads stop here, with this error
-				// in the partition's tiering status.
-				return uploaded, fmt.Errorf("tiering: %s: offsets [%d, %d) were emptied by compaction before their upload; uploads wait", p.name(), head.Next(), seg.Base)
-			}
-			// The records between are gone locally (DeleteRecords, or
-			// remote storage turned on late) and never were uploaded:
-			// the partition's log now starts at seg.Base.
-			if _, err = p.truncate(ctx, seg.Base); err != nil {
-				return uploaded, err
-			}
-			head = p.head()
+			// Segments are listed end to end, each up to the next one's
+			// base, and local retention keeps each until the bucket holds
+			// it whole; DeleteRecords moves the manifest's start first.
+			// So a hole here means records the bucket never got are gone
+			// from the local log. Moving the bucket's start up to seg.Base
+			// would drop what it holds, and an entry cannot start past the
+			// end: uploads stop, with this error in the tiering status.
+			return uploaded, fmt.Errorf("tiering: %s: the local log has nothing for offsets [%d, %d) above the bucket's end; uploads wait", p.name(), head.Next(), seg.Base)
 		}
 		// A segment starting below the manifest end (this replica rolled at
 		// other offsets than the leader before it) is uploaded whole; the

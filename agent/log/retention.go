@@ -65,12 +65,16 @@ func (l *Log) ApplyRetention() (deletedSegments int, err error) {
 		total += s.size
 	}
 	excess := total - retBytes
-	deletable := func(s, _ *segment) bool {
-		if s.size == 0 {
-			return false
+	deletable := func(s, next *segment) bool {
+		if s.size == 0 && next == nil {
+			return false // the active segment, just rolled: nothing to delete
 		}
-		if l.cfg.Remote && s.next > l.remoteEnd {
-			return false // not yet in the manifest: the only copy
+		if l.cfg.Remote && (next == nil || next.base > l.remoteEnd) {
+			// Not yet wholly in the manifest: the only copy. A segment
+			// counts as up to the next one's base (SealedSegments), so
+			// that the log start never passes the bucket's end over
+			// offsets the cleaner emptied.
+			return false
 		}
 		if byTime {
 			if nowMs-l.newestMs(s) > retMs {

@@ -17,14 +17,20 @@ import (
 
 // SealedSegment describes a segment that takes no more appends.
 type SealedSegment struct {
-	Base, Next   int64 // offsets [Base, Next)
+	// Base, Next: the segment covers offsets [Base, Next), Next being the
+	// following segment's base. The cleaner can leave its last batch
+	// ending below Next (and a segment with no batch at all): the offsets
+	// between hold no record, and covering them keeps the bucket's
+	// manifest, which takes segments end to end, free of holes.
+	Base, Next   int64
 	Size         int64 // bytes
 	MaxTimestamp int64 // -1 when no batch carries one
 	LeaderEpoch  int32 // the epoch of its last batch, -1 if unknown
 }
 
 // SealedSegments lists the sealed segments that end above from (Next >
-// from), oldest first. The active segment is never listed.
+// from), oldest first, including those the cleaner emptied. The active
+// segment is never listed.
 func (l *Log) SealedSegments(from int64) []SealedSegment {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -32,17 +38,21 @@ func (l *Log) SealedSegments(from int64) []SealedSegment {
 		return nil
 	}
 	var out []SealedSegment
-	for _, s := range l.segs[:len(l.segs)-1] {
-		if s.next <= from || s.size == 0 {
-			continue
+	for i, s := range l.segs[:len(l.segs)-1] {
+		if end := l.segs[i+1].base; end > from {
+			out = append(out, l.sealedLocked(s, end))
 		}
-		epoch := int32(-1)
-		if e, ok := l.epochs.epochAt(s.next - 1); ok {
-			epoch = e
-		}
-		out = append(out, SealedSegment{Base: s.base, Next: s.next, Size: s.size, MaxTimestamp: s.maxTs, LeaderEpoch: epoch})
 	}
 	return out
+}
+
+// sealedLocked describes s, which the segment starting at end follows.
+func (l *Log) sealedLocked(s *segment, end int64) SealedSegment {
+	epoch := int32(-1)
+	if e, ok := l.epochs.epochAt(end - 1); ok {
+		epoch = e
+	}
+	return SealedSegment{Base: s.base, Next: end, Size: s.size, MaxTimestamp: s.maxTs, LeaderEpoch: epoch}
 }
 
 // SegmentView is a pinned sealed segment: its batches, its two indexes in
@@ -75,9 +85,11 @@ func (l *Log) OpenSealed(base int64) (*SegmentView, error) {
 	l.mu.RLock()
 	var seg *segment
 	var f vfs.File
+	var end int64
 	if !l.closed {
-		for _, s := range l.segs[:len(l.segs)-1] {
+		for i, s := range l.segs[:len(l.segs)-1] {
 			if s.base == base {
+				end = l.segs[i+1].base
 				var err error
 				if f, err = s.acquire(); err != nil {
 					l.mu.RUnlock()
@@ -92,11 +104,7 @@ func (l *Log) OpenSealed(base int64) (*SegmentView, error) {
 	if seg != nil {
 		x := seg.idx
 		x.offsets, x.times = append([]offsetEntry(nil), x.offsets...), append([]timeEntry(nil), x.times...)
-		epoch := int32(-1)
-		if e, ok := l.epochs.epochAt(seg.next - 1); ok {
-			epoch = e
-		}
-		v = SegmentView{SealedSegment: SealedSegment{Base: seg.base, Next: seg.next, Size: seg.size, MaxTimestamp: seg.maxTs, LeaderEpoch: epoch},
+		v = SegmentView{SealedSegment: l.sealedLocked(seg, end),
 			Log: io.NewSectionReader(f, 0, seg.size), OffsetIndex: encodeOffsets(x.offsets), TimeIndex: encodeTimes(x.times), seg: seg}
 		if len(seg.aborted) > 0 {
 			v.TxnIndex = txnindex.Encode(seg.aborted)

@@ -2,6 +2,7 @@ package log
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"testing"
 
@@ -155,5 +156,69 @@ func TestRoll(t *testing.T) {
 	fill(t, l, 1, 3, 1)
 	if l.LogEndOffset() != 4 {
 		t.Fatalf("log end %d after an append past the roll", l.LogEndOffset())
+	}
+}
+
+// TestSealedSegmentsCoverWhatTheCleanerEmptied: a tiered compacted log
+// whose cleaner dropped a segment's last batch, and every batch of
+// another, lists its sealed segments end to end, each up to the next
+// one's base, the emptied one too, so the bucket's manifest gets no hole.
+// Retention keeps a segment until the remote end passes those emptied
+// offsets: deleting it when the remote end reached only its last batch
+// would move the log start above the bucket's end, and reads there would
+// find neither.
+func TestSealedSegmentsCoverWhatTheCleanerEmptied(t *testing.T) {
+	cfg := compactConfig()
+	cfg.Remote, cfg.LocalRetentionMs, cfg.LocalRetentionBytes = true, -1, 0
+	cfg.SegmentBytes = 300 // one segment per cleaned group
+	l := openLog(t, vfs.NewMem(), "/p", cfg, nil)
+	defer l.Close()
+	roll := func() {
+		t.Helper()
+		if err := l.Roll(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// mkBatch names a batch's records k0, k1, ...: a one-record batch
+	// replaces k0 only.
+	mustAppend(t, l, mkBatch(t, spec{records: 4}), 1) // 0-3: k1-k3 live
+	mustAppend(t, l, mkBatch(t, spec{}), 1)           // 4: k0, replaced below
+	roll()
+	mustAppend(t, l, mkBatch(t, spec{valueSize: 200}), 1) // 5: k0, replaced below
+	roll()
+	mustAppend(t, l, mkBatch(t, spec{valueSize: 200}), 1) // 6: k0, the latest
+	roll()
+	if _, err := l.Clean(context.Background(), NewOffsetMap(1<<20), nil); err != nil {
+		t.Fatal(err)
+	}
+	if l.segs[0].next != 4 || l.segs[1].size != 0 {
+		t.Fatalf("the cleaner left segments [%d, %d) and [%d, %d) of %d bytes; the test needs [0, 4) and an empty one",
+			l.segs[0].base, l.segs[0].next, l.segs[1].base, l.segs[1].next, l.segs[1].size)
+	}
+	sealed := l.SealedSegments(0)
+	want := [][2]int64{{0, 5}, {5, 6}, {6, 7}}
+	if len(sealed) != len(want) {
+		t.Fatalf("sealed segments %+v, want the ranges %v", sealed, want)
+	}
+	for i, s := range sealed {
+		if s.Base != want[i][0] || s.Next != want[i][1] {
+			t.Fatalf("sealed segments %+v, want the ranges %v", sealed, want)
+		}
+		v, err := l.OpenSealed(s.Base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Next != s.Next || v.Size != s.Size {
+			t.Errorf("OpenSealed(%d) = [%d, %d) %d bytes, listed as [%d, %d) %d bytes", s.Base, v.Base, v.Next, v.Size, s.Base, s.Next, s.Size)
+		}
+		v.Close()
+	}
+	l.SetRemoteEnd(4)
+	if n, err := l.ApplyRetention(); err != nil || n != 0 {
+		t.Fatalf("retention with the bucket ending at the first segment's last batch deleted %d segments (%v), start %d", n, err, l.LogStartOffset())
+	}
+	l.SetRemoteEnd(6)
+	if n, err := l.ApplyRetention(); err != nil || n != 2 || l.LogStartOffset() != 6 {
+		t.Fatalf("retention with the bucket ending at 6: deleted %d segments, start %d (%v); want 2 and 6", n, l.LogStartOffset(), err)
 	}
 }
