@@ -9,12 +9,11 @@ package tiering
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/strata-streaming/strata/tiering/objstore"
 )
@@ -228,21 +227,10 @@ func (p *Partition) deleteRetired(ctx context.Context, now time.Time) (int, erro
 	if len(due) == 0 {
 		return 0, nil
 	}
-	// In parallel, as deleteObjects does: a pass over a large run retires
-	// thousands of objects. A failure keeps them all retired, for the
-	// next call.
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(deleteConcurrency)
-	for _, k := range keys {
-		g.Go(func() error {
-			if err := p.bucket.Delete(gctx, k); err != nil && !objstore.IsNotFound(err) {
-				return err
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return 0, err
+	// A pass over a large run retires thousands of objects. A failure
+	// keeps them all retired, for the next call.
+	if failed := p.deleteKeys(ctx, keys); len(failed) > 0 {
+		return 0, fmt.Errorf("tiering: %s: delete %s (and %d more): %w", p.name(), failed[0].key, len(failed)-1, failed[0].err)
 	}
 	nh, err := p.manifest.Unretire(ctx, p.src.LeaderEpoch(), due)
 	if err != nil {

@@ -292,18 +292,37 @@ func (t *Tierer) deleteObjects(ctx context.Context, p *Partition, dropped []Entr
 	for _, k := range pages {
 		keys = append(keys, p.prefix+k)
 	}
-	g, gctx := errgroup.WithContext(ctx)
+	for _, f := range p.deleteKeys(ctx, keys) {
+		t.logger.Warn("object left for the orphan janitor", "key", f.key, "err", f.err)
+	}
+	t.metrics.deleted(len(dropped))
+}
+
+// failedDelete is a key deleteKeys could not delete.
+type failedDelete struct {
+	key string
+	err error
+}
+
+// deleteKeys deletes keys, deleteConcurrency at a time, and returns those
+// that failed; a key already gone counts as deleted.
+func (p *Partition) deleteKeys(ctx context.Context, keys []string) []failedDelete {
+	var mu sync.Mutex
+	var failed []failedDelete
+	var g errgroup.Group
 	g.SetLimit(deleteConcurrency)
 	for _, k := range keys {
 		g.Go(func() error {
-			if err := p.bucket.Delete(gctx, k); err != nil {
-				t.logger.Warn("object left for the orphan janitor", "key", k, "err", err)
+			if err := p.bucket.Delete(ctx, k); err != nil && !objstore.IsNotFound(err) {
+				mu.Lock()
+				failed = append(failed, failedDelete{k, err})
+				mu.Unlock()
 			}
 			return nil
 		})
 	}
 	g.Wait()
-	t.metrics.deleted(len(dropped))
+	return failed
 }
 
 // Run uploads until ctx ends: every Interval, each leading partition with
