@@ -46,6 +46,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/strata-streaming/strata/agent/control"
+	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/httpconns"
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log"
@@ -99,10 +100,10 @@ type Agent struct {
 
 	signal partition.Signal // wakes every long poll
 	pids   producerIDs
-	coords coordinators
+	coords coordinators[*group.Coordinator]
 	// txnCoords are the transaction coordinators loaded here (txns.go);
 	// txnBeforeMarkers is Options.TxnBeforeMarkers.
-	txnCoords        txnCoordinators
+	txnCoords        coordinators[*txn.Coordinator]
 	txnBeforeMarkers func(transactionalID string) bool
 	txnMetrics       *txn.Metrics // shared by the transaction coordinators
 
@@ -536,11 +537,11 @@ func (a *Agent) Close() error {
 			cancel()
 		}
 		a.wg.Wait()
-		a.closeTxnCoordinators()
+		a.txnCoords.close()
 		if a.peers != nil { // after the coordinators' marker writers and the requests that verify
 			a.peers.Close()
 		}
-		a.closeCoordinators()
+		a.coords.close()
 		errs = append(errs, a.closePartitions())
 		if a.tier != nil {
 			a.tier.Close()

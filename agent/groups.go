@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/strata-streaming/strata/agent/group"
@@ -28,23 +27,6 @@ const offsetsTopic = "__consumer_offsets"
 // moved to compact when an agent starts: internaltopics.go.)
 func (a *Agent) offsetsTopicConfigs() map[string]string {
 	return map[string]string{metadata.CleanupPolicy: "compact", metadata.SegmentBytes: strconv.Itoa(int(a.cfg.OffsetsTopicSegmentBytes))}
-}
-
-// coordinators holds the loaded group coordinators, one per partition of
-// __consumer_offsets led here. A coordinator is loaded (its partition
-// replayed) by the first request that needs it.
-type coordinators struct {
-	mu     sync.Mutex // guards byPart; held while a partition loads
-	byPart map[int32]loadedCoordinator
-	closed bool
-}
-
-// loadedCoordinator is a coordinator with the leader epoch of its
-// partition when it was loaded: after another agent led the partition in
-// between, its memory is stale and it is loaded again.
-type loadedCoordinator struct {
-	c     *group.Coordinator
-	epoch int32
 }
 
 // offsetsLog adapts a partition of __consumer_offsets to group.Log.
@@ -151,48 +133,17 @@ func (a *Agent) GroupCoordinator(ctx context.Context, groupID string) (*group.Co
 	if err != nil {
 		return nil, err
 	}
-	if p.Leader() != a.id {
-		return nil, fmt.Errorf("%w: %s-%d is led by agent %d", kafka.ErrNotCoordinator, offsetsTopic, p.Index(), p.Leader())
-	}
-	epoch := p.LeaderEpoch()
-	a.coords.mu.Lock()
-	defer a.coords.mu.Unlock()
-	if a.coords.closed {
-		return nil, group.ErrClosed
-	}
-	if l, ok := a.coords.byPart[p.Index()]; ok {
-		if l.epoch == epoch {
-			return l.c, nil
+	return a.coords.get(p, a.id, offsetsTopic, group.ErrClosed, func(int32) (*group.Coordinator, error) {
+		c, err := group.Load(ctx, p.Index(), offsetsLog{p}, a.groupConfig(), a.logger.With("component", "group"))
+		if err != nil {
+			return nil, errors.Join(kafka.ErrCoordinatorNotAvailable, err)
 		}
-		l.c.Close()
-		delete(a.coords.byPart, p.Index())
-	}
-	if !p.CommittedEpochStart() {
-		// A new leader's HW has not yet reached what the previous leader
-		// committed: replaying now could miss its last commits.
-		return nil, fmt.Errorf("%w: %s-%d waits for its followers", group.ErrLoading, offsetsTopic, p.Index())
-	}
-	c, err := group.Load(ctx, p.Index(), offsetsLog{p}, a.groupConfig(), a.logger.With("component", "group"))
-	if err != nil {
-		return nil, errors.Join(kafka.ErrCoordinatorNotAvailable, err)
-	}
-	if a.coords.byPart == nil {
-		a.coords.byPart = map[int32]loadedCoordinator{}
-	}
-	a.coords.byPart[p.Index()] = loadedCoordinator{c, epoch}
-	return c, nil
+		return c, nil
+	})
 }
 
 // GroupCoordinators implements kafka.Groups.
-func (a *Agent) GroupCoordinators() []*group.Coordinator {
-	a.coords.mu.Lock()
-	defer a.coords.mu.Unlock()
-	out := make([]*group.Coordinator, 0, len(a.coords.byPart))
-	for _, l := range a.coords.byPart {
-		out = append(out, l.c)
-	}
-	return out
-}
+func (a *Agent) GroupCoordinators() []*group.Coordinator { return a.coords.all(nil) }
 
 func (a *Agent) groupConfig() group.Config {
 	c := group.DefaultConfig()
@@ -239,22 +190,8 @@ func (g groupTopics) AllTopics() []group.TopicInfo {
 // partition this agent no longer leads, so it does not expire members or
 // answer from stale memory while the new leader coordinates the groups.
 func (a *Agent) unloadCoordinator(index int32) {
-	a.coords.mu.Lock()
-	defer a.coords.mu.Unlock()
-	if l, ok := a.coords.byPart[index]; ok {
-		l.c.Close()
-		delete(a.coords.byPart, index)
+	if a.coords.unload(index) {
 		a.logger.Info("group coordinator unloaded: the partition is led elsewhere", "partition", index)
-	}
-}
-
-// closeCoordinators stops every coordinator; later lookups fail.
-func (a *Agent) closeCoordinators() {
-	a.coords.mu.Lock()
-	defer a.coords.mu.Unlock()
-	a.coords.closed = true
-	for _, l := range a.coords.byPart {
-		l.c.Close()
 	}
 }
 

@@ -110,13 +110,5 @@ func (a *Agent) currentCoordinators() []*group.Coordinator {
 			current[p.Index()] = p.LeaderEpoch()
 		}
 	}
-	a.coords.mu.Lock()
-	defer a.coords.mu.Unlock()
-	var out []*group.Coordinator
-	for index, l := range a.coords.byPart {
-		if epoch, ok := current[index]; ok && epoch == l.epoch {
-			out = append(out, l.c)
-		}
-	}
-	return out
+	return a.coords.all(current)
 }

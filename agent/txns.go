@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/strata-streaming/strata/agent/group"
@@ -33,19 +32,6 @@ const txnTopic = "__transaction_state"
 // Kafka's transaction.state.log.segment.bytes default, 100 MiB. A
 // compacted topic is not tiered.
 var txnTopicConfigs = map[string]string{metadata.CleanupPolicy: "compact", metadata.SegmentBytes: strconv.Itoa(100 << 20)}
-
-// txnCoordinators holds the loaded transaction coordinators, one per
-// partition of __transaction_state led here.
-type txnCoordinators struct {
-	mu     sync.Mutex // guards byPart; held while a partition loads
-	byPart map[int32]loadedTxnCoordinator
-	closed bool
-}
-
-type loadedTxnCoordinator struct {
-	c     *txn.Coordinator
-	epoch int32
-}
 
 // ensureTxnTopic returns __transaction_state, creating it on first use
 // with --transaction-state-partitions partitions.
@@ -83,54 +69,25 @@ func (a *Agent) TxnCoordinator(ctx context.Context, transactionalID string) (*tx
 // loadTxnCoordinator returns the coordinator of p, which must be led
 // here, replaying p if it is not loaded at p's current leader epoch.
 func (a *Agent) loadTxnCoordinator(ctx context.Context, p *partition.Partition) (*txn.Coordinator, error) {
-	if p.Leader() != a.id {
-		return nil, fmt.Errorf("%w: %s-%d is led by agent %d", kafka.ErrNotCoordinator, txnTopic, p.Index(), p.Leader())
-	}
-	epoch := p.LeaderEpoch()
-	a.txnCoords.mu.Lock()
-	defer a.txnCoords.mu.Unlock()
-	if a.txnCoords.closed {
-		return nil, txn.ErrClosed
-	}
-	if l, ok := a.txnCoords.byPart[p.Index()]; ok {
-		if l.epoch == epoch {
-			return l.c, nil
+	return a.txnCoords.get(p, a.id, txnTopic, txn.ErrClosed, func(epoch int32) (*txn.Coordinator, error) {
+		cfg := txn.DefaultConfig()
+		cfg.MaxTimeout = a.cfg.TransactionMaxTimeout
+		cfg.IDExpiration = a.cfg.TransactionalIDExpiration
+		cfg.CoordinatorEpoch = epoch
+		cfg.Markers = txnMarkers{a}
+		cfg.ProducerIDs = a
+		cfg.BeforeMarkers = a.txnBeforeMarkers
+		cfg.Metrics = a.txnMetrics
+		c, err := txn.Load(ctx, p.Index(), offsetsLog{p}, cfg, a.logger.With("component", "txn", "partition", p.Index()))
+		if err != nil {
+			return nil, errors.Join(kafka.ErrCoordinatorNotAvailable, err)
 		}
-		l.c.Close()
-		delete(a.txnCoords.byPart, p.Index())
-	}
-	if !p.CommittedEpochStart() {
-		return nil, fmt.Errorf("%w: %s-%d waits for its followers", group.ErrLoading, txnTopic, p.Index())
-	}
-	cfg := txn.DefaultConfig()
-	cfg.MaxTimeout = a.cfg.TransactionMaxTimeout
-	cfg.IDExpiration = a.cfg.TransactionalIDExpiration
-	cfg.CoordinatorEpoch = epoch
-	cfg.Markers = txnMarkers{a}
-	cfg.ProducerIDs = a
-	cfg.BeforeMarkers = a.txnBeforeMarkers
-	cfg.Metrics = a.txnMetrics
-	c, err := txn.Load(ctx, p.Index(), offsetsLog{p}, cfg, a.logger.With("component", "txn", "partition", p.Index()))
-	if err != nil {
-		return nil, errors.Join(kafka.ErrCoordinatorNotAvailable, err)
-	}
-	if a.txnCoords.byPart == nil {
-		a.txnCoords.byPart = map[int32]loadedTxnCoordinator{}
-	}
-	a.txnCoords.byPart[p.Index()] = loadedTxnCoordinator{c, epoch}
-	return c, nil
+		return c, nil
+	})
 }
 
 // TxnCoordinators implements kafka.Transactions.
-func (a *Agent) TxnCoordinators() []*txn.Coordinator {
-	a.txnCoords.mu.Lock()
-	defer a.txnCoords.mu.Unlock()
-	out := make([]*txn.Coordinator, 0, len(a.txnCoords.byPart))
-	for _, l := range a.txnCoords.byPart {
-		out = append(out, l.c)
-	}
-	return out
-}
+func (a *Agent) TxnCoordinators() []*txn.Coordinator { return a.txnCoords.all(nil) }
 
 // GroupOffsetsPartition implements kafka.Transactions.
 func (a *Agent) GroupOffsetsPartition(ctx context.Context, groupID string) (int32, error) {
@@ -145,25 +102,8 @@ func (a *Agent) GroupOffsetsPartition(ctx context.Context, groupID string) (int3
 // longer leads: its marker writers stop, and the new leader's coordinator
 // resumes them from the log.
 func (a *Agent) unloadTxnCoordinator(index int32) {
-	a.txnCoords.mu.Lock()
-	l, ok := a.txnCoords.byPart[index]
-	delete(a.txnCoords.byPart, index)
-	a.txnCoords.mu.Unlock()
-	if ok {
-		l.c.Close()
+	if a.txnCoords.unload(index) {
 		a.logger.Info("transaction coordinator unloaded: the partition is led elsewhere", "partition", index)
-	}
-}
-
-// closeTxnCoordinators stops every coordinator; later lookups fail.
-func (a *Agent) closeTxnCoordinators() {
-	a.txnCoords.mu.Lock()
-	a.txnCoords.closed = true
-	loaded := a.txnCoords.byPart
-	a.txnCoords.byPart = nil
-	a.txnCoords.mu.Unlock()
-	for _, l := range loaded {
-		l.c.Close()
 	}
 }
 
@@ -253,10 +193,7 @@ func (a *Agent) WriteTxnMarker(ctx context.Context, topic string, index int32, p
 // group coordinator of a __consumer_offsets partition, once its marker is
 // committed. A coordinator not loaded yet reads the marker when it loads.
 func (a *Agent) completeTxnOffsets(index int32, producerID int64, commit bool) {
-	a.coords.mu.Lock()
-	l, ok := a.coords.byPart[index]
-	a.coords.mu.Unlock()
-	if ok {
-		l.c.CompleteTxnOffsets(producerID, commit)
+	if c, ok := a.coords.loaded(index); ok {
+		c.CompleteTxnOffsets(producerID, commit)
 	}
 }
