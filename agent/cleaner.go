@@ -157,7 +157,7 @@ func (a *Agent) dirtiestLog(done map[*partition.Partition]bool) *partition.Parti
 	var bestState log.CleanState
 	maxRatio := 0.0
 	for _, p := range a.localPartitions() {
-		st := p.LocalLog().CleanState()
+		st := p.LocalLog().CleanState(p.HighWatermark())
 		if !st.Compact {
 			continue
 		}
@@ -177,7 +177,7 @@ func (a *Agent) dirtiestLog(done map[*partition.Partition]bool) *partition.Parti
 // anything.
 func (a *Agent) cleanLog(ctx context.Context, p *partition.Partition, m *log.OffsetMap, th *log.Throttle) bool {
 	start := time.Now()
-	res, err := p.LocalLog().Clean(ctx, m, th)
+	res, err := p.LocalLog().Clean(ctx, m, th, p.HighWatermark())
 	took := time.Since(start)
 	a.cleanerMetrics.read.Add(float64(res.BytesRead))
 	a.cleanerMetrics.written.Add(float64(res.BytesWritten))

@@ -66,14 +66,14 @@ func TestCompactedFollowerCopiesAcrossGaps(t *testing.T) {
 		}
 	}
 	leader := localPartition(c.agents[li], "cmp", 0)
-	testwait.Until(t, 20*time.Second, func() bool { return leader.LocalLog().CleanState().FirstDirty > 1000 }, "the leader to clean")
+	testwait.Until(t, 20*time.Second, func() bool { return leader.LocalLog().CleanState(leader.HighWatermark()).FirstDirty > 1000 }, "the leader to clean")
 
 	c.restart(fi)
 	follower := localPartition(c.agents[fi], "cmp", 0)
 	testwait.Until(t, 20*time.Second, func() bool {
 		return follower.LocalLog().LogEndOffset() == leader.LocalLog().LogEndOffset()
 	}, "the follower to catch up")
-	testwait.Until(t, 20*time.Second, func() bool { return follower.LocalLog().CleanState().FirstDirty > 1000 }, "the follower to clean")
+	testwait.Until(t, 20*time.Second, func() bool { return follower.LocalLog().CleanState(follower.HighWatermark()).FirstDirty > 1000 }, "the follower to clean")
 	for name, p := range map[string]*partition.Partition{"leader": leader, "follower": follower} {
 		got := latestValues(t, p)
 		for k, v := range want {

@@ -44,7 +44,7 @@ func TestInternalTopicsMovedToCompact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := localPartition(old, offsetsTopic, 0); p.LocalLog().CleanState().Compact {
+	if p := localPartition(old, offsetsTopic, 0); p.LocalLog().CleanState(p.HighWatermark()).Compact {
 		t.Fatal("the old-style __consumer_offsets is compacted before the restart: the test would prove nothing")
 	}
 	old.stop(t)
@@ -66,7 +66,7 @@ func TestInternalTopicsMovedToCompact(t *testing.T) {
 		t.Fatalf("%s: retention.ms %q, want the stored -1 kept", name, got)
 	}
 	for _, p := range localPartitionsOf(r, name) {
-		if !p.LocalLog().CleanState().Compact {
+		if !p.LocalLog().CleanState(p.HighWatermark()).Compact {
 			t.Fatalf("%s-%d: local log not compacted after the move", name, p.Index())
 		}
 	}

@@ -78,8 +78,10 @@ var errCleanRaced = errors.New("log: segments changed while cleaned")
 type CleanState struct {
 	Compact    bool
 	FirstDirty int64 // cleaner checkpoint, clamped to the log
-	// FirstUncleanable is the active segment's base, or below it the first
-	// segment younger than min.compaction.lag.ms.
+	// FirstUncleanable is the active segment's base, or below it the base
+	// of the first segment younger than min.compaction.lag.ms, or holding
+	// an open transaction's records, or records at or past the caller's
+	// high watermark.
 	FirstUncleanable int64
 	CleanBytes       int64 // sealed segments wholly below FirstDirty
 	DirtyBytes       int64 // sealed segments from FirstDirty to FirstUncleanable
@@ -92,17 +94,21 @@ type CleanState struct {
 	Eligible bool
 }
 
-// CleanState reports the log's dirty section as of now.
-func (l *Log) CleanState() CleanState {
+// CleanState reports the log's dirty section as of now. Records at or
+// past highWatermark are not cleanable: as in Kafka, whose cleaner stops
+// at the last stable offset, a value not yet committed must not clean
+// away the committed one it replaces, since a new leader may never have
+// it. A log without replicas passes its end.
+func (l *Log) CleanState(highWatermark int64) CleanState {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
 		return CleanState{}
 	}
-	return l.cleanStateLocked(l.now().UnixMilli())
+	return l.cleanStateLocked(l.now().UnixMilli(), highWatermark)
 }
 
-func (l *Log) cleanStateLocked(nowMs int64) CleanState {
+func (l *Log) cleanStateLocked(nowMs, highWatermark int64) CleanState {
 	st := CleanState{Compact: l.cfg.Compact}
 	active := l.active()
 	st.FirstDirty = min(max(l.firstDirty, l.segs[0].base), active.base)
@@ -117,7 +123,7 @@ func (l *Log) cleanStateLocked(nowMs int64) CleanState {
 			st.CleanBytes += s.size
 			continue
 		}
-		if lagMs > 0 && nowMs-l.newestMs(s) < lagMs || unstable >= 0 && s.next > unstable {
+		if lagMs > 0 && nowMs-l.newestMs(s) < lagMs || unstable >= 0 && s.next > unstable || s.next > highWatermark {
 			st.FirstUncleanable = s.base
 			break
 		}
@@ -168,13 +174,13 @@ type cleanPlan struct {
 }
 
 // Clean runs one cleaning pass over the log with the caller's map (reset
-// first) and throttle (nil: no limit). A log that is not compacted or has
-// nothing dirty returns a zero result.
-func (l *Log) Clean(ctx context.Context, m *OffsetMap, th *Throttle) (CleanResult, error) {
+// first) and throttle (nil: no limit), below highWatermark (CleanState).
+// A log that is not compacted or has nothing dirty returns a zero result.
+func (l *Log) Clean(ctx context.Context, m *OffsetMap, th *Throttle, highWatermark int64) (CleanResult, error) {
 	l.cleanMu.Lock()
 	defer l.cleanMu.Unlock()
 	start := time.Now()
-	plan, err := l.planClean()
+	plan, err := l.planClean(highWatermark)
 	if err != nil || plan == nil {
 		return CleanResult{}, err
 	}
@@ -223,14 +229,14 @@ func (l *Log) Clean(ctx context.Context, m *OffsetMap, th *Throttle) (CleanResul
 
 // planClean lists the sealed segments below the first uncleanable offset;
 // nil when there is nothing to do.
-func (l *Log) planClean() (*cleanPlan, error) {
+func (l *Log) planClean(highWatermark int64) (*cleanPlan, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
 		return nil, ErrClosed
 	}
 	nowMs := l.now().UnixMilli()
-	st := l.cleanStateLocked(nowMs)
+	st := l.cleanStateLocked(nowMs, highWatermark)
 	if !st.Compact || st.DirtyBytes == 0 {
 		return nil, nil
 	}

@@ -35,8 +35,8 @@ func TestCleanChildProcess(t *testing.T) {
 	}
 	fmt.Println("ready")
 	m := NewOffsetMap(0)
-	for l.CleanState().DirtyBytes > 0 {
-		if _, err := l.Clean(context.Background(), m, NewThrottle(4<<20)); err != nil {
+	for l.CleanState(noLimit).DirtyBytes > 0 {
+		if _, err := l.Clean(context.Background(), m, NewThrottle(4<<20), noLimit); err != nil {
 			fmt.Println("clean failed:", err)
 			os.Exit(3)
 		}

@@ -2,6 +2,7 @@ package log
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -115,7 +116,7 @@ func TestCleanKeepsLatestValueOfEachKey(t *testing.T) {
 	m := NewOffsetMap(1 << 20)
 
 	// Tombstones are young: they stay, older values go.
-	res, err := l.Clean(context.Background(), m, nil)
+	res, err := l.Clean(context.Background(), m, nil, noLimit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,13 +132,13 @@ func TestCleanKeepsLatestValueOfEachKey(t *testing.T) {
 		latest[k] = v
 	}
 	clock.ms += time.Hour.Milliseconds() + 1
-	if _, err := l.Clean(context.Background(), m, nil); err != nil {
+	if _, err := l.Clean(context.Background(), m, nil, noLimit); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Roll(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Clean(context.Background(), m, nil); err != nil {
+	if _, err := l.Clean(context.Background(), m, nil, noLimit); err != nil {
 		t.Fatal(err)
 	}
 	n := checkCompacted(t, l, latest, true)
@@ -157,7 +158,7 @@ func TestCleanKeepsLatestValueOfEachKey(t *testing.T) {
 	}
 	l = openLog(t, vfs.Default, dir, compactConfig(), clock)
 	checkCompacted(t, l, latest, true)
-	if st := l.CleanState(); st.DirtyBytes != 0 || st.FirstDirty != l.active().base {
+	if st := l.CleanState(noLimit); st.DirtyBytes != 0 || st.FirstDirty != l.active().base {
 		t.Fatalf("after reopen: %+v, want the checkpoint at the active segment %d", st, l.active().base)
 	}
 }
@@ -172,11 +173,11 @@ func TestCleanWithSmallOffsetMapProgresses(t *testing.T) {
 	latest := keyedWorkload(t, l, rng, 8000, 20000, 50, 0, clock.ms, 0)
 	m := NewOffsetMap(MinOffsetMapBytes) // ~2,400 keys
 	passes := 0
-	for ; l.CleanState().DirtyBytes > 0; passes++ {
+	for ; l.CleanState(noLimit).DirtyBytes > 0; passes++ {
 		if passes > 50 {
 			t.Fatal("cleaner makes no progress")
 		}
-		if _, err := l.Clean(context.Background(), m, nil); err != nil {
+		if _, err := l.Clean(context.Background(), m, nil, noLimit); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -213,7 +214,7 @@ func TestCleanKeepsProducersLastBatch(t *testing.T) {
 	if err := l.Roll(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Clean(context.Background(), NewOffsetMap(0), nil); err != nil {
+	if _, err := l.Clean(context.Background(), NewOffsetMap(0), nil, noLimit); err != nil {
 		t.Fatal(err)
 	}
 	var empty *batch.Header
@@ -268,7 +269,7 @@ func TestCleanCrashAtEveryStep(t *testing.T) {
 			faulty := vfs.NewFaulty(mem)
 			l := openLog(t, faulty, "/p", compactConfig(), clock)
 			faulty.FailAfter(op, n, errors.New("injected"))
-			_, err := l.Clean(context.Background(), NewOffsetMap(0), nil)
+			_, err := l.Clean(context.Background(), NewOffsetMap(0), nil, noLimit)
 			abandon(l)
 			faulty.Clear()
 			after := openLog(t, mem.CrashClone(), "/p", compactConfig(), clock)
@@ -369,7 +370,7 @@ func TestCleanConcurrentWithReadsAppendsAndReplication(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := leader.Clean(context.Background(), m, nil); err != nil {
+			if _, err := leader.Clean(context.Background(), m, nil, noLimit); err != nil {
 				errc <- err
 				return
 			}
@@ -426,7 +427,7 @@ func BenchmarkClean(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		res, err := l.Clean(context.Background(), m, nil)
+		res, err := l.Clean(context.Background(), m, nil, noLimit)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -468,7 +469,7 @@ func TestCleanState(t *testing.T) {
 			if err := l.Roll(); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := l.Clean(context.Background(), NewOffsetMap(0), nil); err != nil {
+			if _, err := l.Clean(context.Background(), NewOffsetMap(0), nil, noLimit); err != nil {
 				t.Fatal(err)
 			}
 			keyedWorkload(t, l, rng, 1_000_000, 100, 20, 0, clock.ms-hour-hour/2, 0)
@@ -480,7 +481,7 @@ func TestCleanState(t *testing.T) {
 			if err := l.SetConfig(cfg); err != nil {
 				t.Fatal(err)
 			}
-			st := l.CleanState()
+			st := l.CleanState(noLimit)
 			if st.Eligible != c.eligible || st.Overdue != c.overdue || c.compact && (st.DirtyBytes == 0) != c.none {
 				t.Fatalf("%+v: want eligible %v, overdue %v, no dirty bytes %v", st, c.eligible, c.overdue, c.none)
 			}
@@ -566,11 +567,11 @@ func TestCleanTransactionsAcrossCrashes(t *testing.T) {
 			mem := base.CrashClone()
 			faulty := vfs.NewFaulty(mem)
 			l := openLog(t, faulty, "/p", compactConfig(), clock)
-			if st := l.CleanState(); st.FirstUncleanable != 7 && st.FirstUncleanable != 8 {
+			if st := l.CleanState(noLimit); st.FirstUncleanable != 7 && st.FirstUncleanable != 8 {
 				t.Fatalf("first uncleanable %d, want the open transaction's segment", st.FirstUncleanable)
 			}
 			faulty.FailAfter(op, n, errors.New("injected"))
-			_, err := l.Clean(context.Background(), NewOffsetMap(0), nil)
+			_, err := l.Clean(context.Background(), NewOffsetMap(0), nil, noLimit)
 			abandon(l)
 			faulty.Clear()
 			after := openLog(t, mem.CrashClone(), "/p", compactConfig(), clock)
@@ -599,10 +600,10 @@ func TestTruncationLowersCleanerCheckpoint(t *testing.T) {
 	if err := l.Roll(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Clean(context.Background(), NewOffsetMap(0), nil); err != nil {
+	if _, err := l.Clean(context.Background(), NewOffsetMap(0), nil, noLimit); err != nil {
 		t.Fatal(err)
 	}
-	if st := l.CleanState(); st.FirstDirty != 3000 {
+	if st := l.CleanState(noLimit); st.FirstDirty != 3000 {
 		t.Fatalf("checkpoint %d after a full pass, want 3000", st.FirstDirty)
 	}
 	if err := l.TruncateTo(1500); err != nil {
@@ -613,7 +614,7 @@ func TestTruncationLowersCleanerCheckpoint(t *testing.T) {
 	if err := l.Roll(); err != nil {
 		t.Fatal(err)
 	}
-	if st := l.CleanState(); st.FirstDirty > end {
+	if st := l.CleanState(noLimit); st.FirstDirty > end {
 		t.Fatalf("checkpoint %d after truncating to %d and appending again", st.FirstDirty, end)
 	}
 	if err := l.Close(); err != nil {
@@ -621,7 +622,40 @@ func TestTruncationLowersCleanerCheckpoint(t *testing.T) {
 	}
 	l = openLog(t, vfs.Default, dir, compactConfig(), clock)
 	defer l.Close()
-	if st := l.CleanState(); st.FirstDirty > end {
+	if st := l.CleanState(noLimit); st.FirstDirty > end {
 		t.Fatalf("checkpoint %d after a restart, want at most %d", st.FirstDirty, end)
+	}
+}
+
+// TestCleanStopsAtHighWatermark: a newer value of a key that is not yet
+// below the high watermark does not clean away the committed one, which a
+// new leader may be the only one to have; once the high watermark passes
+// it, it does.
+func TestCleanStopsAtHighWatermark(t *testing.T) {
+	l := openLog(t, vfs.NewMem(), "/p", compactConfig(), nil)
+	defer l.Close()
+	mustAppend(t, l, mkBatch(t, spec{}), 1) // 0: k0, committed
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, mkBatch(t, spec{}), 1) // 1: k0 again, not yet replicated
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	const hw = 1
+	if st := l.CleanState(hw); st.FirstUncleanable != 1 {
+		t.Fatalf("with the high watermark at %d the first uncleanable offset is %d, want 1", hw, st.FirstUncleanable)
+	}
+	if _, err := l.Clean(context.Background(), NewOffsetMap(1<<20), nil, hw); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := l.Read(0, 1<<20, 1, true); err != nil || len(b) == 0 || binary.BigEndian.Uint64(b) != 0 {
+		t.Fatalf("the committed value at offset 0 was cleaned away below the high watermark (%d bytes, %v)", len(b), err)
+	}
+	if _, err := l.Clean(context.Background(), NewOffsetMap(1<<20), nil, 2); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := l.Read(0, 1<<20, 2, true); err != nil || len(b) == 0 || binary.BigEndian.Uint64(b) != 1 {
+		t.Fatalf("with both values committed, a read from 0 starts at offset %d, want 1 (%v)", binary.BigEndian.Uint64(b), err)
 	}
 }

@@ -220,7 +220,7 @@ func TestCleanRemovesAbortedTransactions(t *testing.T) {
 	if abortedBefore == 0 || len(l.AbortedTransactions(0, l.LogEndOffset())) == 0 {
 		t.Fatal("the workload aborted nothing: the test would prove nothing")
 	}
-	res, err := l.Clean(context.Background(), NewOffsetMap(0), nil)
+	res, err := l.Clean(context.Background(), NewOffsetMap(0), nil, noLimit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestCleanStopsAtFirstUnstableOffset(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustAppend(t, l, kvBatch(t, -1, -1, false, clock.ms, "key1=c-active"), 0)
-	if st := l.CleanState(); st.FirstUncleanable > open {
+	if st := l.CleanState(noLimit); st.FirstUncleanable > open {
 		t.Fatalf("first uncleanable %d past the open transaction at %d", st.FirstUncleanable, open)
 	}
 	tail := func() [][]byte {
@@ -278,7 +278,7 @@ func TestCleanStopsAtFirstUnstableOffset(t *testing.T) {
 		return out
 	}
 	want := tail()
-	if _, err := l.Clean(context.Background(), NewOffsetMap(0), nil); err != nil {
+	if _, err := l.Clean(context.Background(), NewOffsetMap(0), nil, noLimit); err != nil {
 		t.Fatal(err)
 	}
 	if got := tail(); !slices.EqualFunc(got, want, bytes.Equal) {
@@ -319,7 +319,7 @@ func TestCleanDropsMarkersAfterDeleteHorizon(t *testing.T) {
 	}
 	clean := func(when string) logView {
 		t.Helper()
-		if _, err := l.Clean(context.Background(), NewOffsetMap(0), nil); err != nil {
+		if _, err := l.Clean(context.Background(), NewOffsetMap(0), nil, noLimit); err != nil {
 			t.Fatal(err)
 		}
 		latest := map[string]string{"k1": "c-8", "k2": "c-plain", "k5": "c-7", "k6": "c-9", "filler": "c"}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -17,6 +18,10 @@ import (
 	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/internal/vfs"
 )
+
+// noLimit is the high watermark of a log without replicas: the cleaner
+// may clean every sealed segment.
+const noLimit = math.MaxInt64
 
 // spec describes a test batch.
 type spec struct {

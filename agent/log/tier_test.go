@@ -188,7 +188,7 @@ func TestSealedSegmentsCoverWhatTheCleanerEmptied(t *testing.T) {
 	roll()
 	mustAppend(t, l, mkBatch(t, spec{valueSize: 200}), 1) // 6: k0, the latest
 	roll()
-	if _, err := l.Clean(context.Background(), NewOffsetMap(1<<20), nil); err != nil {
+	if _, err := l.Clean(context.Background(), NewOffsetMap(1<<20), nil, noLimit); err != nil {
 		t.Fatal(err)
 	}
 	if l.segs[0].next != 4 || l.segs[1].size != 0 {
