@@ -567,11 +567,13 @@ func (a *Agent) applyTopicLocked(ctx context.Context, e *topicEntry, t metadata.
 		p.SetMinISR(resolved.MinInsyncReplicas)
 		cfg := a.logConfig(resolved)
 		if resolved.RemoteStorage && p.Remote() == nil {
-			// Tiering starts before the log defers deletions to uploads;
-			// if it cannot start now the retention loop tries again.
+			// Tiering starts before the log defers deletions to uploads.
+			// If it cannot start now the retention loop tries again, and
+			// the log deletes nothing meanwhile: deleting by the topic's
+			// limits, untiered, could take segments the bucket does not
+			// have yet, leaving a hole tiering cannot pass.
 			if err := p.OpenTiering(ctx, a.tier); err != nil {
 				errs = append(errs, err)
-				cfg.Remote = false
 			}
 		}
 		if err := p.LocalLog().SetConfig(cfg); err != nil {

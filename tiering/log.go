@@ -7,7 +7,7 @@ type Segment struct {
 	Base, Next   int64 // offsets [Base, Next)
 	Size         int64
 	MaxTimestamp int64 // -1 without timestamps
-	LeaderEpoch  int32 // of its last batch, -1 if unknown
+	LeaderEpoch  int32 // the epoch at Next-1, -1 if unknown
 }
 
 // SegmentView is a pinned sealed segment: its batches, its indexes in

@@ -32,6 +32,9 @@ var (
 	ErrFenced = errors.New("tiering: fenced by a newer leader epoch")
 	// ErrNotContiguous: a segment does not start where the manifest ends.
 	ErrNotContiguous = errors.New("tiering: segment does not continue the manifest")
+	// ErrBelowStart: a segment ends at or below the manifest's start (a
+	// DeleteRecords passed it while it was uploading).
+	ErrBelowStart = errors.New("tiering: segment lies below the manifest's start")
 )
 
 // manifestVersion is the version of head and page objects.
@@ -223,12 +226,16 @@ func (m *Manifest) update(ctx context.Context, epoch int32, fn func(*Head) error
 
 // Append adds an uploaded segment at the end. The first segment of an
 // empty manifest sets its start; later ones must reach past Next() without
-// a gap. A segment may start below Next(): replicas roll their segments at
+// a gap. A segment wholly below the start is refused with ErrBelowStart. A segment may start below Next(): replicas roll their segments at
 // different offsets, so a new leader's first upload can overlap the old
 // leader's last. The overlap holds the same records (they were committed),
 // and Find picks the older entry for them, so readers are unaffected.
 func (m *Manifest) Append(ctx context.Context, epoch int32, e Entry) (Head, error) {
 	return m.update(ctx, epoch, func(h *Head) error {
+		if e.Next <= h.StartOffset {
+			// Taking it would put the manifest's end below its start.
+			return fmt.Errorf("%w: segment [%d, %d), start %d", ErrBelowStart, e.Base, e.Next, h.StartOffset)
+		}
 		if h.Empty() {
 			h.StartOffset = max(h.StartOffset, e.Base)
 		} else if e.Base > h.Next() || e.Next <= h.Next() {

@@ -318,3 +318,124 @@ func TestConcurrentUploadRoundsUploadEachSegmentOnce(t *testing.T) {
 		t.Fatalf("%d segment .log objects in the bucket, want 2 (one upload each)", logs)
 	}
 }
+
+// TestDeleteRecordsDuringAnUpload: a DeleteRecords that passes a segment
+// while it uploads empties the manifest; the upload, finishing after, must
+// not add it below the new start (the manifest would end below its start
+// and every later upload stop at the hole), but drop it and go on.
+func TestDeleteRecordsDuringAnUpload(t *testing.T) {
+	ctx := context.Background()
+	l := &fakeLog{}
+	for range 5 {
+		l.add(100, 1)
+	}
+	b := &hookBucket{Bucket: objstore.NewMem()}
+	tr := newTierer(t, b)
+	p, err := tr.Open(ctx, fakeSource{l}, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.manifest.Append(ctx, 1, Entry{Base: 0, Next: 100, Object: "segments/first"}); err != nil {
+		t.Fatal(err)
+	}
+	p.setHead(mustLoad(t, p))
+	b.hook = func() { // the upload of [100, 200) is under way
+		if err := p.DeleteRecords(ctx, 350); err != nil {
+			t.Error(err)
+		}
+	}
+	b.armed = true
+	for range 3 {
+		if _, err := tr.uploadPending(ctx, p); err != nil {
+			t.Fatalf("upload after a DeleteRecords: %v", err)
+		}
+	}
+	h := mustLoad(t, p)
+	if h.StartOffset != 350 || h.Next() != 400 {
+		t.Fatalf("the manifest holds [%d, %d), want [350, 400)", h.StartOffset, h.Next())
+	}
+	n := 0
+	b.List(ctx, prefix+"segments/", func(string, objstore.Attributes) error { n++; return nil })
+	if n != 3 { // [300, 400)'s .log and indexes
+		t.Errorf("%d segment objects in the bucket, want the 3 of the one segment kept", n)
+	}
+}
+
+func mustLoad(t *testing.T, p *Partition) Head {
+	t.Helper()
+	h, _, err := p.manifest.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestRetentionPassesEmptiedEntries: an entry with no bytes (a segment
+// the cleaner emptied, uploaded to keep the manifest whole) has no
+// timestamp and a fresh upload time; time retention must go on past it to
+// the old entries after it.
+func TestRetentionPassesEmptiedEntries(t *testing.T) {
+	ctx := context.Background()
+	l := &fakeLog{}
+	l.add(100, 1)
+	l.segs = append(l.segs, fakeSeg{Segment: Segment{Base: 100, Next: 150, MaxTimestamp: -1}})
+	l.end = 150
+	l.add(100, 1)
+	l.add(1, time.Now().UnixMilli()) // the active one
+	tr := newTierer(t, objstore.NewMem())
+	p, err := tr.Open(ctx, fakeSource{l}, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.UploadOnce(ctx)
+	if p.Next() != 250 {
+		t.Fatalf("uploaded up to %d, want 250", p.Next())
+	}
+	if n, err := p.ApplyRetention(ctx, time.Now(), int64(time.Hour/time.Millisecond), -1); err != nil || n != 3 || p.Start() != 250 {
+		t.Fatalf("retention dropped %d entries (%v), start %d; want 3 and 250", n, err, p.Start())
+	}
+}
+
+// mergingLog is a fakeLog whose cleaner merges the first segment with the
+// one after it between the uploader's listing and its opening.
+type mergingLog struct{ *fakeLog }
+
+func (l mergingLog) OpenSealed(base int64) (*SegmentView, error) {
+	v, err := l.fakeLog.OpenSealed(base)
+	if err == nil && base == 0 {
+		v.Next = l.segs[2].Base
+	}
+	return v, err
+}
+
+// TestUploadStopsAtTheHighWatermarkAfterAMerge: a segment that reaches
+// past the high watermark once opened (the cleaner merged it since it
+// was listed) is not uploaded: the bucket holds only committed records.
+func TestUploadStopsAtTheHighWatermarkAfterAMerge(t *testing.T) {
+	ctx := context.Background()
+	l := &fakeLog{}
+	for range 3 {
+		l.add(10, 1)
+	}
+	tr := newTierer(t, objstore.NewMem())
+	src := hwSource{fakeSource{l}, 10}
+	p, err := tr.Open(ctx, src, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.uploadPending(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Empty() {
+		t.Fatalf("the bucket holds [%d, %d) with the high watermark at 10", p.Start(), p.Next())
+	}
+}
+
+// hwSource is a source of a mergingLog whose high watermark is hw.
+type hwSource struct {
+	fakeSource
+	hw int64
+}
+
+func (s hwSource) HighWatermark() int64 { return s.hw }
+func (s hwSource) Log() Log             { return mergingLog{s.l} }

@@ -39,7 +39,9 @@ func (p *Partition) ApplyRetention(ctx context.Context, now time.Time, retention
 		if newest < 0 {
 			newest = e.UploadedMs // records without timestamps: age from the upload
 		}
-		expired := retentionMs >= 0 && now.UnixMilli()-newest > retentionMs
+		// An entry with no bytes (a segment the cleaner emptied) holds
+		// nothing to keep: it must not stop retention at its upload time.
+		expired := retentionMs >= 0 && (e.Size == 0 || now.UnixMilli()-newest > retentionMs)
 		oversize := retentionBytes >= 0 && total-e.Size >= retentionBytes
 		if !expired && !oversize {
 			return false

@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -61,9 +62,10 @@ func (t *Tierer) uploadPending(ctx context.Context, p *Partition) (int64, error)
 		if !head.Empty() && seg.Base > head.Next() {
 			// Segments are listed end to end, each up to the next one's
 			// base, and local retention keeps each until the bucket holds
-			// it whole; DeleteRecords moves the manifest's start first.
-			// So a hole here means records the bucket never got are gone
-			// from the local log. Moving the bucket's start up to seg.Base
+			// it whole; DeleteRecords moves the manifest's start first
+			// (and an upload it overtook is dropped: ErrBelowStart). So a
+			// hole here means records the bucket never got are gone from
+			// the local log (a replica that ran untiered for a while). Moving the bucket's start up to seg.Base
 			// would drop what it holds, and an entry cannot start past the
 			// end: uploads stop, with this error in the tiering status.
 			return uploaded, fmt.Errorf("tiering: %s: the local log has nothing for offsets [%d, %d) above the bucket's end; uploads wait", p.name(), head.Next(), seg.Base)
@@ -74,13 +76,18 @@ func (t *Tierer) uploadPending(ctx context.Context, p *Partition) (int64, error)
 		if err := t.pace(ctx, seg.Size); err != nil {
 			return uploaded, err
 		}
-		if head, err = t.uploadSegment(ctx, p, seg.Base); err != nil {
+		if head, err = t.uploadSegment(ctx, p, seg.Base); errors.Is(err, errNotCommitted) {
+			break
+		} else if err != nil {
 			return uploaded, err
 		}
 		uploaded += seg.Size
 	}
 	return uploaded, nil
 }
+
+// errNotCommitted: the segment now reaches past the high watermark.
+var errNotCommitted = errors.New("tiering: segment not yet committed")
 
 // uploadSegment writes one segment's objects and appends it to the
 // manifest.
@@ -91,6 +98,10 @@ func (t *Tierer) uploadSegment(ctx context.Context, p *Partition, base int64) (H
 		return Head{}, err
 	}
 	defer v.Release()
+	if v.Next > p.src.HighWatermark() {
+		// The cleaner merged it with later segments since it was listed.
+		return Head{}, errNotCommitted
+	}
 	epoch := p.src.LeaderEpoch()
 	var id [8]byte
 	rand.Read(id[:])
@@ -128,6 +139,22 @@ func (t *Tierer) uploadSegment(ctx context.Context, p *Partition, base int64) (H
 		Object: object, CRC32C: sum, IndexSize: int64(len(v.OffsetIndex)), TimeSize: int64(len(v.TimeIndex)),
 		TxnIndexSize: int64(len(v.TxnIndex)), Snapshot: v.ProducerSnapshot != nil, UploadedMs: time.Now().UnixMilli()}
 	head, err := p.manifest.Append(ctx, epoch, e)
+	if errors.Is(err, ErrBelowStart) {
+		// A DeleteRecords moved the start past the segment while it
+		// uploaded: its records are gone, and so go its objects.
+		var keys []string
+		for _, s := range e.suffixes() {
+			keys = append(keys, key+s)
+		}
+		p.deleteKeys(ctx, keys) // what fails is the orphan janitor's
+		t.logger.Info("segment deleted by DeleteRecords during its upload", "partition", p.name(), "base", v.Base, "next", v.Next)
+		h, _, err := p.manifest.Load(ctx)
+		if err != nil {
+			return Head{}, err
+		}
+		p.setHead(h)
+		return h, nil
+	}
 	if err != nil {
 		return Head{}, fmt.Errorf("tiering: %s: add segment %d to the manifest: %w", p.name(), base, err)
 	}

@@ -77,7 +77,9 @@ func (l *Log) ApplyRetention() (deletedSegments int, err error) {
 			return false
 		}
 		if byTime {
-			if nowMs-l.newestMs(s) > retMs {
+			// An emptied segment (the cleaner's) holds nothing to keep, and
+			// its file's time is the cleaning's: it must not stop the walk.
+			if s.size == 0 || nowMs-l.newestMs(s) > retMs {
 				excess -= s.size
 				return true
 			}

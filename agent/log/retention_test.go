@@ -2,8 +2,10 @@ package log
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/internal/vfs"
@@ -217,4 +219,34 @@ func TestTruncateTo(t *testing.T) {
 		t.Fatalf("after full truncate: start %d end %d size %d epoch %d", l.LogStartOffset(), l.LogEndOffset(), l.Size(), l.LatestEpoch())
 	}
 	l.Close()
+}
+
+// TestTimeRetentionPassesEmptiedSegments: on a compact,delete log, a
+// segment the cleaner emptied has no timestamp and a fresh file time (the
+// cleaning's); time retention must go on past it to the old segments
+// after it, not stop there.
+func TestTimeRetentionPassesEmptiedSegments(t *testing.T) {
+	cfg := compactConfig()
+	cfg.Delete, cfg.RetentionMs = true, time.Minute
+	cfg.SegmentBytes = 300 // one segment per cleaned group
+	l := openLog(t, vfs.NewMem(), "/p", cfg, nil)
+	defer l.Close()
+	// All from 1970. mkBatch names a batch's records k0, k1, ...: the
+	// last one replaces both before it, which the cleaner empties.
+	for _, sp := range []spec{{records: 4}, {valueSize: 200}, {records: 4}} { // 0-3, 4, 5-8
+		mustAppend(t, l, mkBatch(t, sp), 1)
+		if err := l.Roll(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := l.Clean(context.Background(), NewOffsetMap(1<<20), nil, noLimit); err != nil {
+		t.Fatal(err)
+	}
+	if l.segs[0].size != 0 || l.segs[1].size != 0 {
+		t.Fatalf("the cleaner left %d and %d bytes in the first two segments; the test needs them empty", l.segs[0].size, l.segs[1].size)
+	}
+	n, err := l.ApplyRetention()
+	if err != nil || n != 3 || l.LogStartOffset() != 9 {
+		t.Fatalf("time retention deleted %d segments, start %d (%v); want 3 and 9", n, l.LogStartOffset(), err)
+	}
 }

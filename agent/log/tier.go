@@ -25,7 +25,7 @@ type SealedSegment struct {
 	Base, Next   int64
 	Size         int64 // bytes
 	MaxTimestamp int64 // -1 when no batch carries one
-	LeaderEpoch  int32 // the epoch of its last batch, -1 if unknown
+	LeaderEpoch  int32 // the epoch at Next-1, -1 if unknown
 }
 
 // SealedSegments lists the sealed segments that end above from (Next >
