@@ -65,8 +65,8 @@ func (b *S3Bucket) PutReader(ctx context.Context, key string, r io.ReaderAt, siz
 // ErrPreconditionFailed, and the caller re-reads. Otherwise, or if the key
 // cannot be read, it returns nil and the original error stands.
 func (b *S3Bucket) conditionLost(ctx context.Context, key string, opts PutOptions, err error) error {
-	if !opts.IfAbsent && opts.IfMatch == "" || ctx.Err() != nil {
-		return nil
+	if !opts.IfAbsent && opts.IfMatch == "" || ctx.Err() != nil || errors.Is(err, ErrPreconditionFailed) {
+		return nil // unconditional, cancelled, or the store's answer was a lost condition
 	}
 	if status, _ := s3ErrorStatus(err); status != 0 {
 		return nil // the store answered; writeError has mapped it
