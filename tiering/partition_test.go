@@ -439,3 +439,33 @@ type hwSource struct {
 
 func (s hwSource) HighWatermark() int64 { return s.hw }
 func (s hwSource) Log() Log             { return mergingLog{s.l} }
+
+// TestRefreshReadsAStaleHead: Refresh picks up what another writer (the
+// leader) appended since this replica last read the manifest, and reads
+// it at most once per staleHeadRefresh, however often a reader asks.
+func TestRefreshReadsAStaleHead(t *testing.T) {
+	ctx := context.Background()
+	b := objstore.NewMem()
+	p, err := newTierer(t, b).Open(ctx, fakeSource{&fakeLog{}}, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := NewManifest(b, prefix, DefaultPageSize)
+	if _, err := leader.Append(ctx, 1, Entry{Base: 0, Next: 100, Object: "segments/a"}); err != nil {
+		t.Fatal(err)
+	}
+	if p.Next() != 0 {
+		t.Fatalf("the bucket's end is %d before any re-read", p.Next())
+	}
+	p.Refresh(ctx)
+	if p.Next() != 100 {
+		t.Fatalf("after Refresh the bucket's end is %d, want 100", p.Next())
+	}
+	if _, err := leader.Append(ctx, 1, Entry{Base: 100, Next: 200, Object: "segments/b"}); err != nil {
+		t.Fatal(err)
+	}
+	p.Refresh(ctx)
+	if p.Next() != 100 {
+		t.Fatalf("a second Refresh at once re-read the manifest (end %d)", p.Next())
+	}
+}

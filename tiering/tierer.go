@@ -265,6 +265,15 @@ func (p *Partition) refresh(ctx context.Context, now time.Time, every time.Durat
 	p.setHead(h)
 }
 
+// staleHeadRefresh bounds how often Refresh re-reads the manifest.
+const staleHeadRefresh = time.Second
+
+// Refresh re-reads the manifest, at most once per staleHeadRefresh: the
+// caller found the bucket's end it knows below offsets the bucket must
+// hold (a follower that restarted its log at its leader's local start,
+// then led before its periodic re-read).
+func (p *Partition) Refresh(ctx context.Context) { p.refresh(ctx, time.Now(), staleHeadRefresh) }
+
 // truncate raises the partition's remote start, deletes what drops out
 // and returns how many segments did.
 func (p *Partition) truncate(ctx context.Context, start int64) (int, error) {

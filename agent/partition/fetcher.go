@@ -127,6 +127,11 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 			if err := p.log.RestartAt(act.Offset, nil); err != nil {
 				return act, err
 			}
+			if r := p.remote.Load(); r != nil {
+				// The leader's local start is at or below the bucket's
+				// end, which may be past the one this replica last read.
+				r.Refresh(ctx)
+			}
 			p.logger.Info("follower restarted its log at the leader's local start", "topic", p.topic, "partition", p.index, "offset", act.Offset)
 			return p.rep.Applied(act, p.log)
 		})

@@ -146,10 +146,19 @@ func (p *Partition) Read(ctx context.Context, offset int64, maxBytes int, minOne
 		return p.readRemote(ctx, offset, maxBytes, minOne)
 	}
 	b, err := p.log.Read(offset, maxBytes, p.HighWatermark(), minOne)
-	if errors.Is(err, log.ErrOffsetOutOfRange) && p.ReadsFromStore(offset) {
-		// Local retention deleted the segment between the check and the
-		// read: it is in the store.
-		return p.readRemote(ctx, offset, maxBytes, minOne)
+	if errors.Is(err, log.ErrOffsetOutOfRange) {
+		if r := p.remote.Load(); r != nil && offset >= r.Next() && offset < p.log.LogStartOffset() {
+			// Below the local log and above the bucket's end as this
+			// replica last read it: that is stale (its log restarted at a
+			// leader's local start, and it has led since), since local
+			// logs start at or below the bucket's end.
+			r.Refresh(ctx)
+		}
+		if p.ReadsFromStore(offset) {
+			// Local retention deleted the segment between the check and
+			// the read, or the bucket's end was stale: it is in the store.
+			return p.readRemote(ctx, offset, maxBytes, minOne)
+		}
 	}
 	return b, p.closedErr(err)
 }

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
@@ -13,6 +14,8 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/tiering"
+	"github.com/strata-streaming/strata/tiering/objstore"
 )
 
 // fakeCluster is a store side that accepts every write.
@@ -33,8 +36,14 @@ func (fakeCluster) AnnounceState(*Partition, int32)               {}
 // and ISR isr.
 func openLeader(t *testing.T, replicas, isr []int32) *Partition {
 	t.Helper()
+	return openLeaderWith(t, log.DefaultConfig(), replicas, isr)
+}
+
+// openLeaderWith is openLeader with a log configured by cfg.
+func openLeaderWith(t *testing.T, cfg log.Config, replicas, isr []int32) *Partition {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l, err := log.Open(t.TempDir(), log.DefaultConfig(), log.Options{Logger: logger})
+	l, err := log.Open(t.TempDir(), cfg, log.Options{Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,5 +160,69 @@ func TestOpenServesNothingUntilApplied(t *testing.T) {
 	}
 	if err := p.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// TestReadBelowTheLocalLogPastAStaleBucketEnd: a replica's idea of the
+// bucket's end can lag behind its local log start (its log restarted at
+// a leader's local start, and it leads before its next re-read of the
+// manifest). A read between the two must be served from the bucket, not
+// answered OFFSET_OUT_OF_RANGE, which makes consumers reset.
+func TestReadBelowTheLocalLogPastAStaleBucketEnd(t *testing.T) {
+	ctx := context.Background()
+	cfg := log.DefaultConfig()
+	cfg.Remote, cfg.LocalRetentionBytes, cfg.LocalRetentionMs = true, 0, -1
+	p := openLeaderWith(t, cfg, []int32{1}, []int32{1})
+	write := func(n int) {
+		t.Helper()
+		for range n {
+			_, wait, err := p.Append(oneRecord(t), -1)
+			if err == nil {
+				err = wait(ctx)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := p.LocalLog().Roll(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bucket := objstore.NewMem()
+	logger := slog.New(slog.DiscardHandler)
+	stale, err := tiering.New(bucket, tiering.DefaultConfig(), nil, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stale.Close()
+	write(5)
+	if err := p.OpenTiering(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	stale.UploadOnce(ctx) // the partition knows the bucket up to 5
+	// Another writer (the leader, as this replica followed) takes the
+	// bucket to 10, and local retention then deletes up to there.
+	write(5)
+	other, err := tiering.New(bucket, tiering.DefaultConfig(), nil, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Open(ctx, p, metadata.PartitionPrefix(p.topicID, p.index)); err != nil {
+		t.Fatal(err)
+	}
+	other.UploadOnce(ctx)
+	if _, err := p.LocalLog().ApplyRetention(); err != nil {
+		t.Fatal(err)
+	}
+	if p.Remote().Next() != 5 || p.LocalLog().LogStartOffset() != 10 {
+		t.Fatalf("setup: bucket end known here %d, local start %d; want 5 and 10", p.Remote().Next(), p.LocalLog().LogStartOffset())
+	}
+	b, err := p.Read(ctx, 5, 1<<20, true)
+	if err != nil || len(b) == 0 {
+		t.Fatalf("read at 5: %d bytes, %v", len(b), err)
+	}
+	if base := int64(binary.BigEndian.Uint64(b)); base != 5 {
+		t.Fatalf("read at 5 starts at offset %d", base)
 	}
 }
