@@ -51,6 +51,9 @@ func (a *Agent) runTiering() {
 	a.tier.Run(ctx)
 }
 
+// openTieringTimeout bounds a retried start of a partition's tiering.
+const openTieringTimeout = time.Minute
+
 // applyRemoteRetention applies retention.* to the bucket's part of p and
 // deletes orphan objects older than --orphan-grace.
 func (a *Agent) applyRemoteRetention(ctx context.Context, p *partition.Partition) {
@@ -60,7 +63,12 @@ func (a *Agent) applyRemoteRetention(ctx context.Context, p *partition.Partition
 	}
 	r := e.snap.Resolved
 	if p.Remote() == nil {
-		if err := a.enableTiering(ctx, p, r); err != nil {
+		// Bounded: a store that hangs must not hold up the retention of
+		// the partitions after this one.
+		octx, cancel := context.WithTimeout(ctx, openTieringTimeout)
+		err := a.enableTiering(octx, p, r)
+		cancel()
+		if err != nil {
 			a.logger.Warn("start tiering", "topic", p.Topic(), "partition", p.Index(), "err", err)
 			return
 		}

@@ -226,7 +226,8 @@ func (m *Manifest) update(ctx context.Context, epoch int32, fn func(*Head) error
 
 // Append adds an uploaded segment at the end. The first segment of an
 // empty manifest sets its start; later ones must reach past Next() without
-// a gap. A segment wholly below the start is refused with ErrBelowStart. A segment may start below Next(): replicas roll their segments at
+// a gap, and one wholly below the start is refused with ErrBelowStart. A
+// segment may start below Next(): replicas roll their segments at
 // different offsets, so a new leader's first upload can overlap the old
 // leader's last. The overlap holds the same records (they were committed),
 // and Find picks the older entry for them, so readers are unaffected.

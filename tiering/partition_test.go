@@ -442,7 +442,7 @@ func (s hwSource) Log() Log             { return mergingLog{s.l} }
 
 // TestRefreshReadsAStaleHead: Refresh picks up what another writer (the
 // leader) appended since this replica last read the manifest, and reads
-// it at most once per staleHeadRefresh, however often a reader asks.
+// it again only when the last read started before the time it is given.
 func TestRefreshReadsAStaleHead(t *testing.T) {
 	ctx := context.Background()
 	b := objstore.NewMem()
@@ -457,15 +457,16 @@ func TestRefreshReadsAStaleHead(t *testing.T) {
 	if p.Next() != 0 {
 		t.Fatalf("the bucket's end is %d before any re-read", p.Next())
 	}
-	p.Refresh(ctx)
-	if p.Next() != 100 {
-		t.Fatalf("after Refresh the bucket's end is %d, want 100", p.Next())
+	if err := p.Refresh(ctx, time.Now()); err != nil || p.Next() != 100 {
+		t.Fatalf("after Refresh the bucket's end is %d (%v), want 100", p.Next(), err)
 	}
 	if _, err := leader.Append(ctx, 1, Entry{Base: 100, Next: 200, Object: "segments/b"}); err != nil {
 		t.Fatal(err)
 	}
-	p.Refresh(ctx)
-	if p.Next() != 100 {
-		t.Fatalf("a second Refresh at once re-read the manifest (end %d)", p.Next())
+	if err := p.Refresh(ctx, time.Now().Add(-time.Second)); err != nil || p.Next() != 100 {
+		t.Fatalf("a Refresh that a read under a second old satisfies re-read the manifest (end %d, %v)", p.Next(), err)
+	}
+	if err := p.Refresh(ctx, time.Now()); err != nil || p.Next() != 200 {
+		t.Fatalf("a Refresh that needs a newer read left the end at %d (%v), want 200", p.Next(), err)
 	}
 }

@@ -120,6 +120,12 @@ type Partition struct {
 	// previous leader changed meanwhile.
 	headEpoch int32
 	refreshed time.Time // a follower's last re-read of the manifest
+
+	// reread serializes Refresh, and holds when its last read started:
+	// one that succeeded, one that failed and its error.
+	reread                 sync.Mutex
+	rereadOK, rereadFailed time.Time
+	rereadErr              error
 }
 
 func (p *Partition) name() string { return fmt.Sprintf("%s-%d", p.src.Topic(), p.src.Index()) }
@@ -265,14 +271,33 @@ func (p *Partition) refresh(ctx context.Context, now time.Time, every time.Durat
 	p.setHead(h)
 }
 
-// staleHeadRefresh bounds how often Refresh re-reads the manifest.
-const staleHeadRefresh = time.Second
-
-// Refresh re-reads the manifest, at most once per staleHeadRefresh: the
-// caller found the bucket's end it knows below offsets the bucket must
-// hold (a follower that restarted its log at its leader's local start,
-// then led before its periodic re-read).
-func (p *Partition) Refresh(ctx context.Context) { p.refresh(ctx, time.Now(), staleHeadRefresh) }
+// Refresh makes sure the partition's head was read from the manifest
+// after since, re-reading it unless a read that started after since has
+// succeeded; concurrent callers share one read, and a read that failed
+// after since answers its error without another. Callers: a replica whose
+// log restarted at its leader's local start (since: now), which may be
+// past the bucket's end it last read, and a read below the local log and
+// past that end (since: a second ago, so such reads cost at most one
+// manifest GET a second per partition).
+func (p *Partition) Refresh(ctx context.Context, since time.Time) error {
+	p.reread.Lock()
+	defer p.reread.Unlock()
+	switch {
+	case !p.rereadOK.Before(since):
+		return nil
+	case !p.rereadFailed.Before(since):
+		return p.rereadErr
+	}
+	began := time.Now()
+	h, _, err := p.manifest.Load(ctx)
+	if err != nil {
+		p.rereadFailed, p.rereadErr = began, err
+		return err
+	}
+	p.setHead(h)
+	p.rereadOK = began
+	return nil
+}
 
 // truncate raises the partition's remote start, deletes what drops out
 // and returns how many segments did.

@@ -59,13 +59,16 @@ func (t *Tierer) uploadPending(ctx context.Context, p *Partition) (int64, error)
 		if seg.Next > p.src.HighWatermark() {
 			break // not yet committed everywhere it must be
 		}
+		if seg.Next <= head.StartOffset {
+			continue // a DeleteRecords passed it during this round
+		}
 		if !head.Empty() && seg.Base > head.Next() {
 			// Segments are listed end to end, each up to the next one's
 			// base, and local retention keeps each until the bucket holds
 			// it whole; DeleteRecords moves the manifest's start first
 			// (and an upload it overtook is dropped: ErrBelowStart). So a
 			// hole here means records the bucket never got are gone from
-			// the local log (a replica that ran untiered for a while). Moving the bucket's start up to seg.Base
+			// the local log. Moving the bucket's start up to seg.Base
 			// would drop what it holds, and an entry cannot start past the
 			// end: uploads stop, with this error in the tiering status.
 			return uploaded, fmt.Errorf("tiering: %s: the local log has nothing for offsets [%d, %d) above the bucket's end; uploads wait", p.name(), head.Next(), seg.Base)
@@ -81,7 +84,9 @@ func (t *Tierer) uploadPending(ctx context.Context, p *Partition) (int64, error)
 		} else if err != nil {
 			return uploaded, err
 		}
-		uploaded += seg.Size
+		if seg.Next > head.StartOffset {
+			uploaded += seg.Size
+		}
 	}
 	return uploaded, nil
 }

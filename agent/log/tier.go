@@ -135,6 +135,13 @@ func (l *Log) SetRemoteEnd(end int64) {
 	l.mu.Unlock()
 }
 
+// Remote reports whether the log is configured as tiered (Config.Remote).
+func (l *Log) Remote() bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.cfg.Remote
+}
+
 // RemoteEnd is the last value SetRemoteEnd recorded (0 before any).
 func (l *Log) RemoteEnd() int64 {
 	l.mu.RLock()

@@ -120,21 +120,28 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 			return p.rep.Applied(act, p.log)
 		})
 	case replica.ActionRestartAt:
-		return p.withAction(act, func() (replica.FollowerAction, error) {
+		restarted := time.Now()
+		err := p.withAction(act, func() (replica.FollowerAction, error) {
 			if err := p.log.TruncateTo(p.log.LogStartOffset()); err != nil {
 				return act, err
 			}
 			if err := p.log.RestartAt(act.Offset, nil); err != nil {
 				return act, err
 			}
-			if r := p.remote.Load(); r != nil {
-				// The leader's local start is at or below the bucket's
-				// end, which may be past the one this replica last read.
-				r.Refresh(ctx)
-			}
 			p.logger.Info("follower restarted its log at the leader's local start", "topic", p.topic, "partition", p.index, "offset", act.Offset)
 			return p.rep.Applied(act, p.log)
 		})
+		if r := p.remote.Load(); err == nil && r != nil {
+			// The leader's local start is at or below the bucket's end,
+			// which may be past the one this replica last read. Outside
+			// the lock, and bounded: a read meanwhile re-reads it too.
+			rctx, cancel := context.WithTimeout(ctx, replicaFetchMaxWait+replicaRequestSlack)
+			if rerr := r.Refresh(rctx, restarted); rerr != nil {
+				p.logger.Warn("re-read the bucket's end after a restart", "topic", p.topic, "partition", p.index, "err", rerr)
+			}
+			cancel()
+		}
+		return err
 	}
 	// A request ends when the state changes (the leader may be paused or
 	// cut off and never answer: this replica must follow the new one) or

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log"
@@ -146,19 +147,10 @@ func (p *Partition) Read(ctx context.Context, offset int64, maxBytes int, minOne
 		return p.readRemote(ctx, offset, maxBytes, minOne)
 	}
 	b, err := p.log.Read(offset, maxBytes, p.HighWatermark(), minOne)
-	if errors.Is(err, log.ErrOffsetOutOfRange) {
-		if r := p.remote.Load(); r != nil && offset >= r.Next() && offset < p.log.LogStartOffset() {
-			// Below the local log and above the bucket's end as this
-			// replica last read it: that is stale (its log restarted at a
-			// leader's local start, and it has led since), since local
-			// logs start at or below the bucket's end.
-			r.Refresh(ctx)
-		}
-		if p.ReadsFromStore(offset) {
-			// Local retention deleted the segment between the check and
-			// the read, or the bucket's end was stale: it is in the store.
-			return p.readRemote(ctx, offset, maxBytes, minOne)
-		}
+	if errors.Is(err, log.ErrOffsetOutOfRange) && p.ReadsFromStore(offset) {
+		// Local retention deleted the segment between the check and the
+		// read: it is in the store.
+		return p.readRemote(ctx, offset, maxBytes, minOne)
 	}
 	return b, p.closedErr(err)
 }
@@ -170,15 +162,29 @@ func (p *Partition) DecompressionChecks() kafka.DecompressionChecks { return p.l
 // Local implements kafka.ReplicaInfo: this is a replica on this agent.
 func (p *Partition) Local() bool { return true }
 
-// ReadsFromStore reports whether offset lies below the local log and in
-// the store.
+// ReadsFromStore reports whether offset lies below the local log of a
+// tiered partition: only the store can hold it.
 func (p *Partition) ReadsFromStore(offset int64) bool {
-	r := p.remote.Load()
-	return r != nil && offset < p.log.LogStartOffset() && offset < r.Next()
+	return p.remote.Load() != nil && offset < p.log.LogStartOffset()
 }
+
+// staleBucketEnd is how old a bucket end a read below the local log may
+// trust before it re-reads the manifest.
+const staleBucketEnd = time.Second
 
 func (p *Partition) readRemote(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error) {
 	r := p.remote.Load()
+	if offset >= r.Next() {
+		// Below the local log, which starts at or below the bucket's end,
+		// yet past that end as this replica last read it: the end is
+		// stale (its log restarted at a leader's local start, and it led
+		// before re-reading the manifest). Re-read it rather than answer
+		// OFFSET_OUT_OF_RANGE, which makes consumers reset; a failure is
+		// a storage error, which they retry.
+		if err := r.Refresh(ctx, time.Now().Add(-staleBucketEnd)); err != nil {
+			return nil, fmt.Errorf("topic %s partition %d: re-read the bucket's end: %w", p.topic, p.index, err)
+		}
+	}
 	b, err := r.Read(ctx, offset, maxBytes, minOne)
 	if errors.Is(err, tiering.ErrNotInBucket) {
 		err = fmt.Errorf("%w: %v", log.ErrOffsetOutOfRange, err)
@@ -214,6 +220,12 @@ func (p *Partition) MaxTimestampBatch() ([]byte, error) {
 func (p *Partition) DeleteRecordsBefore(ctx context.Context, offset int64) error {
 	if r := p.remote.Load(); r != nil {
 		return p.closedErr(r.DeleteRecords(ctx, offset))
+	}
+	if p.log.Remote() {
+		// Tiered, but its tiering has not opened yet (the store failed;
+		// it is retried): a local delete would leave the bucket's start
+		// behind, and the deleted records readable from there.
+		return fmt.Errorf("%w: topic %s partition %d: tiering has not started yet", log.ErrStorage, p.topic, p.index)
 	}
 	return p.closedErr(p.log.DeleteRecordsBefore(offset))
 }

@@ -226,3 +226,37 @@ func TestReadBelowTheLocalLogPastAStaleBucketEnd(t *testing.T) {
 		t.Fatalf("read at 5 starts at offset %d", base)
 	}
 }
+
+// TestDeleteRecordsWaitsForTiering: on a tiered partition whose tiering
+// has not opened (the store failed at start), DeleteRecords is refused
+// with a storage error, which clients retry: deleting locally only would
+// leave the bucket's start behind, and the records readable there.
+func TestDeleteRecordsWaitsForTiering(t *testing.T) {
+	ctx := context.Background()
+	cfg := log.DefaultConfig()
+	cfg.Remote = true
+	p := openLeaderWith(t, cfg, []int32{1}, []int32{1})
+	for range 3 {
+		_, wait, err := p.Append(oneRecord(t), -1)
+		if err == nil {
+			err = wait(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.DeleteRecordsBefore(ctx, 2); !errors.Is(err, log.ErrStorage) {
+		t.Fatalf("DeleteRecords before tiering opened: %v, want a storage error", err)
+	}
+	tr, err := tiering.New(objstore.NewMem(), tiering.DefaultConfig(), nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if err := p.OpenTiering(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.DeleteRecordsBefore(ctx, 2); err != nil || p.LogStartOffset() != 2 {
+		t.Fatalf("DeleteRecords once tiering opened: start %d, %v", p.LogStartOffset(), err)
+	}
+}
