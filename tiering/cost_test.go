@@ -34,7 +34,7 @@ func TestCostCountsEveryStoreRequest(t *testing.T) {
 	if _, err := p.CleanOrphans(ctx, time.Now().Add(2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	p.refresh(ctx, time.Now(), 0)
+	p.Refresh(ctx, time.Now())
 
 	store := map[string]float64{}
 	var putBytes float64

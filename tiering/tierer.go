@@ -119,8 +119,6 @@ type Partition struct {
 	// a replica that starts leading re-reads the manifest, which the
 	// previous leader changed meanwhile.
 	headEpoch int32
-	refreshed time.Time // a follower's last re-read of the manifest
-
 	// reread serializes Refresh, and holds when its last read started:
 	// one that succeeded, one that failed and its error.
 	reread                 sync.Mutex
@@ -251,34 +249,16 @@ func (p *Partition) currentHead(ctx context.Context) (Head, error) {
 	return p.head(), nil
 }
 
-// refresh re-reads the manifest on a follower now and then, so that its
-// local retention may delete what the leader has uploaded.
-func (p *Partition) refresh(ctx context.Context, now time.Time, every time.Duration) {
-	p.mu.Lock()
-	due := now.Sub(p.refreshed) >= every
-	if due {
-		p.refreshed = now
-	}
-	p.mu.Unlock()
-	if !due {
-		return
-	}
-	h, _, err := p.manifest.Load(ctx)
-	if err != nil {
-		p.t.logger.Warn("re-read manifest", "partition", p.name(), "err", err)
-		return
-	}
-	p.setHead(h)
-}
-
 // Refresh makes sure the partition's head was read from the manifest
 // after since, re-reading it unless a read that started after since has
 // succeeded; concurrent callers share one read, and a read that failed
-// after since answers its error without another. Callers: a replica whose
-// log restarted at its leader's local start (since: now), which may be
-// past the bucket's end it last read, and a read below the local log and
-// past that end (since: a second ago, so such reads cost at most one
-// manifest GET a second per partition).
+// after since answers its error without another (a failure is logged
+// once, where it happens). Callers: a follower every few upload rounds,
+// so that its local retention may delete what the leader uploaded; a
+// replica whose log restarted at its leader's local start (since: now),
+// which may be past the bucket's end it last read; and a read below the
+// local log and past that end (since: a second ago, so such reads cost
+// at most one manifest GET a second per partition).
 func (p *Partition) Refresh(ctx context.Context, since time.Time) error {
 	p.reread.Lock()
 	defer p.reread.Unlock()
@@ -292,6 +272,7 @@ func (p *Partition) Refresh(ctx context.Context, since time.Time) error {
 	h, _, err := p.manifest.Load(ctx)
 	if err != nil {
 		p.rereadFailed, p.rereadErr = began, err
+		p.t.logger.Warn("re-read manifest", "partition", p.name(), "err", err)
 		return err
 	}
 	p.setHead(h)
@@ -389,7 +370,7 @@ func (t *Tierer) UploadOnce(ctx context.Context) {
 		wait := now.Before(p.retryAt)
 		p.mu.Unlock()
 		if !p.src.Leading() {
-			p.refresh(ctx, now, followerRefreshEvery*t.cfg.Interval)
+			p.Refresh(ctx, now.Add(-followerRefreshEvery*t.cfg.Interval)) // a failure is logged there
 			continue
 		}
 		if wait {

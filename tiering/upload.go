@@ -147,11 +147,7 @@ func (t *Tierer) uploadSegment(ctx context.Context, p *Partition, base int64) (H
 	if errors.Is(err, ErrBelowStart) {
 		// A DeleteRecords moved the start past the segment while it
 		// uploaded: its records are gone, and so go its objects.
-		var keys []string
-		for _, s := range e.suffixes() {
-			keys = append(keys, key+s)
-		}
-		p.deleteKeys(ctx, keys) // what fails is the orphan janitor's
+		t.deleteObjects(ctx, p, []Entry{e}, nil)
 		t.logger.Info("segment deleted by DeleteRecords during its upload", "partition", p.name(), "base", v.Base, "next", v.Next)
 		h, _, err := p.manifest.Load(ctx)
 		if err != nil {

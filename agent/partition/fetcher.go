@@ -136,9 +136,7 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 			// which may be past the one this replica last read. Outside
 			// the lock, and bounded: a read meanwhile re-reads it too.
 			rctx, cancel := context.WithTimeout(ctx, replicaFetchMaxWait+replicaRequestSlack)
-			if rerr := r.Refresh(rctx, restarted); rerr != nil {
-				p.logger.Warn("re-read the bucket's end after a restart", "topic", p.topic, "partition", p.index, "err", rerr)
-			}
+			r.Refresh(rctx, restarted) // a failure is logged there
 			cancel()
 		}
 		return err
