@@ -111,6 +111,12 @@ type txnState struct {
 	// memory only, as Kafka's lastProducerEpoch: the producer that held it
 	// may still recover with KIP-360 and keep its producer id.
 	fencedEpoch int16
+	// lastEpoch is Kafka's lastProducerEpoch, kept in memory only as in
+	// Kafka (-1: none): the epoch the producer held before the last bump
+	// it asked for (a version-2 EndTxn, or InitProducerID naming its
+	// epoch). An InitProducerID naming it is a retry of a call whose
+	// answer was lost, and gets the current epoch without a bump.
+	lastEpoch int16
 }
 
 // Load replays the partition and returns a ready coordinator, which
@@ -156,7 +162,7 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 					delete(c.txns, id)
 					continue
 				}
-				c.txns[id] = &txnState{Metadata: *m, fencedEpoch: -1}
+				c.txns[id] = &txnState{Metadata: *m, fencedEpoch: -1, lastEpoch: -1}
 			}
 			return nil
 		})
@@ -303,7 +309,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeout tim
 		}
 		// In the map before it is written, so that a second request for
 		// the id waits for this write instead of racing it.
-		t = &txnState{Metadata: Metadata{TransactionalID: id}, fencedEpoch: -1}
+		t = &txnState{Metadata: Metadata{TransactionalID: id}, fencedEpoch: -1, lastEpoch: -1}
 		c.txns[id] = t
 		next := Metadata{TransactionalID: id, ProducerID: pid, ProducerEpoch: 0, Timeout: timeout, State: kmsg.TransactionStateEmpty,
 			NextProducerID: -1, PrevProducerID: -1}
@@ -318,7 +324,8 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeout tim
 	if t.completing {
 		return -1, -1, ErrConcurrentTransactions
 	}
-	if expectedID >= 0 && (expectedID != t.ProducerID || expectedEpoch != t.ProducerEpoch && expectedEpoch != t.fencedEpoch) {
+	retry := expectedID >= 0 && expectedID == t.ProducerID && expectedEpoch != t.ProducerEpoch && t.lastEpoch >= 0 && expectedEpoch == t.lastEpoch
+	if expectedID >= 0 && !retry && (expectedID != t.ProducerID || expectedEpoch != t.ProducerEpoch && (t.fencedEpoch < 0 || expectedEpoch != t.fencedEpoch)) {
 		return -1, -1, fmt.Errorf("%w: producer %d epoch %d, current %d epoch %d", ErrProducerFenced,
 			expectedID, expectedEpoch, t.ProducerID, t.ProducerEpoch)
 	}
@@ -339,6 +346,20 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeout tim
 	next := t.Metadata
 	next.Timeout, next.State, next.Partitions, next.Start = timeout, kmsg.TransactionStateEmpty, nil, time.Time{}
 	next.NextProducerID = -1
+	last := int16(-1)
+	switch {
+	case retry:
+		// The producer's epoch was bumped already (its EndTxn or
+		// InitProducerID succeeded, the answer was lost): it gets the
+		// current epoch, as Kafka's prepareIncrementProducerEpoch answers.
+		if err := c.writeLocked(ctx, t, next); err != nil {
+			return -1, -1, err
+		}
+		t.fencedEpoch = -1
+		return next.ProducerID, next.ProducerEpoch, nil
+	case expectedID >= 0:
+		last = t.ProducerEpoch
+	}
 	if t.ProducerEpoch >= math.MaxInt16-1 {
 		// Epochs are exhausted: a new producer id starts again at 0.
 		pid, err := c.cfg.ProducerIDs.NewProducerID(ctx)
@@ -346,13 +367,14 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeout tim
 			return -1, -1, err
 		}
 		next.ProducerID, next.ProducerEpoch = pid, 0
+		last = -1 // no epoch of the new id came before
 	} else {
 		next.ProducerEpoch++
 	}
 	if err := c.writeLocked(ctx, t, next); err != nil {
 		return -1, -1, err
 	}
-	t.fencedEpoch = -1
+	t.fencedEpoch, t.lastEpoch = -1, last
 	return next.ProducerID, next.ProducerEpoch, nil
 }
 

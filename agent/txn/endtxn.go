@@ -138,8 +138,14 @@ func (c *Coordinator) prepareLocked(ctx context.Context, t *txnState, prepare St
 			next.ProducerEpoch++
 		}
 	}
+	before := t.ProducerEpoch
 	if err := c.writeLocked(ctx, t, next); err != nil {
 		return -1, -1, err
+	}
+	if tv2 && next.NextProducerID < 0 {
+		// Kafka's lastProducerEpoch: an InitProducerID naming the epoch
+		// before the bump retries this end's lost answer (coordinator.go).
+		t.lastEpoch = before
 	}
 	c.completeLocked(t)
 	if next.NextProducerID >= 0 {

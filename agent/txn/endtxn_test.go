@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -117,5 +118,56 @@ func TestEndTxnV2AbortAfterV1Abort(t *testing.T) {
 	f.waitState("t1", kmsg.TransactionStateCompleteAbort)
 	if id, epoch, err := f.c.EndTxn(ctx, "t1", pid, e0, false, true); err != nil || id != pid || epoch != e0+1 {
 		t.Fatalf("version-2 abort after a version-1 abort: %d/%d %v, want %d/%d", id, epoch, err, pid, e0+1)
+	}
+}
+
+// TestInitProducerIDAfterALostEndTxnAnswer (issue 29): a producer whose
+// version-2 EndTxn succeeded but whose answer was lost still holds the
+// epoch before the bump; franz-go then reloads its producer id with
+// InitProducerID naming that epoch. As in Kafka (lastProducerEpoch) that
+// is a retry: it gets the current epoch, not PRODUCER_FENCED, and a
+// second retry gets the same. An epoch older than that is fenced, and
+// the retry rule does not outlive the coordinator (Kafka keeps the last
+// epoch in memory too).
+func TestInitProducerIDAfterALostEndTxnAnswer(t *testing.T) {
+	f := newFixture(t)
+	f.init("t1", -1, -1)
+	pid, e0, _ := f.init("t1", -1, -1) // epoch 1, so that one older exists
+	if err := f.c.AddPartitions(ctx, "t1", pid, e0, partsAB, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.c.EndTxn(ctx, "t1", pid, e0, true, true); err != nil {
+		t.Fatal(err)
+	}
+	f.waitState("t1", kmsg.TransactionStateCompleteCommit)
+	for i := range 2 {
+		id, epoch, err := f.c.InitProducerID(ctx, "t1", time.Minute, pid, e0)
+		if err != nil || id != pid || epoch != e0+1 {
+			t.Fatalf("InitProducerID %d at the epoch before the bump: %d/%d %v, want %d/%d", i, id, epoch, err, pid, e0+1)
+		}
+	}
+	// It goes on at that epoch.
+	if err := f.c.AddPartitions(ctx, "t1", pid, e0+1, partsAB, true); err != nil {
+		t.Fatalf("add after the reload: %v", err)
+	}
+	if _, _, err := f.c.InitProducerID(ctx, "t1", time.Minute, pid, e0-1); !errors.Is(err, ErrProducerFenced) {
+		t.Fatalf("InitProducerID two epochs back: %v, want ErrProducerFenced", err)
+	}
+	// InitProducerID naming the current epoch bumps it, and its own
+	// retry is served the same way.
+	if _, _, err := f.c.EndTxn(ctx, "t1", pid, e0+1, false, true); err != nil {
+		t.Fatal(err)
+	}
+	f.waitState("t1", kmsg.TransactionStateCompleteAbort)
+	if _, epoch, err := f.c.InitProducerID(ctx, "t1", time.Minute, pid, e0+2); err != nil || epoch != e0+3 {
+		t.Fatalf("InitProducerID at the current epoch: %d %v, want %d", epoch, err, e0+3)
+	}
+	if _, epoch, err := f.c.InitProducerID(ctx, "t1", time.Minute, pid, e0+2); err != nil || epoch != e0+3 {
+		t.Fatalf("its retry: %d %v, want %d", epoch, err, e0+3)
+	}
+	f.c.Close()
+	f.c = f.load(nil)
+	if _, _, err := f.c.InitProducerID(ctx, "t1", time.Minute, pid, e0+2); !errors.Is(err, ErrProducerFenced) {
+		t.Fatalf("the retry after a failover: %v, want ErrProducerFenced (as in Kafka)", err)
 	}
 }
