@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -148,6 +149,16 @@ func (c *Coordinator) joinLocked(r JoinRequest) (chan joinAnswer, JoinResult, er
 	if g.usesConsumer() {
 		return nil, JoinResult{}, fmt.Errorf("%w: group %q uses the consumer protocol (KIP-848)", ErrInconsistentProtocol, r.Group)
 	}
+	if g.cg != nil && len(g.consumerStored) > 0 {
+		// An empty KIP-848 group becomes a classic one: its records go.
+		ctx, cancel := context.WithTimeout(context.Background(), storeGroupTimeout)
+		err := c.writeLocked(ctx, nil, consumerTombstones(g)...)
+		cancel()
+		if err != nil {
+			return nil, JoinResult{}, fmt.Errorf("%w: %w", ErrClosed, err)
+		}
+		g.consumerStored = nil
+	}
 	g.cg = nil // an empty KIP-848 group becomes a classic one
 	if len(g.members) > 0 || g.state != StateEmpty {
 		if g.protocolType != "" && r.ProtocolType != g.protocolType {
@@ -219,6 +230,11 @@ func (c *Coordinator) joinNewLocked(g *groupState, r JoinRequest) (chan joinAnsw
 			m.protocols, m.sessionTimeout, m.rebalanceTimeout = r.Protocols, r.SessionTimeout, r.RebalanceTimeout
 			c.touchLocked(g, m)
 			if g.state == StateStable && !changed {
+				// The new member id is stored, so that the next
+				// coordinator knows it (Kafka reverts the replacement
+				// when this fails; here the member then meets a
+				// coordinator that knows only the old id, and rejoins).
+				c.storeGroupInBackgroundLocked(g)
 				res := g.joinResult(id)
 				return nil, res, nil
 			}
@@ -420,6 +436,35 @@ func (c *Coordinator) becomeEmptyLocked(g *groupState) {
 	g.state, g.protocol, g.leader = StateEmpty, "", ""
 	g.emptySince = c.now()
 	c.logger.Info("group empty", "group", g.name, "generation", g.generation)
+	c.storeGroupInBackgroundLocked(g)
+}
+
+// storeGroupTimeout bounds the append of a group's metadata that no
+// request waits for.
+const storeGroupTimeout = 30 * time.Second
+
+// storeGroupLocked makes g's classic metadata (generation, protocol,
+// leader, members and their assignments) durable in the partition, as
+// Kafka's coordinator does after each rebalance and when a group
+// empties, so that the partition's next coordinator serves the group on
+// without a rebalance. c.mu is held during the append, as for commits.
+func (c *Coordinator) storeGroupLocked(ctx context.Context, g *groupState) error {
+	if err := c.writeLocked(ctx, nil, groupRecord(g, false, c.now())); err != nil {
+		return fmt.Errorf("group: store the metadata of %q: %w", g.name, err)
+	}
+	return nil
+}
+
+// storeGroupInBackgroundLocked stores g for a change no request waits for
+// (a member's session timed out, the group emptied). A failure is logged:
+// memory stays the truth here, and the next coordinator, replaying the
+// previous record, times the departed members out again.
+func (c *Coordinator) storeGroupInBackgroundLocked(g *groupState) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeGroupTimeout)
+	defer cancel()
+	if err := c.storeGroupLocked(ctx, g); err != nil && !errors.Is(err, ErrClosed) {
+		c.logger.Warn("group metadata not stored", "group", g.name, "generation", g.generation, "err", err)
+	}
 }
 
 // touchLocked restarts m's session timer.
@@ -449,4 +494,47 @@ func (c *Coordinator) armLocked(slot **time.Timer, d time.Duration, g *groupStat
 		fn()
 	}))
 	*slot = t
+}
+
+// replayGroup applies a replayed GroupMetadata record: the classic group
+// as its last coordinator stored it, Stable with its members and their
+// assignments, or Empty; a tombstone forgets it (its offsets, if any,
+// stay).
+func (c *Coordinator) replayGroup(d decoded) {
+	g := c.group(d.group)
+	g.cg, g.members, g.static, g.leader, g.protocol = nil, map[string]*member{}, map[string]string{}, "", ""
+	if d.value == nil {
+		g.state, g.generation, g.protocolType, g.kept, g.emptySince = StateEmpty, 0, "", false, time.Time{}
+		if len(g.offsets) == 0 {
+			delete(c.groups, g.name)
+		}
+		return
+	}
+	v := d.value
+	g.protocolType, g.generation, g.kept = v.ProtocolType, v.Generation, true
+	if len(v.Members) == 0 {
+		g.state, g.emptySince = StateEmpty, time.UnixMilli(v.CurrentStateTimestamp)
+		return
+	}
+	g.state, g.emptySince = StateStable, time.Time{}
+	if v.Protocol != nil {
+		g.protocol = *v.Protocol
+	}
+	if v.Leader != nil {
+		g.leader = *v.Leader
+	}
+	for _, vm := range v.Members {
+		m := &member{id: vm.MemberID, clientID: vm.ClientID, clientHost: vm.ClientHost,
+			protocols:      []Protocol{{Name: g.protocol, Metadata: vm.Subscription}},
+			sessionTimeout: time.Duration(vm.SessionTimeoutMillis) * time.Millisecond, assignment: vm.Assignment}
+		m.rebalanceTimeout = m.sessionTimeout
+		if vm.RebalanceTimeoutMillis > 0 {
+			m.rebalanceTimeout = time.Duration(vm.RebalanceTimeoutMillis) * time.Millisecond
+		}
+		if vm.InstanceID != nil && *vm.InstanceID != "" {
+			m.instanceID = *vm.InstanceID
+			g.static[m.instanceID] = m.id
+		}
+		g.members[m.id] = m
+	}
 }

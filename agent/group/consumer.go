@@ -77,6 +77,7 @@ type consumerGroup struct {
 	holders         map[topicPart]string // partition -> member holding it (assigned or revoking)
 	subscribed      string               // the subscribed topics' metadata the target was computed from
 	holdTimer       *time.Timer          // ends the hold after a coordinator restart
+	restored        bool                 // rebuilt from its records on load: no hold
 }
 
 // cmember is one member of a KIP-848 group.
@@ -161,6 +162,12 @@ func (c *Coordinator) ConsumerHeartbeat(r ConsumerHeartbeat) (ConsumerHeartbeatR
 	c.maybeReassignLocked(g, subscriptionChanged, "member "+m.id+" joined or changed its subscription")
 	c.reconcileLocked(g, m, r.Owned)
 	c.touchConsumerLocked(g, m)
+	if err := c.storeConsumerLocked(g, m); err != nil {
+		// Not durable: the member learns nothing of it and retries on
+		// the partition's leader, as Kafka's members do after a failed
+		// write (the next store writes what this one missed).
+		return ConsumerHeartbeatResult{}, fmt.Errorf("%w: %w", ErrClosed, err)
+	}
 
 	res := ConsumerHeartbeatResult{MemberID: m.id, MemberEpoch: m.epoch, HeartbeatInterval: c.cfg.ConsumerHeartbeatInterval}
 	full := r.MemberEpoch == epochJoin || (r.RebalanceTimeout >= 0 && (r.SubscribedTopics != nil || r.SubscribedRegex != nil) && r.Owned != nil)
@@ -327,9 +334,12 @@ func (c *Coordinator) consumerLeaveLocked(r ConsumerHeartbeat) (ConsumerHeartbea
 		m.epoch = epochStaticLeft
 		stopTimer(&m.revokeBy)
 		c.logger.Info("static group member left for now", "group", g.name, "member", id, "instance", m.instanceID)
-		return res, nil
+	} else {
+		c.removeConsumerMemberLocked(g, m, "member left")
 	}
-	c.removeConsumerMemberLocked(g, m, "member left")
+	if err := c.storeConsumerLocked(g, nil); err != nil {
+		return ConsumerHeartbeatResult{}, fmt.Errorf("%w: %w", ErrClosed, err)
+	}
 	return res, nil
 }
 
@@ -347,6 +357,7 @@ func (c *Coordinator) removeConsumerMemberLocked(g *groupState, m *cmember, reas
 	c.logger.Info("group member removed", "group", g.name, "member", m.id, "reason", reason, "protocol", "consumer")
 	c.maybeReassignLocked(g, true, reason)
 	c.forgetIfUnusedLocked(g)
+	c.storeConsumerInBackgroundLocked(g)
 }
 
 // touchConsumerLocked restarts m's session timer.
@@ -398,24 +409,12 @@ func (c *Coordinator) subscribedTopicsLocked(m *cmember, now time.Time) []TopicI
 func (c *Coordinator) maybeReassignLocked(g *groupState, force bool, reason string) {
 	cg := g.cg
 	now := c.now()
-	subs := map[string][]TopicInfo{}
-	union := map[string]TopicInfo{}
-	for id, m := range cg.members {
-		subs[id] = c.subscribedTopicsLocked(m, now)
-		for _, t := range subs[id] {
-			union[t.Name] = t
-		}
-	}
-	var key strings.Builder
-	for _, name := range slices.Sorted(maps.Keys(union)) {
-		t := union[name]
-		fmt.Fprintf(&key, "%s/%x/%d;", name, t.ID, t.Partitions)
-	}
+	subs, union, key := c.subscriptionsLocked(cg, now)
 	assignor := cg.chooseAssignor()
-	if !force && key.String() == cg.subscribed && assignor == cg.assignor {
+	if !force && key == cg.subscribed && assignor == cg.assignor {
 		return
 	}
-	cg.subscribed, cg.assignor = key.String(), assignor
+	cg.subscribed, cg.assignor = key, assignor
 	cg.epoch++
 	g.kept = true
 	members := make([]assignMember, 0, len(cg.members))
@@ -438,6 +437,7 @@ func (c *Coordinator) maybeReassignLocked(g *groupState, force bool, reason stri
 		c.armLocked(&cg.holdTimer, hold, g, func() {
 			if g.cg == cg {
 				c.maybeReassignLocked(g, true, "members of the previous coordinator had time to rejoin")
+				c.storeConsumerInBackgroundLocked(g)
 			}
 		})
 		c.logger.Info("group assignment held after a coordinator restart", "group", g.name, "for", hold)
@@ -447,12 +447,37 @@ func (c *Coordinator) maybeReassignLocked(g *groupState, force bool, reason stri
 	c.logger.Info("group target assignment", "group", g.name, "epoch", cg.epoch, "assignor", assignor, "members", len(members), "topics", len(topics), "reason", reason)
 }
 
+// subscriptionsLocked resolves each member's subscription; key sums up
+// the subscribed topics' metadata, so that a change of it (a topic
+// created, deleted or grown) is seen.
+func (c *Coordinator) subscriptionsLocked(cg *consumerGroup, now time.Time) (subs map[string][]TopicInfo, union map[string]TopicInfo, key string) {
+	subs, union = map[string][]TopicInfo{}, map[string]TopicInfo{}
+	for id, m := range cg.members {
+		subs[id] = c.subscribedTopicsLocked(m, now)
+		for _, t := range subs[id] {
+			union[t.Name] = t
+		}
+	}
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(union)) {
+		t := union[name]
+		fmt.Fprintf(&b, "%s/%x/%d;", name, t.ID, t.Partitions)
+	}
+	return subs, union, b.String()
+}
+
+// subscriptionKeyLocked is subscriptionsLocked's key alone.
+func (c *Coordinator) subscriptionKeyLocked(cg *consumerGroup, now time.Time) string {
+	_, _, key := c.subscriptionsLocked(cg, now)
+	return key
+}
+
 // restartHold is how much longer a group that existed before this
 // coordinator loaded must wait before partitions are assigned: two
 // heartbeat intervals from the load, time for every old member to hear
 // UNKNOWN_MEMBER_ID and stop.
 func (c *Coordinator) restartHold(g *groupState, now time.Time) time.Duration {
-	if !g.replayed {
+	if !g.replayed || g.cg.restored {
 		return 0
 	}
 	return c.loadedAt.Add(2 * c.cfg.ConsumerHeartbeatInterval).Sub(now)

@@ -107,6 +107,10 @@ type groupState struct {
 	// member leaves, until the offsets cleanup removes it (ExpireOffsets);
 	// a group that never got that far is forgotten at once.
 	kept bool
+	// consumerStored is what the partition holds of the group's KIP-848
+	// records, by key (consumer_records.go).
+	consumerStored        map[string][]byte
+	consumerStoredMembers int // members in consumerStored
 	// emptySince is when the group last became Empty (or, for a group
 	// rebuilt from the log, when the coordinator loaded): the offsets of a
 	// group without members are kept for OffsetsRetention from then.
@@ -188,6 +192,10 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 					return fmt.Errorf("offset %d: %w", h.BaseOffset+int64(r.OffsetDelta), err)
 				}
 				switch {
+				case ok && d.consumer != nil:
+					if err := c.replayConsumer(d.group, *d.consumer); err != nil {
+						return fmt.Errorf("offset %d: %w", h.BaseOffset+int64(r.OffsetDelta), err)
+					}
 				case ok && h.IsTransactional():
 					c.addPendingTxn(h.ProducerID, d)
 				case ok:
@@ -206,14 +214,27 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 		offset = next
 	}
 	c.loadedAt = c.now()
+	c.mu.Lock()
 	for _, g := range c.groups {
-		// Strata does not write Kafka's group metadata records, so when
-		// the group became Empty is not known: its retention runs from now.
-		g.replayed, g.emptySince = true, c.loadedAt
-		if len(g.offsets) == 0 {
-			delete(c.groups, g.name) // deleted, or all its offsets expired
+		g.replayed = true
+		if g.emptySince.IsZero() {
+			// No metadata record (a group of an older Strata, or one
+			// that never had a generation): when it became Empty is not
+			// known, so its retention runs from now.
+			g.emptySince = c.loadedAt
 		}
+		if len(g.offsets) == 0 && !g.kept {
+			delete(c.groups, g.name) // deleted, or all its offsets expired
+			continue
+		}
+		// Restored members have one session from now to heartbeat the
+		// new coordinator, as in Kafka.
+		for _, m := range g.members {
+			c.touchLocked(g, m)
+		}
+		c.finishConsumerLoadLocked(g)
 	}
+	c.mu.Unlock()
 	logger.Info("group coordinator loaded", "partition", partition, "records", records, "groups", len(c.groups), "end", end,
 		"took", time.Since(began))
 	return c, nil
@@ -221,6 +242,10 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 
 // apply changes memory for one record (replayed or just written).
 func (c *Coordinator) apply(d decoded) {
+	if d.meta {
+		c.replayGroup(d)
+		return
+	}
 	g := c.groups[d.group]
 	if d.offset == nil {
 		if g != nil {
@@ -234,18 +259,21 @@ func (c *Coordinator) apply(d decoded) {
 	g.kept = true
 }
 
-// write appends records and applies them once durable. c.mu is held.
-func (c *Coordinator) writeLocked(ctx context.Context, ds []decoded) error {
+// writeLocked appends the offset records ds, and after them extra (group
+// metadata, which memory holds already), in one batch, and applies ds
+// once it is durable. c.mu is held.
+func (c *Coordinator) writeLocked(ctx context.Context, ds []decoded, extra ...batch.Record) error {
 	if c.closed {
 		return ErrClosed
 	}
-	if len(ds) == 0 {
+	if len(ds)+len(extra) == 0 {
 		return nil
 	}
-	recs := make([]batch.Record, len(ds))
-	for i, d := range ds {
-		recs[i] = offsetRecord(d.group, d.tp, d.offset)
+	recs := make([]batch.Record, 0, len(ds)+len(extra))
+	for _, d := range ds {
+		recs = append(recs, offsetRecord(d.group, d.tp, d.offset))
 	}
+	recs = append(recs, extra...)
 	raw, err := buildBatch(recs, c.now())
 	if err != nil {
 		return fmt.Errorf("group: encode records: %w", err)
@@ -384,9 +412,10 @@ func (c *Coordinator) DeleteGroup(ctx context.Context, group string) error {
 	for _, tp := range sortedPartitions(g.offsets) {
 		ds = append(ds, decoded{group: group, tp: tp})
 	}
-	if err := c.writeLocked(ctx, ds); err != nil {
+	if err := c.writeLocked(ctx, ds, append(consumerTombstones(g), groupRecord(g, true, c.now()))...); err != nil {
 		return err
 	}
+	g.consumerStored = nil
 	if c.groups[group] == g {
 		c.dropLocked(g)
 	}
@@ -423,7 +452,19 @@ func (c *Coordinator) ExpireOffsets(ctx context.Context) (int, error) {
 			}
 		}
 	}
-	if err := c.writeLocked(ctx, ds); err != nil {
+	// A group left without offsets goes, with its metadata's tombstone.
+	emptied := map[string]int{}
+	for _, d := range ds {
+		emptied[d.group]++
+	}
+	var tombstones []batch.Record
+	for _, name := range slices.Sorted(maps.Keys(c.groups)) {
+		if g := c.groups[name]; !g.active() && len(g.offsets) == emptied[name] {
+			tombstones = append(tombstones, consumerTombstones(g)...)
+			tombstones = append(tombstones, groupRecord(g, true, c.now()))
+		}
+	}
+	if err := c.writeLocked(ctx, ds, tombstones...); err != nil {
 		return 0, err
 	}
 	for _, g := range c.groups {

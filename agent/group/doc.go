@@ -3,8 +3,11 @@
 // server-side assignment (consumer.go, reconcile.go, assign.go) and
 // committed offsets
 // kept as records in a partition of the internal topic __consumer_offsets,
-// rebuilt from that partition when a coordinator starts. Membership is kept
-// in memory only; after a restart members rejoin. As in Kafka, a group
+// rebuilt from that partition when a coordinator starts. Membership is
+// stored there too, so it survives a restart or failover: a classic
+// group's GroupMetadata record after each rebalance and when it empties,
+// a KIP-848 group's ConsumerGroup records (consumer_records.go) as deltas
+// after each change. As in Kafka, a group
 // whose last member leaves stays, Empty, until ExpireOffsets (the offsets
 // cleanup) has removed its offsets; then it is dropped (Dead).
 //
@@ -17,7 +20,14 @@
 //	value OffsetCommitValue v3: offset, leader epoch, metadata, commit time (ms)
 //	      (a null value is a tombstone: the offset was deleted)
 //
-// Keys of other versions (group metadata, v2) are skipped on replay.
+//	key   GroupMetadataKey   v2: group
+//	value GroupMetadataValue v3: protocol type, generation, protocol,
+//	      leader, state time (ms), and per member its id, instance id,
+//	      client id and host, timeouts, subscription and assignment
+//	      (a null value is a tombstone: the group was deleted)
+//
+// KIP-848 groups use key types 3 and 5 to 8 (consumer_records.go); other
+// key versions are skipped on replay.
 //
 // # Concurrency
 //

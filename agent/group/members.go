@@ -60,6 +60,25 @@ func (c *Coordinator) Sync(ctx context.Context, r SyncRequest) (SyncResult, erro
 			mm.assignment = r.Assignments[id]
 		}
 		g.state = StateStable
+		if err := c.storeGroupLocked(ctx, g); err != nil {
+			// As in Kafka: every member learns the generation was not
+			// kept, and the group rebalances. NOT_COORDINATOR sends the
+			// members to the partition's leader, which may have moved.
+			err = fmt.Errorf("%w: %w", ErrClosed, err)
+			for _, mm := range g.members {
+				if mm.sync != nil {
+					mm.sync <- syncAnswer{err: err}
+					mm.sync = nil
+				}
+			}
+			if !c.closed && c.groups[g.name] == g {
+				g.state = StateCompletingRebalance
+				c.prepareRebalanceLocked(g, "the group's metadata was not stored")
+			}
+			c.mu.Unlock()
+			a := <-ch
+			return SyncResult{}, a.err
+		}
 		for _, mm := range g.members {
 			if mm.sync != nil {
 				mm.sync <- syncAnswer{assignment: mm.assignment}

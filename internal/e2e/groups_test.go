@@ -41,8 +41,8 @@ func produceN(t *testing.T, addr, topic string, partitions int32, n int) {
 // agent is SIGKILLed and restarted part-way. The consumer resumes from its
 // last committed offsets: no record is skipped, and the only records read
 // twice are those after the last commit before the kill. Once with the
-// classic protocol and once with KIP-848, whose members learn of the
-// restart as UNKNOWN_MEMBER_ID and rejoin.
+// classic protocol and once with KIP-848; the restarted coordinator
+// restores both groups from their records.
 func TestGroupCommitSurvivesSIGKILL(t *testing.T) {
 	t.Run("classic", func(t *testing.T) { commitSurvivesSIGKILL(t) })
 	t.Run("kip848", func(t *testing.T) { commitSurvivesSIGKILL(t, kgo.ServerSideBalancer()) })
