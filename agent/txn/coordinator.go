@@ -452,6 +452,9 @@ func (c *Coordinator) beginAbortLocked(ctx context.Context, t *txnState, timedOu
 	if timedOut {
 		t.fencedEpoch = fenced
 	}
+	// The bump was the coordinator's, not the producer's: nothing before
+	// it is a retry any more (Kafka's fence resets lastProducerEpoch).
+	t.lastEpoch = -1
 	c.completeLocked(t)
 	return nil
 }

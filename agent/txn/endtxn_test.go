@@ -165,6 +165,20 @@ func TestInitProducerIDAfterALostEndTxnAnswer(t *testing.T) {
 	if _, epoch, err := f.c.InitProducerID(ctx, "t1", time.Minute, pid, e0+2); err != nil || epoch != e0+3 {
 		t.Fatalf("its retry: %d %v, want %d", epoch, err, e0+3)
 	}
+	// A coordinator's fence ends the retry rule: after a timeout abort of
+	// the next transaction, the epoch before the producer's last bump is
+	// a zombie's.
+	if err := f.c.AddPartitions(ctx, "t1", pid, e0+3, partsAB, true); err != nil {
+		t.Fatal(err)
+	}
+	f.advance(2 * time.Minute)
+	if n, err := f.c.AbortTimedOut(ctx); n != 1 || err != nil {
+		t.Fatalf("timeout abort: %d %v", n, err)
+	}
+	f.waitState("t1", kmsg.TransactionStateCompleteAbort)
+	if _, _, err := f.c.InitProducerID(ctx, "t1", time.Minute, pid, e0+2); !errors.Is(err, ErrProducerFenced) {
+		t.Fatalf("InitProducerID at the epoch before the last bump, after a timeout abort: %v, want ErrProducerFenced", err)
+	}
 	f.c.Close()
 	f.c = f.load(nil)
 	if _, _, err := f.c.InitProducerID(ctx, "t1", time.Minute, pid, e0+2); !errors.Is(err, ErrProducerFenced) {
