@@ -10,20 +10,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-streaming/strata/agent/coordlog"
 	"github.com/strata-streaming/strata/agent/log/batch"
 )
 
 // Log is the partition of __consumer_offsets a Coordinator keeps its
-// records in. The agent implements it over a partition log.
-type Log interface {
-	// Append writes one batch and returns once it is durable (acks=all).
-	Append(ctx context.Context, raw []byte) error
-	// Read returns whole batches from offset, below the high watermark, at
-	// most about maxBytes (at least one batch).
-	Read(offset int64, maxBytes int) ([]byte, error)
-	LogStartOffset() int64
-	HighWatermark() int64
-}
+// records in (agent/coordlog); the agent implements it over a partition
+// log.
+type Log = coordlog.Log
 
 // Config holds a coordinator's settings, named after Kafka's.
 type Config struct {
@@ -58,12 +52,6 @@ func DefaultConfig() Config {
 		MinSessionTimeout: 6 * time.Second, MaxSessionTimeout: 30 * time.Minute, InitialRebalanceDelay: 3 * time.Second,
 		ConsumerSessionTimeout: 45 * time.Second, ConsumerHeartbeatInterval: 5 * time.Second, Topics: noTopics{}}
 }
-
-// maxDecompressed bounds one replayed batch once decompressed.
-const maxDecompressed = 64 << 20
-
-// replayChunkBytes is how much of the log one replay read asks for.
-const replayChunkBytes = 1 << 20
 
 // Coordinator serves the groups that hash to one partition of
 // __consumer_offsets. See the package comment for the contract.
@@ -165,53 +153,38 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 		c.topics = noTopics{}
 	}
 	began := time.Now()
-	start, end := l.LogStartOffset(), l.HighWatermark()
+	end := l.HighWatermark()
 	records := 0
-	for offset := start; offset < end; {
-		chunk, err := l.Read(offset, replayChunkBytes)
-		if err != nil {
-			return nil, fmt.Errorf("group: replay partition %d at offset %d: %w", partition, offset, err)
-		}
-		if len(chunk) == 0 {
-			break
-		}
-		next := offset
-		_, err = batch.Split(chunk, func(h batch.Header, raw []byte) error {
-			next = h.LastOffset() + 1
-			if h.IsControl() {
-				c.replayMarker(h, raw)
-				return nil
-			}
-			_, recs, err := batch.Records(raw, maxDecompressed)
-			if err != nil {
-				return err
-			}
-			for _, r := range recs {
-				d, ok, err := decodeRecord(r)
-				if err != nil {
-					return fmt.Errorf("offset %d: %w", h.BaseOffset+int64(r.OffsetDelta), err)
-				}
-				switch {
-				case ok && d.consumer != nil:
-					if err := c.replayConsumer(d.group, *d.consumer); err != nil {
-						return fmt.Errorf("offset %d: %w", h.BaseOffset+int64(r.OffsetDelta), err)
-					}
-				case ok && h.IsTransactional():
-					c.addPendingTxn(h.ProducerID, d)
-				case ok:
-					c.apply(d)
-					records++
-				}
-			}
+	err := coordlog.Replay(l, func(h batch.Header, raw []byte) error {
+		if h.IsControl() {
+			c.replayMarker(h, raw)
 			return nil
-		})
+		}
+		recs, err := coordlog.Records(raw)
 		if err != nil {
-			return nil, fmt.Errorf("group: replay partition %d: %w", partition, err)
+			return err
 		}
-		if next <= offset {
-			return nil, fmt.Errorf("group: replay partition %d made no progress at offset %d", partition, offset)
+		for _, r := range recs {
+			d, ok, err := decodeRecord(r)
+			if err == nil && ok && d.consumer != nil {
+				err = c.replayConsumer(d.group, *d.consumer)
+			}
+			if err != nil {
+				return fmt.Errorf("offset %d: %w", h.BaseOffset+int64(r.OffsetDelta), err)
+			}
+			switch {
+			case !ok || d.consumer != nil:
+			case h.IsTransactional():
+				c.addPendingTxn(h.ProducerID, d)
+			default:
+				c.apply(d)
+				records++
+			}
 		}
-		offset = next
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("group: replay partition %d: %w", partition, err)
 	}
 	c.loadedAt = c.now()
 	c.mu.Lock()

@@ -10,20 +10,14 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/agent/coordlog"
 	"github.com/strata-streaming/strata/agent/log/batch"
 )
 
 // Log is the partition of __transaction_state a Coordinator keeps its
-// records in. The agent implements it over a partition log.
-type Log interface {
-	// Append writes one batch and returns once it is durable (acks=all).
-	Append(ctx context.Context, raw []byte) error
-	// Read returns whole batches from offset, below the high watermark, at
-	// most about maxBytes (at least one batch).
-	Read(offset int64, maxBytes int) ([]byte, error)
-	LogStartOffset() int64
-	HighWatermark() int64
-}
+// records in (agent/coordlog); the agent implements it over a partition
+// log.
+type Log = coordlog.Log
 
 // Markers writes transaction markers to the partitions a transaction
 // wrote to, wherever their leaders are.
@@ -72,12 +66,6 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{MaxTimeout: 15 * time.Minute, IDExpiration: 7 * 24 * time.Hour, MarkerRetryBackoff: 100 * time.Millisecond}
 }
-
-// maxDecompressed bounds one replayed batch once decompressed.
-const maxDecompressed = 64 << 20
-
-// replayChunkBytes is how much of the log one replay read asks for.
-const replayChunkBytes = 1 << 20
 
 // Coordinator serves the transactional ids that hash to one partition of
 // __transaction_state. See the package comment for the contract.
@@ -134,45 +122,29 @@ func Load(ctx context.Context, partition int32, l Log, cfg Config, logger *slog.
 		c.cfg.MarkerRetryBackoff = DefaultConfig().MarkerRetryBackoff
 	}
 	began := time.Now()
-	start, end := l.LogStartOffset(), l.HighWatermark()
-	for offset := start; offset < end; {
-		chunk, err := l.Read(offset, replayChunkBytes)
-		if err != nil {
-			return nil, fmt.Errorf("txn: replay partition %d at offset %d: %w", partition, offset, err)
-		}
-		if len(chunk) == 0 {
-			break
-		}
-		next := offset
-		_, err = batch.Split(chunk, func(h batch.Header, raw []byte) error {
-			next = h.LastOffset() + 1
-			if h.IsControl() {
-				return nil
-			}
-			_, recs, err := batch.Records(raw, maxDecompressed)
-			if err != nil {
-				return err
-			}
-			for _, r := range recs {
-				id, m, err := decodeRecord(r)
-				if err != nil {
-					return fmt.Errorf("offset %d: %w", h.BaseOffset+int64(r.OffsetDelta), err)
-				}
-				if m == nil {
-					delete(c.txns, id)
-					continue
-				}
-				c.txns[id] = &txnState{Metadata: *m, fencedEpoch: -1, lastEpoch: -1}
-			}
+	err := coordlog.Replay(l, func(h batch.Header, raw []byte) error {
+		if h.IsControl() {
 			return nil
-		})
+		}
+		recs, err := coordlog.Records(raw)
 		if err != nil {
-			return nil, fmt.Errorf("txn: replay partition %d: %w", partition, err)
+			return err
 		}
-		if next <= offset {
-			return nil, fmt.Errorf("txn: replay partition %d made no progress at offset %d", partition, offset)
+		for _, r := range recs {
+			id, m, err := decodeRecord(r)
+			if err != nil {
+				return fmt.Errorf("offset %d: %w", h.BaseOffset+int64(r.OffsetDelta), err)
+			}
+			if m == nil {
+				delete(c.txns, id)
+				continue
+			}
+			c.txns[id] = &txnState{Metadata: *m, fencedEpoch: -1, lastEpoch: -1}
 		}
-		offset = next
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("txn: replay partition %d: %w", partition, err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
