@@ -13,7 +13,6 @@ package kafka
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -22,12 +21,7 @@ func handleDeleteGroups(ctx context.Context, s *Server, r *request, req *kmsg.De
 	for _, name := range req.Groups {
 		g := kmsg.NewDeleteGroupsResponseGroup()
 		g.Group = name
-		if !s.authorizedGroup(r, kmsg.ACLOperationDelete, name) {
-			g.ErrorCode = kerr.GroupAuthorizationFailed.Code
-			resp.Groups = append(resp.Groups, g)
-			continue
-		}
-		c, err := s.groups.GroupCoordinator(ctx, name)
+		c, err := s.groupCoordinator(ctx, r, kmsg.ACLOperationDelete, name)
 		if err == nil {
 			err = c.DeleteGroup(ctx, name)
 		}

@@ -18,7 +18,6 @@ package kafka
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -34,12 +33,7 @@ func handleDescribeGroups(ctx context.Context, s *Server, r *request, req *kmsg.
 		if req.IncludeAuthorizedOperations {
 			g.AuthorizedOperations = allGroupOperations
 		}
-		if !s.authorizedGroup(r, kmsg.ACLOperationDescribe, name) {
-			g.ErrorCode = kerr.GroupAuthorizationFailed.Code
-			resp.Groups = append(resp.Groups, g)
-			continue
-		}
-		c, err := s.groups.GroupCoordinator(ctx, name)
+		c, err := s.groupCoordinator(ctx, r, kmsg.ACLOperationDescribe, name)
 		if err != nil {
 			g.ErrorCode = errorCode(err)
 			resp.Groups = append(resp.Groups, g)

@@ -5,6 +5,15 @@ package kafka
 // versions served and how Strata differs from Apache Kafka; this file
 // registers them.
 
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/group"
+)
+
 func registerGroups() {
 	register(8, 2, 9, typed(handleOffsetCommit))
 	register(9, 1, 9, typed(handleOffsetFetch))
@@ -19,4 +28,15 @@ func registerGroups() {
 	register(47, 0, 0, typed(handleOffsetDelete))
 	register(68, 0, 1, typed(handleConsumerGroupHeartbeat))
 	register(69, 0, 1, typed(handleConsumerGroupDescribe))
+}
+
+// groupCoordinator is the group APIs' prologue: op on the group (else
+// GROUP_AUTHORIZATION_FAILED), then the group's coordinator, which must
+// run on this agent (else NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE or
+// COORDINATOR_LOAD_IN_PROGRESS); errorCode maps the error to its code.
+func (s *Server) groupCoordinator(ctx context.Context, r *request, op kmsg.ACLOperation, groupID string) (*group.Coordinator, error) {
+	if !s.authorizedGroup(r, op, groupID) {
+		return nil, kerr.GroupAuthorizationFailed
+	}
+	return s.groups.GroupCoordinator(ctx, groupID)
 }

@@ -11,17 +11,12 @@ package kafka
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func handleHeartbeat(ctx context.Context, s *Server, r *request, req *kmsg.HeartbeatRequest) (*kmsg.HeartbeatResponse, error) {
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
-	if !s.authorizedGroup(r, kmsg.ACLOperationRead, req.Group) {
-		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
-		return resp, nil
-	}
-	c, err := s.groups.GroupCoordinator(ctx, req.Group)
+	c, err := s.groupCoordinator(ctx, r, kmsg.ACLOperationRead, req.Group)
 	if err == nil {
 		err = c.Heartbeat(req.Group, req.MemberID, derefString(req.InstanceID), req.Generation)
 	}

@@ -19,7 +19,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/group"
@@ -28,11 +27,7 @@ import (
 func handleJoinGroup(ctx context.Context, s *Server, r *request, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error) {
 	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
 	resp.Generation = -1
-	if !s.authorizedGroup(r, kmsg.ACLOperationRead, req.Group) {
-		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
-		return resp, nil
-	}
-	c, err := s.groups.GroupCoordinator(ctx, req.Group)
+	c, err := s.groupCoordinator(ctx, r, kmsg.ACLOperationRead, req.Group)
 	if err != nil {
 		resp.ErrorCode = errorCode(err)
 		return resp, nil

@@ -11,7 +11,6 @@ package kafka
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/group"
@@ -19,10 +18,6 @@ import (
 
 func handleLeaveGroup(ctx context.Context, s *Server, r *request, req *kmsg.LeaveGroupRequest) (*kmsg.LeaveGroupResponse, error) {
 	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
-	if !s.authorizedGroup(r, kmsg.ACLOperationRead, req.Group) {
-		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
-		return resp, nil
-	}
 	var leavers []group.Leaver
 	if r.version < 3 {
 		leavers = []group.Leaver{{MemberID: req.MemberID}}
@@ -31,7 +26,7 @@ func handleLeaveGroup(ctx context.Context, s *Server, r *request, req *kmsg.Leav
 			leavers = append(leavers, group.Leaver{MemberID: m.MemberID, InstanceID: derefString(m.InstanceID)})
 		}
 	}
-	c, err := s.groups.GroupCoordinator(ctx, req.Group)
+	c, err := s.groupCoordinator(ctx, r, kmsg.ACLOperationRead, req.Group)
 	var errs []error
 	if err == nil {
 		errs, err = c.Leave(req.Group, leavers)

@@ -22,11 +22,7 @@ import (
 
 func handleOffsetDelete(ctx context.Context, s *Server, r *request, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error) {
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
-	if !s.authorizedGroup(r, kmsg.ACLOperationDelete, req.Group) {
-		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
-		return resp, nil
-	}
-	c, err := s.groups.GroupCoordinator(ctx, req.Group)
+	c, err := s.groupCoordinator(ctx, r, kmsg.ACLOperationDelete, req.Group)
 	if err != nil {
 		resp.ErrorCode = errorCode(err)
 		return resp, nil

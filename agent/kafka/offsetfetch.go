@@ -64,11 +64,7 @@ func handleOffsetFetch(ctx context.Context, s *Server, r *request, req *kmsg.Off
 func (s *Server) fetchGroupOffsets(ctx context.Context, r *request, rg kmsg.OffsetFetchRequestGroup, requireStable bool) kmsg.OffsetFetchResponseGroup {
 	g := kmsg.NewOffsetFetchResponseGroup()
 	g.Group = rg.Group
-	if !s.authorizedGroup(r, kmsg.ACLOperationDescribe, rg.Group) {
-		g.ErrorCode = kerr.GroupAuthorizationFailed.Code
-		return g
-	}
-	c, err := s.groups.GroupCoordinator(ctx, rg.Group)
+	c, err := s.groupCoordinator(ctx, r, kmsg.ACLOperationDescribe, rg.Group)
 	if err != nil {
 		g.ErrorCode = errorCode(err)
 		return g

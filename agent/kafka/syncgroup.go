@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/group"
@@ -23,11 +22,7 @@ import (
 
 func handleSyncGroup(ctx context.Context, s *Server, r *request, req *kmsg.SyncGroupRequest) (*kmsg.SyncGroupResponse, error) {
 	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
-	if !s.authorizedGroup(r, kmsg.ACLOperationRead, req.Group) {
-		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
-		return resp, nil
-	}
-	c, err := s.groups.GroupCoordinator(ctx, req.Group)
+	c, err := s.groupCoordinator(ctx, r, kmsg.ACLOperationRead, req.Group)
 	if err != nil {
 		resp.ErrorCode = errorCode(err)
 		return resp, nil
