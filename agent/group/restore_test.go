@@ -9,6 +9,21 @@ import (
 	"github.com/strata-streaming/strata/internal/vfs"
 )
 
+// reloader returns a function that loads a coordinator over one
+// partition log each time it is called, as each restart or failover does.
+func reloader(t *testing.T, cfg Config) func() *Coordinator {
+	l := openLog(t, vfs.NewMem())
+	return func() *Coordinator {
+		t.Helper()
+		c, err := Load(context.Background(), 0, l, cfg, quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		return c
+	}
+}
+
 // TestClassicGroupSurvivesReload (issue 29): a coordinator that loads the
 // partition after another (a restart or failover) serves the classic
 // groups on from their GroupMetadata records: the Stable group keeps its
@@ -17,19 +32,10 @@ import (
 // offsets is still listed; a member whose session ends after the move is
 // timed out there, and the group's Empty state survives the next move.
 func TestClassicGroupSurvivesReload(t *testing.T) {
-	l := openLog(t, vfs.NewMem())
 	cfg := DefaultConfig()
 	cfg.InitialRebalanceDelay, cfg.MinSessionTimeout = 200*time.Millisecond, time.Millisecond
 	ctx := context.Background()
-	load := func() *Coordinator {
-		t.Helper()
-		c, err := Load(ctx, 0, l, cfg, quiet)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(c.Close)
-		return c
-	}
+	load := reloader(t, cfg)
 	c := load()
 
 	// Two members, one static, in generation 1.
@@ -151,20 +157,11 @@ func TestClassicGroupSurvivesReload(t *testing.T) {
 // a member removed before the move stays removed; and the group, once
 // Empty, is still listed after another reload, until it is deleted.
 func TestConsumerGroupSurvivesReload(t *testing.T) {
-	l := openLog(t, vfs.NewMem())
 	cfg := DefaultConfig()
 	cfg.ConsumerSessionTimeout, cfg.ConsumerHeartbeatInterval = time.Minute, time.Second
 	cfg.Topics = fakeTopics{"a": topicA, "b": topicB}
 	ctx := context.Background()
-	load := func() *Coordinator {
-		t.Helper()
-		c, err := Load(ctx, 0, l, cfg, quiet)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(c.Close)
-		return c
-	}
+	load := reloader(t, cfg)
 	c := load()
 	inst := "pod-0"
 	sj := joinHB("s1", "a", "b")

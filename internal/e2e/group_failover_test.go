@@ -29,6 +29,92 @@ func (h *requestCounter) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _
 
 var _ kgo.HookBrokerWrite = (*requestCounter)(nil)
 
+// groupFailover is a group test on three agents with one partition of
+// __consumer_offsets, whose leader (every group's coordinator) is
+// SIGKILLed part-way.
+type groupFailover struct {
+	t   *testing.T
+	c   *procCluster
+	ctx context.Context
+}
+
+func newGroupFailover(t *testing.T, topic string, extra ...string) *groupFailover {
+	c := startProcCluster(t, 3, "file://"+t.TempDir(), nil, append([]string{"--offsets-topic-partitions=1"}, extra...)...)
+	c.createTopic(topic, 4, 3, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return &groupFailover{t: t, c: c, ctx: ctx}
+}
+
+// client is a franz-go client of every agent that reconnects quickly to
+// the agent that takes over.
+func (f *groupFailover) client(opts ...kgo.Opt) *kgo.Client {
+	return newKgo(f.t, f.c.agents[0].Addr(), append([]kgo.Opt{kgo.SeedBrokers(f.c.seeds()...),
+		kgo.Dialer((&net.Dialer{Timeout: 2 * time.Second}).DialContext)}, opts...)...)
+}
+
+// emptyGroup makes group Empty with no committed offsets: a member joins
+// and leaves, committing nothing.
+func (f *groupFailover) emptyGroup(group string, opts ...kgo.Opt) {
+	cl := f.client(append(opts, kgo.ConsumerGroup(group), kgo.DisableAutoCommit())...)
+	ctx, cancel := context.WithTimeout(f.ctx, 3*time.Second)
+	cl.PollFetches(ctx)
+	cancel()
+	cl.Close()
+}
+
+// member starts a group member that polls until the test ends.
+func (f *groupFailover) member(instance string, opts ...kgo.Opt) {
+	if instance != "" {
+		opts = append(opts, kgo.InstanceID(instance))
+	}
+	cl := f.client(opts...)
+	go func() {
+		for f.ctx.Err() == nil {
+			cl.PollFetches(f.ctx)
+		}
+	}()
+}
+
+// killCoordinator SIGKILLs the coordinator's agent, waits for another to
+// lead its partition, and returns that agent and an admin client of the
+// survivors.
+func (f *groupFailover) killCoordinator() (next int, adm *kadm.Client) {
+	all := []int{0, 1, 2}
+	victim, _ := f.c.leaderIndex("__consumer_offsets", 0, -1, all)
+	f.t.Logf("SIGKILL agent %d, the coordinator", victim)
+	f.c.agents[victim].Kill()
+	survivors := slices.DeleteFunc(slices.Clone(all), func(i int) bool { return i == victim })
+	next, _ = f.c.leaderIndex("__consumer_offsets", 0, victim, survivors)
+	f.t.Logf("agent %d took the coordinator over", next)
+	var seeds []string
+	for _, i := range survivors {
+		seeds = append(seeds, f.c.agents[i].Addr())
+	}
+	return next, kadm.NewClient(newKgo(f.t, seeds[0], kgo.SeedBrokers(seeds...)))
+}
+
+// checkListedEmpty checks that group is listed, Empty.
+func (f *groupFailover) checkListedEmpty(adm *kadm.Client, group string) {
+	listed, err := adm.ListGroups(f.ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if g, ok := listed[group]; !ok || g.State != "Empty" {
+		f.t.Errorf("%s after the move: %+v, %v; want listed, Empty", group, g, ok)
+	}
+}
+
+// sorted returns the members' descriptions, sorted.
+func sorted[M any](members []M, describe func(M) string) []string {
+	var out []string
+	for _, m := range members {
+		out = append(out, describe(m))
+	}
+	slices.Sort(out)
+	return out
+}
+
 // TestGroupSurvivesCoordinatorSIGKILL (issue 29): a classic group of two
 // franz-go members, one static, keeps its generation and members when
 // the agent that coordinates it is SIGKILLed: the partition of
@@ -37,110 +123,53 @@ var _ kgo.HookBrokerWrite = (*requestCounter)(nil)
 // JoinGroup. An Empty group with no committed offsets is still listed
 // after the move.
 func TestGroupSurvivesCoordinatorSIGKILL(t *testing.T) {
-	c := startProcCluster(t, 3, "file://"+t.TempDir(), nil, "--offsets-topic-partitions=1",
-		"--group-initial-rebalance-delay=100ms")
-	c.createTopic("gsk", 4, 3, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-
-	// The Empty group: a member joins and leaves, committing nothing.
-	idle := newKgo(t, c.agents[0].Addr(), kgo.SeedBrokers(c.seeds()...), kgo.ConsumerGroup("gsk-idle"),
-		kgo.ConsumeTopics("gsk"), kgo.DisableAutoCommit())
-	pollCtx, pollCancel := context.WithTimeout(ctx, 3*time.Second)
-	idle.PollFetches(pollCtx)
-	pollCancel()
-	idle.Close()
-
+	f := newGroupFailover(t, "gsk", "--group-initial-rebalance-delay=100ms")
+	f.emptyGroup("gsk-idle", kgo.ConsumeTopics("gsk"))
 	joins := &requestCounter{key: int16(kmsg.JoinGroup)}
-	member := func(instance string) *kgo.Client {
-		opts := []kgo.Opt{kgo.SeedBrokers(c.seeds()...), kgo.ConsumerGroup("gsk-live"), kgo.ConsumeTopics("gsk"),
-			kgo.SessionTimeout(20 * time.Second), kgo.HeartbeatInterval(300 * time.Millisecond),
-			kgo.WithHooks(joins), kgo.Balancers(kgo.CooperativeStickyBalancer()),
-			// Reconnect quickly to the agent that took over.
-			kgo.Dialer((&net.Dialer{Timeout: 2 * time.Second}).DialContext)}
-		if instance != "" {
-			opts = append(opts, kgo.InstanceID(instance))
-		}
-		cl := newKgo(t, c.agents[0].Addr(), opts...)
-		go func() {
-			for ctx.Err() == nil {
-				cl.PollFetches(ctx)
-			}
-		}()
-		return cl
+	for _, instance := range []string{"gsk-pod-0", ""} {
+		f.member(instance, kgo.ConsumerGroup("gsk-live"), kgo.ConsumeTopics("gsk"), kgo.SessionTimeout(20*time.Second),
+			kgo.HeartbeatInterval(300*time.Millisecond), kgo.WithHooks(joins), kgo.Balancers(kgo.CooperativeStickyBalancer()))
 	}
-	member("gsk-pod-0")
-	member("")
-	adm := kadm.NewClient(newKgo(t, c.agents[0].Addr(), kgo.SeedBrokers(c.seeds()...)))
-	var before kadm.DescribedGroup
-	waitFor(t, "gsk-live to be Stable with two members", func() string {
-		d, err := adm.DescribeGroups(ctx, "gsk-live")
-		if err != nil {
-			return err.Error()
+	adm := kadm.NewClient(f.client())
+	describe := func(adm *kadm.Client) kadm.DescribedGroup {
+		d, err := adm.DescribeGroups(f.ctx, "gsk-live")
+		g := d["gsk-live"]
+		if err == nil {
+			err = g.Err
 		}
-		before = d["gsk-live"]
-		if before.State != "Stable" || len(before.Members) != 2 {
-			return fmt.Sprintf("%s with %d members", before.State, len(before.Members))
+		if err != nil {
+			g.State = err.Error() // a moving coordinator: waitFor retries
+		}
+		return g
+	}
+	ids := func(g kadm.DescribedGroup) []string {
+		return sorted(g.Members, func(m kadm.DescribedGroupMember) string { return m.MemberID })
+	}
+	waitFor(t, "gsk-live to be Stable with two members", func() string {
+		if g := describe(adm); g.State != "Stable" || len(g.Members) != 2 {
+			return fmt.Sprintf("%s with %d members", g.State, len(g.Members))
 		}
 		return ""
 	})
 	// Let the second rebalance of the cooperative protocol settle.
 	time.Sleep(2 * time.Second)
-	joined := joins.n.Load()
-	all := []int{0, 1, 2}
-	victim, _ := c.leaderIndex("__consumer_offsets", 0, -1, all)
-	t.Logf("%d JoinGroups so far; SIGKILL agent %d, the coordinator", joined, victim)
-	c.agents[victim].Kill()
-	survivors := slices.DeleteFunc(slices.Clone(all), func(i int) bool { return i == victim })
-	next, _ := c.leaderIndex("__consumer_offsets", 0, victim, survivors)
-	t.Logf("agent %d took the coordinator over", next)
-	var seeds []string
-	for _, i := range survivors {
-		seeds = append(seeds, c.agents[i].Addr())
-	}
-	adm2 := kadm.NewClient(newKgo(t, seeds[0], kgo.SeedBrokers(seeds...)))
+	before, joined := describe(adm), joins.n.Load()
+	t.Logf("%d JoinGroups so far", joined)
+	_, adm2 := f.killCoordinator()
 	waitFor(t, "gsk-live on the new coordinator", func() string {
-		d, err := adm2.DescribeGroups(ctx, "gsk-live")
-		if err != nil {
-			return err.Error()
-		}
-		g := d["gsk-live"]
-		if g.Err != nil {
-			return g.Err.Error()
-		}
-		if g.State != "Stable" || len(g.Members) != 2 {
+		if g := describe(adm2); g.State != "Stable" || len(g.Members) != 2 {
 			return fmt.Sprintf("%s with %d members", g.State, len(g.Members))
 		}
 		return ""
 	})
-	// Several heartbeat intervals on the new coordinator.
-	time.Sleep(5 * time.Second)
-	d, err := adm2.DescribeGroups(ctx, "gsk-live")
-	if err != nil {
-		t.Fatal(err)
-	}
-	after := d["gsk-live"]
-	ids := func(g kadm.DescribedGroup) []string {
-		var out []string
-		for _, m := range g.Members {
-			out = append(out, m.MemberID)
-		}
-		slices.Sort(out)
-		return out
-	}
-	if !slices.Equal(ids(before), ids(after)) || after.State != "Stable" {
+	time.Sleep(5 * time.Second) // several heartbeat intervals on the new coordinator
+	if after := describe(adm2); !slices.Equal(ids(before), ids(after)) || after.State != "Stable" {
 		t.Errorf("members before the kill %v, after %v (%s)", ids(before), ids(after), after.State)
 	}
 	if n := joins.n.Load(); n != joined {
 		t.Errorf("%d JoinGroups after the coordinator moved (%d before); the members rejoined", n-joined, joined)
 	}
-	listed, err := adm2.ListGroups(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g, ok := listed["gsk-idle"]; !ok || g.State != "Empty" {
-		t.Errorf("gsk-idle after the move: %+v, %v; want listed, Empty", g, ok)
-	}
+	f.checkListedEmpty(adm2, "gsk-idle")
 }
 
 // TestConsumerGroupSurvivesCoordinatorSIGKILL (issue 29): the same for a
@@ -150,40 +179,31 @@ func TestGroupSurvivesCoordinatorSIGKILL(t *testing.T) {
 // go on there at their epochs (no member joins it, the group epoch does
 // not move), and an Empty KIP-848 group without offsets is still listed.
 func TestConsumerGroupSurvivesCoordinatorSIGKILL(t *testing.T) {
-	c := startProcCluster(t, 3, "file://"+t.TempDir(), nil, "--offsets-topic-partitions=1",
-		"--group-consumer-heartbeat-interval=300ms", "--group-consumer-session-timeout=20s")
-	c.createTopic("gsk8", 4, 3, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	base := []kgo.Opt{kgo.SeedBrokers(c.seeds()...), kgo.ConsumeTopics("gsk8"), kgo.ServerSideBalancer(),
-		kgo.Dialer((&net.Dialer{Timeout: 2 * time.Second}).DialContext)}
-
-	idle := newKgo(t, c.agents[0].Addr(), append(base, kgo.ConsumerGroup("gsk8-idle"), kgo.DisableAutoCommit())...)
-	pollCtx, pollCancel := context.WithTimeout(ctx, 3*time.Second)
-	idle.PollFetches(pollCtx)
-	pollCancel()
-	idle.Close()
-
+	f := newGroupFailover(t, "gsk8", "--group-consumer-heartbeat-interval=300ms", "--group-consumer-session-timeout=20s")
+	f.emptyGroup("gsk8-idle", kgo.ConsumeTopics("gsk8"), kgo.ServerSideBalancer())
 	for _, instance := range []string{"gsk8-pod-0", ""} {
-		opts := append(slices.Clone(base), kgo.ConsumerGroup("gsk8-live"))
-		if instance != "" {
-			opts = append(opts, kgo.InstanceID(instance))
-		}
-		cl := newKgo(t, c.agents[0].Addr(), opts...)
-		go func() {
-			for ctx.Err() == nil {
-				cl.PollFetches(ctx)
-			}
-		}()
+		f.member(instance, kgo.ConsumerGroup("gsk8-live"), kgo.ConsumeTopics("gsk8"), kgo.ServerSideBalancer())
 	}
-	adm := kadm.NewClient(newKgo(t, c.agents[0].Addr(), kgo.SeedBrokers(c.seeds()...)))
+	adm := kadm.NewClient(f.client())
+	describe := func(adm *kadm.Client) kadm.DescribedConsumerGroup {
+		d, err := adm.DescribeConsumerGroups(f.ctx, "gsk8-live")
+		g := d["gsk8-live"]
+		if err == nil {
+			err = g.Err
+		}
+		if err != nil {
+			g.State = err.Error()
+		}
+		return g
+	}
+	members := func(g kadm.DescribedConsumerGroup) []string {
+		return sorted(g.Members, func(m kadm.ConsumerGroupMember) string {
+			return fmt.Sprintf("%s@%d", m.MemberID, m.MemberEpoch)
+		})
+	}
 	var before kadm.DescribedConsumerGroup
 	waitFor(t, "gsk8-live to be Stable with two members holding all 4 partitions", func() string {
-		d, err := adm.DescribeConsumerGroups(ctx, "gsk8-live")
-		if err != nil {
-			return err.Error()
-		}
-		before = d["gsk8-live"]
+		before = describe(adm)
 		n := 0
 		for _, m := range before.Members {
 			for _, ps := range m.Assignment {
@@ -195,45 +215,18 @@ func TestConsumerGroupSurvivesCoordinatorSIGKILL(t *testing.T) {
 		}
 		return ""
 	})
-	all := []int{0, 1, 2}
-	victim, _ := c.leaderIndex("__consumer_offsets", 0, -1, all)
-	t.Logf("group epoch %d; SIGKILL agent %d, the coordinator", before.Epoch, victim)
-	c.agents[victim].Kill()
-	survivors := slices.DeleteFunc(slices.Clone(all), func(i int) bool { return i == victim })
-	next, _ := c.leaderIndex("__consumer_offsets", 0, victim, survivors)
-	joinsBefore := strings.Count(c.agents[next].Logs(), `msg="group member joined" component=group group=gsk8-live`)
-	var seeds []string
-	for _, i := range survivors {
-		seeds = append(seeds, c.agents[i].Addr())
-	}
-	adm2 := kadm.NewClient(newKgo(t, seeds[0], kgo.SeedBrokers(seeds...)))
-	// Several heartbeat intervals on the new coordinator.
-	time.Sleep(5 * time.Second)
-	d, err := adm2.DescribeConsumerGroups(ctx, "gsk8-live")
-	if err != nil {
-		t.Fatal(err)
-	}
-	after := d["gsk8-live"]
-	members := func(g kadm.DescribedConsumerGroup) []string {
-		var out []string
-		for _, m := range g.Members {
-			out = append(out, fmt.Sprintf("%s@%d", m.MemberID, m.MemberEpoch))
-		}
-		slices.Sort(out)
-		return out
-	}
+	t.Logf("group epoch %d", before.Epoch)
+	next, adm2 := f.killCoordinator()
+	joinedLine := `msg="group member joined" component=group group=gsk8-live`
+	joinsBefore := strings.Count(f.c.agents[next].Logs(), joinedLine)
+	time.Sleep(5 * time.Second) // several heartbeat intervals on the new coordinator
+	after := describe(adm2)
 	if after.State != "Stable" || after.Epoch != before.Epoch || !slices.Equal(members(before), members(after)) {
 		t.Errorf("before the kill %s at epoch %d %v; after %s at epoch %d %v", before.State, before.Epoch, members(before),
 			after.State, after.Epoch, members(after))
 	}
-	if joins := strings.Count(c.agents[next].Logs(), `msg="group member joined" component=group group=gsk8-live`) - joinsBefore; joins != 0 {
+	if joins := strings.Count(f.c.agents[next].Logs(), joinedLine) - joinsBefore; joins != 0 {
 		t.Errorf("%d members joined gsk8-live on the new coordinator", joins)
 	}
-	listed, err := adm2.ListGroups(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g, ok := listed["gsk8-idle"]; !ok || g.State != "Empty" {
-		t.Errorf("gsk8-idle after the move: %+v, %v; want listed, Empty", g, ok)
-	}
+	f.checkListedEmpty(adm2, "gsk8-idle")
 }
