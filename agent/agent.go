@@ -52,6 +52,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/agent/peer"
 	"github.com/strata-streaming/strata/agent/txn"
 	"github.com/strata-streaming/strata/internal/oauthbearer"
 	"github.com/strata-streaming/strata/internal/secretfile"
@@ -132,10 +133,10 @@ type Agent struct {
 	httpScheme string
 	// peer is how this agent's followers dial their leaders
 	// (interagent.go).
-	peer kafka.PeerOptions
+	peer peer.Options
 	// peers holds the connections transaction markers and verification
-	// use to reach other agents (agent/kafka/peerpool.go).
-	peers *kafka.PeerPool
+	// use to reach other agents (agent/peer).
+	peers *peer.Pool
 	ready atomic.Bool
 
 	stop      chan struct{}

@@ -19,13 +19,13 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/peer"
 	"github.com/strata-streaming/strata/internal/secretfile"
 )
 
 // peerOptions are the security of replication's listener, the first bound.
-func (a *Agent) peerOptions() (kafka.PeerOptions, error) {
-	var opts kafka.PeerOptions
+func (a *Agent) peerOptions() (peer.Options, error) {
+	var opts peer.Options
 	proto := a.listeners[0].Protocol
 	if proto.TLS() {
 		tc := &tls.Config{MinVersion: tls.VersionTLS12}
@@ -65,11 +65,11 @@ func (a *Agent) peerOptions() (kafka.PeerOptions, error) {
 // and verifying leaders reach other agents with: the inter-agent
 // listener's security, as replication's, and idle connections dropped
 // well before the other agents' --connections-max-idle would.
-func (a *Agent) newPeerPool() (*kafka.PeerPool, error) {
-	cfg := kafka.DefaultPeerPoolConfig()
+func (a *Agent) newPeerPool() (*peer.Pool, error) {
+	cfg := peer.DefaultPoolConfig()
 	cfg.Self, cfg.Options = a.id, a.peer
 	cfg.IdleTimeout = min(cfg.IdleTimeout, a.cfg.Kafka.IdleTimeout/2)
-	return kafka.NewPeerPool(cfg, a.registry)
+	return peer.NewPool(cfg, a.registry)
 }
 
 // filePassword is a SASL mechanism whose password is the first line of a

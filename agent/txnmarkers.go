@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/peer"
 	"github.com/strata-streaming/strata/agent/txn"
 )
 
@@ -36,7 +36,7 @@ func (m txnMarkers) WriteMarkers(ctx context.Context, producerID int64, epoch in
 	var wg sync.WaitGroup
 	for leader, topics := range byLeader {
 		wg.Go(func() {
-			err := m.send(ctx, leader, kafka.TxnMarker{ProducerID: producerID, ProducerEpoch: epoch, Commit: commit,
+			err := m.send(ctx, leader, peer.TxnMarker{ProducerID: producerID, ProducerEpoch: epoch, Commit: commit,
 				CoordinatorEpoch: coordinatorEpoch, Partitions: topics})
 			if err != nil {
 				mu.Lock()
@@ -61,7 +61,7 @@ func (m txnMarkers) leader(tp txn.TopicPartition) (int32, bool) {
 }
 
 // send writes one leader's markers; the local agent's directly.
-func (m txnMarkers) send(ctx context.Context, leader int32, tm kafka.TxnMarker) error {
+func (m txnMarkers) send(ctx context.Context, leader int32, tm peer.TxnMarker) error {
 	a := m.a
 	if leader == a.id {
 		var mu sync.Mutex
@@ -85,7 +85,7 @@ func (m txnMarkers) send(ctx context.Context, leader int32, tm kafka.TxnMarker) 
 	if err != nil {
 		return err
 	}
-	err = a.peers.Do(ctx, leader, addr, func(c *kafka.PeerClient) error { return c.WriteTxnMarkers(ctx, tm) })
+	err = a.peers.Do(ctx, leader, addr, func(c *peer.Client) error { return c.WriteTxnMarkers(ctx, tm) })
 	if err != nil {
 		return fmt.Errorf("markers to agent %d: %w", leader, err)
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/peer"
 )
 
 // TestTxnRemotePeerConnectionsPooled: transactions whose coordinator runs
@@ -69,7 +69,7 @@ func TestTxnRemotePeerConnectionsPooled(t *testing.T) {
 	if dials := counterValue(t, c.agents[leader], "strata_inter_agent_pool_dials_total"); dials < 1 {
 		t.Fatal("the leader dialled no pooled connection: the partitions were not added remotely")
 	}
-	bound := float64(kafka.DefaultPeerPoolConfig().MaxConnsPerPeer)
+	bound := float64(peer.DefaultPoolConfig().MaxConnsPerPeer)
 	grew := accepted() - before
 	t.Logf("%d remote transactions: %v connections accepted by the coordinator and the leader", n, grew)
 	if grew > bound {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/peer"
 	"github.com/strata-streaming/strata/agent/txn"
 )
 
@@ -53,7 +54,7 @@ func (a *Agent) VerifyTxn(ctx context.Context, transactionalID string, producerI
 	if err != nil {
 		return errors.Join(kafka.ErrCoordinatorNotAvailable, err)
 	}
-	err = a.peers.Do(ctx, leader, addr, func(c *kafka.PeerClient) error {
+	err = a.peers.Do(ctx, leader, addr, func(c *peer.Client) error {
 		return c.VerifyTxn(ctx, transactionalID, producerID, epoch, topic, partition, add)
 	})
 	if ke := (*kerr.Error)(nil); err != nil && !errors.As(err, &ke) {

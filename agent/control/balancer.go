@@ -15,7 +15,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/membership"
@@ -259,7 +259,7 @@ func (c *Controller) electPreferred(ctx context.Context, live []placement.Agent)
 			continue
 		}
 		err := c.ElectPreferredLeader(ctx, topics[i], parts[i].Index)
-		if err != nil && !errors.Is(err, kafka.ErrElectionNotNeeded) {
+		if err != nil && !errors.Is(err, dataplane.ErrElectionNotNeeded) {
 			c.logger.Warn("balancer: preferred leader election", "topic", topics[i], "partition", parts[i].Index, "err", err)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/membership"
@@ -22,14 +22,14 @@ import (
 // controller under test holds no replica.
 type fakeHost struct {
 	mu    sync.Mutex
-	topic *kafka.Topic
+	topic *dataplane.Topic
 	peers []*partition.Peer
 	live  []int32
 }
 
 func (h *fakeHost) Partitions() []*partition.Partition { return nil }
-func (h *fakeHost) Topics() []*kafka.Topic             { return []*kafka.Topic{h.topic} }
-func (h *fakeHost) Topic(name string) (*kafka.Topic, bool) {
+func (h *fakeHost) Topics() []*dataplane.Topic         { return []*dataplane.Topic{h.topic} }
+func (h *fakeHost) Topic(name string) (*dataplane.Topic, bool) {
 	return h.topic, name == h.topic.Name
 }
 func (h *fakeHost) PlacementAgents() []int32 { return h.live }
@@ -87,7 +87,7 @@ func TestBalanceOnceOnLogicalTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	host := &fakeHost{live: []int32{0, 1, 9}}
-	host.topic = &kafka.Topic{Name: "t", ID: top.ID, PartitionCount: parts, ReplicationFactor: 1}
+	host.topic = &dataplane.Topic{Name: "t", ID: top.ID, PartitionCount: parts, ReplicationFactor: 1}
 	for i := range int32(parts) {
 		st, _, err := store.PartitionState(ctx, top.ID, i)
 		if err != nil {

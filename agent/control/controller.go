@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/membership"
@@ -31,9 +31,9 @@ type Host interface {
 	// Lookup finds a served partition: this agent's replica, or a peer.
 	Lookup(k Key) (*partition.Partition, *partition.Peer)
 	// Topics are the served topics, ordered by name.
-	Topics() []*kafka.Topic
+	Topics() []*dataplane.Topic
 	// Topic is a served topic by name.
-	Topic(name string) (*kafka.Topic, bool)
+	Topic(name string) (*dataplane.Topic, bool)
 	// PlacementAgents are the live agents in placement order.
 	PlacementAgents() []int32
 	// MoveReplica opens this agent's replica of k, which st now gives it,

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/metadata"
 )
 
@@ -69,9 +69,9 @@ func TestPreferredLeaderState(t *testing.T) {
 		wantErr error
 	}{
 		{"moves to the first replica", 2, []int32{1, 2, 3}, []int32{1, 2, 3}, nil},
-		{"already leads", 1, []int32{1, 2, 3}, []int32{1, 2, 3}, kafka.ErrElectionNotNeeded},
-		{"not in sync", 2, []int32{2, 3}, []int32{1, 2, 3}, kafka.ErrPreferredLeaderNotAvailable},
-		{"not alive", 2, []int32{1, 2, 3}, []int32{2, 3}, kafka.ErrPreferredLeaderNotAvailable},
+		{"already leads", 1, []int32{1, 2, 3}, []int32{1, 2, 3}, dataplane.ErrElectionNotNeeded},
+		{"not in sync", 2, []int32{2, 3}, []int32{1, 2, 3}, dataplane.ErrPreferredLeaderNotAvailable},
+		{"not alive", 2, []int32{1, 2, 3}, []int32{2, 3}, dataplane.ErrPreferredLeaderNotAvailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := base

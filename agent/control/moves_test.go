@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/membership"
@@ -136,7 +136,7 @@ func moveToGoneAgent(t *testing.T, others []membership.Member) (*Controller, *me
 		t.Fatal(err)
 	}
 	host := &fakeHost{live: []int32{0}}
-	host.topic = &kafka.Topic{Name: "t", ID: top.ID, PartitionCount: 2, ReplicationFactor: 1}
+	host.topic = &dataplane.Topic{Name: "t", ID: top.ID, PartitionCount: 2, ReplicationFactor: 1}
 	for i := range int32(2) {
 		st, etag, err := store.PartitionState(ctx, top.ID, i)
 		if err != nil {

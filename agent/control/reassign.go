@@ -14,7 +14,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
 )
@@ -128,7 +128,7 @@ func (c *Controller) completeMoves(ctx context.Context, now time.Time) {
 func (c *Controller) Reassign(ctx context.Context, topic string, index int32, replicas []int32, setRF bool) error {
 	t, ok := c.host.Topic(topic)
 	if !ok || index < 0 || index >= t.PartitionCount {
-		return fmt.Errorf("%w: %s-%d", kafka.ErrUnknownTopicOrPartition, topic, index)
+		return fmt.Errorf("%w: %s-%d", dataplane.ErrUnknownTopicOrPartition, topic, index)
 	}
 	if replicas != nil {
 		live := c.host.PlacementAgents()
@@ -157,10 +157,10 @@ func (c *Controller) Reassign(ctx context.Context, topic string, index int32, re
 	return err
 }
 
-// PartitionReassignments implements kafka.Reassignments: every partition being
+// PartitionReassignments implements dataplane.Reassignments: every partition being
 // moved, or those of only (topic -> partitions; nil: all).
-func (c *Controller) PartitionReassignments(only map[string][]int32) []kafka.Reassignment {
-	var out []kafka.Reassignment
+func (c *Controller) PartitionReassignments(only map[string][]int32) []dataplane.Reassignment {
+	var out []dataplane.Reassignment
 	for _, t := range c.host.Topics() {
 		want, named := only[t.Name]
 		if only != nil && !named {
@@ -174,19 +174,19 @@ func (c *Controller) PartitionReassignments(only map[string][]int32) []kafka.Rea
 			if !st.Moving() {
 				continue
 			}
-			out = append(out, kafka.Reassignment{Topic: t.Name, Partition: p.Index(), Replicas: st.Replicas,
+			out = append(out, dataplane.Reassignment{Topic: t.Name, Partition: p.Index(), Replicas: st.Replicas,
 				Adding: st.Adding, Removing: st.Removing()})
 		}
 	}
 	return out
 }
 
-// ElectPreferredLeader implements kafka.Reassignments: the partition's first
+// ElectPreferredLeader implements dataplane.Reassignments: the partition's first
 // replica leads, if it is in sync and alive, in a new epoch.
 func (c *Controller) ElectPreferredLeader(ctx context.Context, topic string, index int32) error {
 	t, ok := c.host.Topic(topic)
 	if !ok || index < 0 || index >= t.PartitionCount {
-		return fmt.Errorf("%w: %s-%d", kafka.ErrUnknownTopicOrPartition, topic, index)
+		return fmt.Errorf("%w: %s-%d", dataplane.ErrUnknownTopicOrPartition, topic, index)
 	}
 	live := c.host.PlacementAgents()
 	_, err := c.changeState(ctx, t.ID, index, func(st metadata.PartitionState) (metadata.PartitionState, error) {
@@ -200,9 +200,9 @@ func preferredLeaderState(st metadata.PartitionState, live []int32) (metadata.Pa
 	pref := st.Replicas[0]
 	switch {
 	case st.Leader == pref:
-		return st, kafka.ErrElectionNotNeeded
+		return st, dataplane.ErrElectionNotNeeded
 	case !slices.Contains(st.ISR, pref) || !slices.Contains(live, pref):
-		return st, fmt.Errorf("%w: preferred replica %d is not alive and in sync (ISR %v)", kafka.ErrPreferredLeaderNotAvailable, pref, st.ISR)
+		return st, fmt.Errorf("%w: preferred replica %d is not alive and in sync (ISR %v)", dataplane.ErrPreferredLeaderNotAvailable, pref, st.ISR)
 	}
 	next := st
 	next.Leader, next.LeaderEpoch, next.StateEpoch = pref, st.LeaderEpoch+1, st.StateEpoch+1

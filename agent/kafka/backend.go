@@ -7,8 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/acl"
+	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/group"
-	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/quota"
 	"github.com/strata-streaming/strata/agent/txn"
@@ -103,19 +103,6 @@ type Transactions interface {
 	// if not. With add (part 2, transaction version 2) the coordinator
 	// adds it instead, opening a transaction if none is.
 	VerifyTxn(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32, add bool) error
-}
-
-// Reassignments moves partitions between agents and elects their leaders.
-type Reassignments interface {
-	// AlterPartitionReassignment moves a partition to replicas, or
-	// cancels its move when replicas is nil.
-	AlterPartitionReassignment(ctx context.Context, topic string, partition int32, replicas []int32) error
-	// PartitionReassignments lists the moves in progress, of only the
-	// named topics and partitions unless only is nil (a nil partition
-	// list: every partition of the topic).
-	PartitionReassignments(only map[string][]int32) []Reassignment
-	// ElectPreferredLeader makes a partition's first replica its leader.
-	ElectPreferredLeader(ctx context.Context, topic string, partition int32) error
 }
 
 // Users holds the SCRAM credentials SASL authenticates against
@@ -213,15 +200,6 @@ func BackendsOf(b Backend) Backends {
 	return Backends{Cluster: b, Topics: b, TopicAdmin: b, ProducerIDs: b, Groups: b, Transactions: b, Reassignments: b, Users: b, Authorizer: b, Quotas: b}
 }
 
-// Reassignment is a partition move in progress.
-type Reassignment struct {
-	Topic     string
-	Partition int32
-	Replicas  []int32
-	Adding    []int32
-	Removing  []int32
-}
-
 // Broker is one live agent as Metadata reports it.
 type Broker struct {
 	ID   int32
@@ -233,132 +211,31 @@ type Broker struct {
 	Endpoints []Endpoint
 }
 
-// Topic is a snapshot of a topic's metadata and its local partitions.
-type Topic struct {
-	Name     string
-	ID       [16]byte
-	Internal bool
-	Configs  map[string]string // dynamic (topic-level) configs
-	Resolved metadata.Resolved
-	// PartitionCount and ReplicationFactor are set even when Partitions is
-	// empty (a validate-only CreateTopics).
-	PartitionCount    int32
-	ReplicationFactor int16
-	Partitions        []Partition
-}
+// The data plane's vocabulary (agent/dataplane), by the names the
+// handlers use.
+type (
+	Reassignment        = dataplane.Reassignment
+	Reassignments       = dataplane.Reassignments
+	Topic               = dataplane.Topic
+	AppendWait          = dataplane.AppendWait
+	ReplicaInfo         = dataplane.ReplicaInfo
+	PartitionReader     = dataplane.PartitionReader
+	PartitionWriter     = dataplane.PartitionWriter
+	Replication         = dataplane.Replication
+	Partition           = dataplane.Partition
+	ReplicaReadResult   = dataplane.ReplicaReadResult
+	DecompressionChecks = dataplane.DecompressionChecks
+)
 
-// AppendWait waits until a written batch satisfies its acks level: durable
-// on this agent, and with acks=all held by every in-sync replica.
-type AppendWait func(ctx context.Context) error
-
-// A partition replica, like the agent, comes in families by the caller's
-// need: every caller asks ReplicaInfo where the partition lives and who
-// leads it first, so the other families include it. Topic.Partitions holds
-// the whole Partition; a handler helper takes the family it uses.
-
-// ReplicaInfo says where a partition's replicas are and who leads them.
-type ReplicaInfo interface {
-	Index() int32
-	Leader() int32
-	LeaderEpoch() int32
-	Replicas() []int32
-	ISR() []int32
-	// Local reports whether this agent holds a replica; a partition only
-	// other agents hold is listed so that Metadata shows its leader.
-	Local() bool
-}
-
-// PartitionReader is what consumers read: records, offsets and sizes.
-type PartitionReader interface {
-	ReplicaInfo
-	// Read returns whole batches from offset, never past the high watermark.
-	// Below the local log it reads from the bucket, waiting at most until
-	// ctx ends.
-	Read(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error)
-	// ReadsFromStore reports whether a read at offset goes to the store.
-	ReadsFromStore(offset int64) bool
-	HighWatermark() int64
-	// LastStableOffset is where read_committed reads stop: the high
-	// watermark, or before it the first offset of the oldest open
-	// transaction.
-	LastStableOffset() int64
-	// AbortedTransactions are the aborted transactions that overlap
-	// [from, upper), from the bucket's indexes below the local log.
-	AbortedTransactions(ctx context.Context, from, upper int64) ([]log.AbortedTxn, error)
-	// Producers is the producer state the local log keeps.
-	Producers() []log.ProducerInfo
-	LogStartOffset() int64
-	// LocalLogStartOffset is the first offset on local disk (KIP-1005).
-	LocalLogStartOffset() int64
-	// HighestTieredOffset is the last offset in the bucket, -1 if none.
-	HighestTieredOffset() int64
-	LogEndOffset() int64
-	Size() int64
-	FindByTimestamp(ctx context.Context, ts int64) ([]byte, error)
-	MaxTimestampBatch() ([]byte, error)
-	// DataSignal is closed at this partition's next append or state
-	// change; a follower's long poll waits on it alone.
-	DataSignal() <-chan struct{}
-	// DecompressionChecks are the verdicts on batches stored before
-	// Produce bounded decompression (quarantine.go); nil for none.
-	DecompressionChecks() DecompressionChecks
-}
-
-// PartitionWriter changes the log: Produce and DeleteRecords.
-type PartitionWriter interface {
-	ReplicaInfo
-	// Append writes a batch the Produce handler has checked and stamped,
-	// and returns its place without waiting; wait, which must be called
-	// once, returns when acks are satisfied. Batches land in the order of
-	// the calls, so the waits of a connection's pipelined produces may
-	// overlap (and share an fsync) without reordering them.
-	Append(raw []byte, acks int16) (res log.AppendResult, wait AppendWait, err error)
-	// TxnOpen reports whether the producer has an open transaction in
-	// the log at epoch (txnverify.go).
-	TxnOpen(producerID int64, epoch int16) bool
-	DeleteRecordsBefore(ctx context.Context, offset int64) error
-}
-
-// Replication is the leader's side of replication: what followers ask.
-type Replication interface {
-	ReplicaInfo
-	// OffsetForLeaderEpoch checks currentEpoch (-1: unchecked) and that
-	// this replica leads, then answers where the largest epoch at or below
-	// epoch ends in the log.
-	OffsetForLeaderEpoch(currentEpoch, epoch int32) (int32, int64, error)
-	// ReplicaRead serves a follower's fetch (docs/design.md §6): the epoch
-	// fence, records up to the log end, and the fetch recorded towards the
-	// HW and the ISR.
-	ReplicaRead(replicaID, currentEpoch int32, offset int64, maxBytes int) (ReplicaReadResult, error)
-}
-
-// Partition is one partition replica on this agent: every family.
-type Partition interface {
-	PartitionReader
-	PartitionWriter
-	Replication
-}
-
-// ReplicaReadResult is a follower fetch's answer; HighWatermark and
-// LogStartOffset (the partition's, as consumers see it) are set with an
-// error too.
-type ReplicaReadResult struct {
-	Records        []byte
-	HighWatermark  int64
-	LogStartOffset int64
-}
-
-// Errors the agent returns that map to specific Kafka codes.
+// Errors the data plane returns that map to specific Kafka codes
+// (errorCode).
 var (
-	ErrUnknownTopicOrPartition = errors.New("kafka: unknown topic or partition")
-	ErrNotLeader               = errors.New("kafka: not the leader for this partition")
-	ErrNotEnoughReplicas       = errors.New("kafka: not enough in-sync replicas")
-	ErrTopicBeingDeleted       = errors.New("kafka: topic is being deleted")
-	ErrNotCoordinator          = errors.New("kafka: not the coordinator for this group")
-	ErrCoordinatorNotAvailable = errors.New("kafka: coordinator not available")
-	// ErrElectionNotNeeded: the preferred replica already leads.
-	ErrElectionNotNeeded = errors.New("kafka: the preferred replica already leads")
-	// ErrPreferredLeaderNotAvailable: the preferred replica is not alive
-	// and in sync.
-	ErrPreferredLeaderNotAvailable = errors.New("kafka: the preferred replica cannot lead now")
+	ErrUnknownTopicOrPartition     = dataplane.ErrUnknownTopicOrPartition
+	ErrNotLeader                   = dataplane.ErrNotLeader
+	ErrNotEnoughReplicas           = dataplane.ErrNotEnoughReplicas
+	ErrTopicBeingDeleted           = dataplane.ErrTopicBeingDeleted
+	ErrNotCoordinator              = dataplane.ErrNotCoordinator
+	ErrCoordinatorNotAvailable     = dataplane.ErrCoordinatorNotAvailable
+	ErrElectionNotNeeded           = dataplane.ErrElectionNotNeeded
+	ErrPreferredLeaderNotAvailable = dataplane.ErrPreferredLeaderNotAvailable
 )

@@ -38,19 +38,6 @@ import (
 	"github.com/strata-streaming/strata/agent/log/batch"
 )
 
-// DecompressionChecks keep a partition's W and the verdicts of batches
-// checked below it (agent/log/quarantine.go). Safe for concurrent use.
-type DecompressionChecks interface {
-	// ValidatedFrom is W: batches at or above it need no check.
-	ValidatedFrom() int64
-	// CheckedVerdict reports whether the batch at base with crc has been
-	// checked, and if so whether it failed.
-	CheckedVerdict(base int64, crc uint32) (known, bad bool)
-	// RecordChecks keeps new verdicts, in offset order; start is the
-	// partition's first offset (verdicts below it are dropped).
-	RecordChecks(start int64, verdicts []log.CheckVerdict) error
-}
-
 // quarantine returns data, whole batches of partition index of t as read
 // for a fetch, with every batch below W that decompresses past the limit
 // replaced by its empty form. It returns data itself when nothing below W

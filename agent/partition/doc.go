@@ -2,7 +2,7 @@
 // its log, the state.json it last applied, the replica state machine
 // (agent/replica) that decides from both what it serves, the follower's
 // fetcher, the ISR writer, and its tiering state. It implements
-// kafka.Partition and tiering.Source. Peer is a partition of which the
+// dataplane.Partition and tiering.Source. Peer is a partition of which the
 // agent holds no replica.
 //
 // # Life cycle

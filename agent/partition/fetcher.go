@@ -13,8 +13,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/log"
+	"github.com/strata-streaming/strata/agent/peer"
 	"github.com/strata-streaming/strata/agent/replica"
 )
 
@@ -84,7 +85,7 @@ func (p *Partition) runFetcher() {
 
 type fetcher struct {
 	p       *Partition
-	client  *kafka.PeerClient
+	client  *peer.Client
 	leader  int32
 	backoff time.Duration
 	lastErr string
@@ -167,7 +168,7 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 			return p.rep.EpochAnswered(act, replica.EpochEndOffset{Epoch: epoch, EndOffset: end}, p.log)
 		})
 	case replica.ActionFetch:
-		res, err := client.Fetch(ctx, kafka.ReplicaFetch{Topic: p.topic, Partition: p.index, ReplicaID: p.agentID,
+		res, err := client.Fetch(ctx, peer.ReplicaFetch{Topic: p.topic, Partition: p.index, ReplicaID: p.agentID,
 			LeaderEpoch: act.LeaderEpoch, Offset: act.Offset, MaxBytes: replicaFetchMaxBytes, MaxWait: replicaFetchMaxWait})
 		if errors.Is(err, log.ErrOffsetOutOfRange) {
 			leaderEnd, err := client.LogEnd(ctx, p.topic, p.index, p.agentID, act.LeaderEpoch)
@@ -212,7 +213,7 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 }
 
 // connect returns a connection to leader, dialling when needed.
-func (f *fetcher) connect(ctx context.Context, leader int32) (*kafka.PeerClient, error) {
+func (f *fetcher) connect(ctx context.Context, leader int32) (*peer.Client, error) {
 	addr, err := f.p.cluster.AgentAddr(ctx, leader)
 	if err != nil {
 		return nil, err
@@ -223,7 +224,7 @@ func (f *fetcher) connect(ctx context.Context, leader int32) (*kafka.PeerClient,
 	if f.client == nil {
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		c, err := kafka.DialPeer(dctx, addr, f.p.agentID, f.p.peer)
+		c, err := peer.Dial(dctx, addr, f.p.agentID, f.p.peer)
 		if err != nil {
 			return nil, err
 		}
@@ -238,7 +239,7 @@ func (f *fetcher) connect(ctx context.Context, leader int32) (*kafka.PeerClient,
 // until the state changes.
 func (f *fetcher) failed(ctx context.Context, act replica.FollowerAction, err error, changed <-chan struct{}) {
 	f.closeClient()
-	if errors.Is(err, kafka.ErrNotLeader) || errors.Is(err, replica.ErrFencedLeaderEpoch) || errors.Is(err, kafka.ErrUnknownTopicOrPartition) {
+	if errors.Is(err, dataplane.ErrNotLeader) || errors.Is(err, replica.ErrFencedLeaderEpoch) || errors.Is(err, dataplane.ErrUnknownTopicOrPartition) {
 		f.p.cluster.RefreshState(f.p)
 	}
 	if msg := err.Error(); msg != f.lastErr {

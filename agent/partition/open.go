@@ -1,7 +1,7 @@
 package partition
 
 import (
-	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/peer"
 
 	"context"
 	"fmt"
@@ -99,7 +99,7 @@ type Deps struct {
 	Started <-chan struct{}
 	// Peer is how the fetcher connects to its leader: the inter-agent
 	// listener's TLS and SASL, if any.
-	Peer kafka.PeerOptions
+	Peer peer.Options
 }
 
 // Open builds the partition on cfg.Log and starts its fetcher; Close

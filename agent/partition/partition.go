@@ -10,16 +10,17 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/peer"
 	"github.com/strata-streaming/strata/agent/replica"
 	"github.com/strata-streaming/strata/tiering"
 )
 
 // Partition is one local replica: its log, the state.json it last applied
 // and the replica state machine that decides, from both, what it serves.
-// It implements kafka.Partition and tiering.Source. Leader and follower
+// It implements dataplane.Partition and tiering.Source. Leader and follower
 // sides are in replication.go, the ISR writer in isrwriter.go, the
 // follower's fetcher in fetcher.go.
 type Partition struct {
@@ -41,7 +42,7 @@ type Partition struct {
 	metrics *Metrics
 	// started is closed when the agent serves: the fetcher waits for it.
 	started <-chan struct{}
-	peer    kafka.PeerOptions // how the fetcher dials its leader
+	peer    peer.Options // how the fetcher dials its leader
 	// hw is the high watermark, published after each machine decision so
 	// that readers need no lock.
 	hw atomic.Int64
@@ -70,7 +71,7 @@ type Partition struct {
 	appending sync.WaitGroup // appends in flight, waited for by Close
 }
 
-var _ kafka.Partition = (*Partition)(nil)
+var _ dataplane.Partition = (*Partition)(nil)
 
 func (p *Partition) Index() int32 { return p.index }
 
@@ -157,9 +158,9 @@ func (p *Partition) Read(ctx context.Context, offset int64, maxBytes int, minOne
 
 // DecompressionChecks are the log's: its W and the verdicts on older
 // batches, below the local log and in the bucket alike.
-func (p *Partition) DecompressionChecks() kafka.DecompressionChecks { return p.log }
+func (p *Partition) DecompressionChecks() dataplane.DecompressionChecks { return p.log }
 
-// Local implements kafka.ReplicaInfo: this is a replica on this agent.
+// Local implements dataplane.ReplicaInfo: this is a replica on this agent.
 func (p *Partition) Local() bool { return true }
 
 // ReadsFromStore reports whether offset lies below the local log of a
@@ -236,7 +237,7 @@ func (p *Partition) DeleteRecordsBefore(ctx context.Context, offset int64) error
 // logs, so no client sees that case).
 func (p *Partition) closedErr(err error) error {
 	if errors.Is(err, log.ErrClosed) {
-		return fmt.Errorf("%w: %s-%d was deleted", kafka.ErrUnknownTopicOrPartition, p.topic, p.index)
+		return fmt.Errorf("%w: %s-%d was deleted", dataplane.ErrUnknownTopicOrPartition, p.topic, p.index)
 	}
 	return err
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 )
@@ -40,10 +40,10 @@ func (p *Peer) SetState(st metadata.PartitionState) {
 	}
 }
 
-var _ kafka.Partition = (*Peer)(nil)
+var _ dataplane.Partition = (*Peer)(nil)
 
 func (p *Peer) notHere() error {
-	return fmt.Errorf("%w: partition %d is on agents %v", kafka.ErrNotLeader, p.index, p.State().Replicas)
+	return fmt.Errorf("%w: partition %d is on agents %v", dataplane.ErrNotLeader, p.index, p.State().Replicas)
 }
 
 func (p *Peer) Index() int32       { return p.index }
@@ -51,19 +51,19 @@ func (p *Peer) Leader() int32      { return p.State().Leader }
 func (p *Peer) LeaderEpoch() int32 { return p.State().LeaderEpoch }
 func (p *Peer) Replicas() []int32  { return slices.Clone(p.State().Replicas) }
 func (p *Peer) ISR() []int32       { return slices.Clone(p.State().ISR) }
-func (p *Peer) Append([]byte, int16) (log.AppendResult, kafka.AppendWait, error) {
+func (p *Peer) Append([]byte, int16) (log.AppendResult, dataplane.AppendWait, error) {
 	return log.AppendResult{}, nil, p.notHere()
 }
 func (p *Peer) Read(context.Context, int64, int, bool) ([]byte, error) {
 	return nil, p.notHere()
 }
-func (p *Peer) Local() bool                                    { return false }
-func (p *Peer) ReadsFromStore(int64) bool                      { return false }
-func (p *Peer) DecompressionChecks() kafka.DecompressionChecks { return nil }
-func (p *Peer) HighWatermark() int64                           { return -1 }
-func (p *Peer) LastStableOffset() int64                        { return -1 }
-func (p *Peer) Producers() []log.ProducerInfo                  { return nil }
-func (p *Peer) TxnOpen(int64, int16) bool                      { return false }
+func (p *Peer) Local() bool                                        { return false }
+func (p *Peer) ReadsFromStore(int64) bool                          { return false }
+func (p *Peer) DecompressionChecks() dataplane.DecompressionChecks { return nil }
+func (p *Peer) HighWatermark() int64                               { return -1 }
+func (p *Peer) LastStableOffset() int64                            { return -1 }
+func (p *Peer) Producers() []log.ProducerInfo                      { return nil }
+func (p *Peer) TxnOpen(int64, int16) bool                          { return false }
 func (p *Peer) AbortedTransactions(context.Context, int64, int64) ([]log.AbortedTxn, error) {
 	return nil, p.notHere()
 }
@@ -83,15 +83,15 @@ func (p *Peer) DataSignal() <-chan struct{} { return nil }
 func (p *Peer) OffsetForLeaderEpoch(int32, int32) (int32, int64, error) {
 	return -1, -1, p.notHere()
 }
-func (p *Peer) ReplicaRead(int32, int32, int64, int) (kafka.ReplicaReadResult, error) {
-	return kafka.ReplicaReadResult{HighWatermark: -1, LogStartOffset: -1}, p.notHere()
+func (p *Peer) ReplicaRead(int32, int32, int64, int) (dataplane.ReplicaReadResult, error) {
+	return dataplane.ReplicaReadResult{HighWatermark: -1, LogStartOffset: -1}, p.notHere()
 }
 func (p *Peer) DeleteRecordsBefore(context.Context, int64) error {
 	return p.notHere()
 }
 
 // StateOf is the applied state of a local replica or a peer.
-func StateOf(p kafka.Partition) metadata.PartitionState {
+func StateOf(p dataplane.Partition) metadata.PartitionState {
 	switch p := p.(type) {
 	case *Partition:
 		st, _ := p.StateAndETag()

@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/replica"
@@ -60,7 +60,7 @@ func (p *Partition) signalLocked() {
 	p.notify()
 }
 
-// DataSignal implements kafka.PartitionReader: closed at this partition's next
+// DataSignal implements dataplane.PartitionReader: closed at this partition's next
 // append or state change.
 func (p *Partition) DataSignal() <-chan struct{} { return p.appended.Wait() }
 
@@ -168,11 +168,11 @@ func (p *Partition) SetIneligible(agents []int32) {
 // save only the client's wait and risk the record. The followers' long
 // polls wake as soon as the bytes are written, so that their copies
 // overlap the leader's fsync.
-func (p *Partition) Append(raw []byte, acks int16) (log.AppendResult, kafka.AppendWait, error) {
+func (p *Partition) Append(raw []byte, acks int16) (log.AppendResult, dataplane.AppendWait, error) {
 	p.mu.RLock()
 	if p.deleted {
 		p.mu.RUnlock()
-		return log.AppendResult{}, nil, kafka.ErrUnknownTopicOrPartition
+		return log.AppendResult{}, nil, dataplane.ErrUnknownTopicOrPartition
 	}
 	if err := p.rep.CheckAppend(acks == -1); err != nil {
 		p.mu.RUnlock()
@@ -240,9 +240,9 @@ func (p *Partition) awaitCommit(ctx context.Context, epoch int32, end int64) err
 		p.mu.RUnlock()
 		switch {
 		case moved:
-			return fmt.Errorf("%w: the replica moved to other agents", kafka.ErrNotLeader)
+			return fmt.Errorf("%w: the replica moved to other agents", dataplane.ErrNotLeader)
 		case deleted:
-			return kafka.ErrUnknownTopicOrPartition
+			return dataplane.ErrUnknownTopicOrPartition
 		case done:
 			return err
 		}
@@ -257,15 +257,15 @@ func (p *Partition) awaitCommit(ctx context.Context, epoch int32, end int64) err
 // ReplicaRead serves a follower's fetch: the epoch and replica checks, a
 // read up to the log end (not the HW: followers copy what the leader has),
 // then the record of the fetch, which may move the HW and the ISR.
-func (p *Partition) ReplicaRead(replicaID, leaderEpoch int32, offset int64, maxBytes int) (kafka.ReplicaReadResult, error) {
+func (p *Partition) ReplicaRead(replicaID, leaderEpoch int32, offset int64, maxBytes int) (dataplane.ReplicaReadResult, error) {
 	p.mu.RLock()
 	err := p.rep.CheckFollowerFetch(replicaID, leaderEpoch, offset, p.log.LogStartOffset())
 	deleted := p.deleted
 	p.mu.RUnlock()
-	out := kafka.ReplicaReadResult{HighWatermark: p.hw.Load(), LogStartOffset: p.LogStartOffset()}
+	out := dataplane.ReplicaReadResult{HighWatermark: p.hw.Load(), LogStartOffset: p.LogStartOffset()}
 	switch {
 	case deleted:
-		return out, kafka.ErrUnknownTopicOrPartition
+		return out, dataplane.ErrUnknownTopicOrPartition
 	case errors.Is(err, replica.ErrUnknownLeaderEpoch):
 		p.cluster.RefreshState(p) // the follower knows a newer state than this agent
 		return out, err

@@ -1,4 +1,4 @@
-package kafka
+package peer
 
 import (
 	"context"
@@ -25,8 +25,8 @@ type TxnMarker struct {
 // WriteTxnMarkers asks the agent at the other end to write m's marker to
 // each of its partitions (the coordinator's half of WriteTxnMarkers). The
 // error joins every partition's failure; one that moved wraps
-// ErrNotLeader, so the caller looks its leader up again.
-func (c *PeerClient) WriteTxnMarkers(ctx context.Context, m TxnMarker) error {
+// dataplane.ErrNotLeader, so the caller looks its leader up again.
+func (c *Client) WriteTxnMarkers(ctx context.Context, m TxnMarker) error {
 	req := kmsg.NewPtrWriteTxnMarkersRequest()
 	req.Version = peerWriteTxnMarkersVersion
 	rm := kmsg.NewWriteTxnMarkersRequestMarker()
@@ -78,7 +78,7 @@ const (
 // without adding it, or with add to add it. The partition's error code
 // comes back as an error (INVALID_TXN_STATE when it is not in the
 // transaction).
-func (c *PeerClient) VerifyTxn(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32, add bool) error {
+func (c *Client) VerifyTxn(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32, add bool) error {
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	req.Version = peerVerifyTxnVersion
 	if add {

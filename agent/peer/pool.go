@@ -1,13 +1,13 @@
-package kafka
+package peer
 
-// PeerPool keeps connections to the other agents' inter-agent listeners
+// Pool keeps connections to the other agents' inter-agent listeners
 // for the short requests agents send each other about transactions: a
 // coordinator's WriteTxnMarkers to partition leaders, and a leader's
 // AddPartitionsToTxn (verify or add) to a coordinator. Without it every
 // transaction dialled at least once, and on a secured listener a dial is
 // a TCP, TLS and SASL handshake.
 //
-// Connections are dialled with DialPeer (the replica fetcher's dialler,
+// Connections are dialled with Dial (the replica fetcher's dialler,
 // so the listener's TLS and SASL apply exactly as to replication), at
 // most MaxConnsPerPeer to one agent, idle or busy: a request past the
 // bound waits for one to come back. A connection goes back to the pool
@@ -31,15 +31,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// ErrPeerPoolClosed is returned by Do after Close.
-var ErrPeerPoolClosed = errors.New("kafka: peer connection pool closed")
+// ErrPoolClosed is returned by Do after Close.
+var ErrPoolClosed = errors.New("kafka: peer connection pool closed")
 
-// PeerPoolConfig are a pool's settings.
-type PeerPoolConfig struct {
-	// Self is the agent id the connections introduce (DialPeer).
+// PoolConfig are a pool's settings.
+type PoolConfig struct {
+	// Self is the agent id the connections introduce (Dial).
 	Self int32
 	// Options are the inter-agent listener's TLS and SASL.
-	Options PeerOptions
+	Options Options
 	// MaxConnsPerPeer bounds the connections open to one agent.
 	MaxConnsPerPeer int
 	// DialTimeout bounds one dial with its handshakes.
@@ -49,15 +49,15 @@ type PeerPoolConfig struct {
 	IdleTimeout time.Duration
 }
 
-// DefaultPeerPoolConfig returns the defaults: four connections per
+// DefaultPoolConfig returns the defaults: four connections per
 // agent, a 5 s dial, idle connections kept five minutes (half of
 // connections-max-idle's default).
-func DefaultPeerPoolConfig() PeerPoolConfig {
-	return PeerPoolConfig{MaxConnsPerPeer: 4, DialTimeout: 5 * time.Second, IdleTimeout: 5 * time.Minute}
+func DefaultPoolConfig() PoolConfig {
+	return PoolConfig{MaxConnsPerPeer: 4, DialTimeout: 5 * time.Second, IdleTimeout: 5 * time.Minute}
 }
 
 // Validate names the first bad field.
-func (c PeerPoolConfig) Validate() error {
+func (c PoolConfig) Validate() error {
 	switch {
 	case c.MaxConnsPerPeer < 1:
 		return fmt.Errorf("kafka: MaxConnsPerPeer %d: want at least 1", c.MaxConnsPerPeer)
@@ -69,10 +69,10 @@ func (c PeerPoolConfig) Validate() error {
 	return nil
 }
 
-// PeerPool is safe for concurrent use.
-type PeerPool struct {
-	cfg     PeerPoolConfig
-	metrics *peerPoolMetrics
+// Pool is safe for concurrent use.
+type Pool struct {
+	cfg     PoolConfig
+	metrics *poolMetrics
 
 	mu     sync.Mutex
 	peers  map[int32]*peerConns
@@ -85,27 +85,27 @@ type peerConns struct {
 	// MaxConnsPerPeer. Idle connections hold none, and a dial happens
 	// only when none is idle, so in use plus idle stays within the bound.
 	slots chan struct{}
-	idle  []idleConn // guarded by PeerPool.mu; most recently used last
+	idle  []idleConn // guarded by Pool.mu; most recently used last
 }
 
 type idleConn struct {
-	c     *PeerClient
+	c     *Client
 	since time.Time
 }
 
-// NewPeerPool returns an empty pool whose metrics are registered on reg.
-func NewPeerPool(cfg PeerPoolConfig, reg prometheus.Registerer) (*PeerPool, error) {
+// NewPool returns an empty pool whose metrics are registered on reg.
+func NewPool(cfg PoolConfig, reg prometheus.Registerer) (*Pool, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &PeerPool{cfg: cfg, metrics: newPeerPoolMetrics(reg), peers: map[int32]*peerConns{}}, nil
+	return &Pool{cfg: cfg, metrics: newPoolMetrics(reg), peers: map[int32]*peerConns{}}, nil
 }
 
 // Do runs fn with a connection to agent id at addr, dialling one if none
 // is idle, and keeps the connection for the next request if fn's error
 // is nil or an answer from the other agent (see the file comment).
 // fn must not keep the connection.
-func (p *PeerPool) Do(ctx context.Context, id int32, addr string, fn func(*PeerClient) error) error {
+func (p *Pool) Do(ctx context.Context, id int32, addr string, fn func(*Client) error) error {
 	pc, err := p.peer(id)
 	if err != nil {
 		return err
@@ -119,7 +119,7 @@ func (p *PeerPool) Do(ctx context.Context, id int32, addr string, fn func(*PeerC
 	c := p.takeIdle(pc, addr)
 	if c == nil {
 		dctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
-		c, err = DialPeer(dctx, addr, p.cfg.Self, p.cfg.Options)
+		c, err = Dial(dctx, addr, p.cfg.Self, p.cfg.Options)
 		cancel()
 		p.metrics.dialled(err)
 		if err != nil {
@@ -139,11 +139,11 @@ func reusable(err error) bool {
 	return err == nil || errors.As(err, &ke)
 }
 
-func (p *PeerPool) peer(id int32) (*peerConns, error) {
+func (p *Pool) peer(id int32) (*peerConns, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return nil, ErrPeerPoolClosed
+		return nil, ErrPoolClosed
 	}
 	pc := p.peers[id]
 	if pc == nil {
@@ -156,7 +156,7 @@ func (p *PeerPool) peer(id int32) (*peerConns, error) {
 // takeIdle returns the most recently used idle connection to addr, or
 // nil; it closes the idle ones to another address (the agent restarted
 // elsewhere) and those idle too long.
-func (p *PeerPool) takeIdle(pc *peerConns, addr string) *PeerClient {
+func (p *Pool) takeIdle(pc *peerConns, addr string) *Client {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
@@ -173,7 +173,7 @@ func (p *PeerPool) takeIdle(pc *peerConns, addr string) *PeerClient {
 
 // put returns c to pc's idle connections, or closes it when it is not
 // reusable, the pool is closed or the agent was forgotten meanwhile.
-func (p *PeerPool) put(id int32, pc *peerConns, c *PeerClient, reusable bool) {
+func (p *Pool) put(id int32, pc *peerConns, c *Client, reusable bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !reusable || p.closed || p.peers[id] != pc {
@@ -184,14 +184,14 @@ func (p *PeerPool) put(id int32, pc *peerConns, c *PeerClient, reusable bool) {
 }
 
 // closeConn closes c; p.mu is held.
-func (p *PeerPool) closeConn(c *PeerClient) {
+func (p *Pool) closeConn(c *Client) {
 	c.Close()
 	p.metrics.open(-1)
 }
 
 // Forget closes the idle connections to agent id, which left the
 // cluster; those in use close when their request ends.
-func (p *PeerPool) Forget(id int32) {
+func (p *Pool) Forget(id int32) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if pc := p.peers[id]; pc != nil {
@@ -205,7 +205,7 @@ func (p *PeerPool) Forget(id int32) {
 // Close closes every idle connection and fails later requests; a
 // connection in use closes when its request ends. It may be called
 // twice.
-func (p *PeerPool) Close() {
+func (p *Pool) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
@@ -217,14 +217,14 @@ func (p *PeerPool) Close() {
 	}
 }
 
-type peerPoolMetrics struct {
+type poolMetrics struct {
 	conns      prometheus.Gauge
 	dials      prometheus.Counter
 	dialErrors prometheus.Counter
 }
 
-func newPeerPoolMetrics(reg prometheus.Registerer) *peerPoolMetrics {
-	m := &peerPoolMetrics{
+func newPoolMetrics(reg prometheus.Registerer) *poolMetrics {
+	m := &poolMetrics{
 		conns: prometheus.NewGauge(prometheus.GaugeOpts{Name: "strata_inter_agent_pool_connections",
 			Help: "Pooled connections open to other agents' inter-agent listeners, for transaction markers and verification."}),
 		dials: prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_inter_agent_pool_dials_total",
@@ -236,11 +236,11 @@ func newPeerPoolMetrics(reg prometheus.Registerer) *peerPoolMetrics {
 	return m
 }
 
-func (m *peerPoolMetrics) dialled(err error) {
+func (m *poolMetrics) dialled(err error) {
 	m.dials.Inc()
 	if err != nil {
 		m.dialErrors.Inc()
 	}
 }
 
-func (m *peerPoolMetrics) open(n int) { m.conns.Add(float64(n)) }
+func (m *poolMetrics) open(n int) { m.conns.Add(float64(n)) }

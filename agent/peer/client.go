@@ -1,11 +1,11 @@
-package kafka
+package peer
 
 // The client side of replication: a follower talks to its leader with the
 // Kafka API (Fetch with a replica id, OffsetForLeaderEpoch, ListOffsets),
-// as Kafka's followers do. PeerClient is one connection, one request at a
+// as Kafka's followers do. Client is one connection, one request at a
 // time; the agent keeps one per partition it follows, so a slow partition
 // never holds another back. Answers come back as Go errors (the sentinels
-// of this package, agent/replica and agent/log), so the agent never sees a
+// of agent/dataplane, agent/replica and agent/log), so the agent never sees a
 // Kafka error code.
 
 import (
@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
 
+	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/replica"
 	"github.com/strata-streaming/strata/internal/kafkawire"
@@ -34,16 +35,16 @@ const (
 // maxPeerResponse bounds a response frame a leader may send.
 const maxPeerResponse = 256 << 20
 
-// PeerClient is a connection to another agent's Kafka listener.
-type PeerClient struct {
+// Client is a connection to another agent's Kafka listener.
+type Client struct {
 	addr string
 	conn *kafkawire.Conn
 }
 
-// PeerOptions are the security of the inter-agent listener
+// Options are the security of the inter-agent listener
 // (--inter-agent-listener) as its clients see it; the zero value is
 // PLAINTEXT.
-type PeerOptions struct {
+type Options struct {
 	// TLS, when set, wraps the connection (SSL, SASL_SSL); ServerName is
 	// filled in from the address dialled.
 	TLS *tls.Config
@@ -52,8 +53,8 @@ type PeerOptions struct {
 	SASL sasl.Mechanism
 }
 
-// DialPeer connects to addr as agent self, with opts's TLS and SASL.
-func DialPeer(ctx context.Context, addr string, self int32, opts PeerOptions) (*PeerClient, error) {
+// Dial connects to addr as agent self, with opts's TLS and SASL.
+func Dial(ctx context.Context, addr string, self int32, opts Options) (*Client, error) {
 	cfg := kafkawire.DefaultConfig()
 	cfg.ClientID = fmt.Sprintf("strata-replica-%d", self)
 	cfg.MaxResponseBytes = maxPeerResponse
@@ -68,7 +69,7 @@ func DialPeer(ctx context.Context, addr string, self int32, opts PeerOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	c := &PeerClient{addr: addr, conn: conn}
+	c := &Client{addr: addr, conn: conn}
 	if opts.SASL != nil {
 		if err := c.authenticate(ctx, opts.SASL); err != nil {
 			conn.Close()
@@ -94,7 +95,7 @@ func dialTLS(ctx context.Context, addr string, base *tls.Config, cfg kafkawire.C
 
 // authenticate runs SaslHandshake and SaslAuthenticate rounds of mech, as
 // a Kafka client does on a SASL listener.
-func (c *PeerClient) authenticate(ctx context.Context, mech sasl.Mechanism) error {
+func (c *Client) authenticate(ctx context.Context, mech sasl.Mechanism) error {
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.Version, hs.Mechanism = 1, mech.Name()
 	hsResp := kmsg.NewPtrSASLHandshakeResponse()
@@ -134,15 +135,15 @@ func (c *PeerClient) authenticate(ctx context.Context, mech sasl.Mechanism) erro
 }
 
 // Addr is the address the client is connected to.
-func (c *PeerClient) Addr() string { return c.addr }
+func (c *Client) Addr() string { return c.addr }
 
 // Close closes the connection.
-func (c *PeerClient) Close() error { return c.conn.Close() }
+func (c *Client) Close() error { return c.conn.Close() }
 
 // request sends req and reads its response into resp. A context that ends
 // closes the connection (the caller must dial again): a half-read response
 // would desynchronise the stream.
-func (c *PeerClient) request(ctx context.Context, req kmsg.Request, resp kmsg.Response) error {
+func (c *Client) request(ctx context.Context, req kmsg.Request, resp kmsg.Response) error {
 	if err := c.conn.DoInto(ctx, req, resp); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -171,7 +172,7 @@ type ReplicaFetched struct {
 }
 
 // Fetch long-polls the leader for records at f.Offset.
-func (c *PeerClient) Fetch(ctx context.Context, f ReplicaFetch) (ReplicaFetched, error) {
+func (c *Client) Fetch(ctx context.Context, f ReplicaFetch) (ReplicaFetched, error) {
 	req := kmsg.NewPtrFetchRequest()
 	req.Version = peerFetchVersion
 	req.ReplicaID = f.ReplicaID
@@ -206,7 +207,7 @@ func (c *PeerClient) Fetch(ctx context.Context, f ReplicaFetch) (ReplicaFetched,
 
 // EpochEndOffset asks where the leader's largest epoch at or below epoch
 // ends (OffsetForLeaderEpoch).
-func (c *PeerClient) EpochEndOffset(ctx context.Context, topic string, partition, replicaID, currentEpoch, epoch int32) (int32, int64, error) {
+func (c *Client) EpochEndOffset(ctx context.Context, topic string, partition, replicaID, currentEpoch, epoch int32) (int32, int64, error) {
 	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
 	req.Version = peerEpochVersion
 	req.ReplicaID = replicaID
@@ -232,17 +233,17 @@ func (c *PeerClient) EpochEndOffset(ctx context.Context, topic string, partition
 
 // LogEnd asks the leader for its log end offset (ListOffsets latest with
 // a replica id, which Kafka answers with the log end, not the HW).
-func (c *PeerClient) LogEnd(ctx context.Context, topic string, partition, replicaID, currentEpoch int32) (int64, error) {
+func (c *Client) LogEnd(ctx context.Context, topic string, partition, replicaID, currentEpoch int32) (int64, error) {
 	return c.listOffset(ctx, topic, partition, replicaID, currentEpoch, -1)
 }
 
 // LocalLogStart asks the leader where its local log starts (ListOffsets
 // -4, KIP-1005): a follower that is further behind restarts there.
-func (c *PeerClient) LocalLogStart(ctx context.Context, topic string, partition, replicaID, currentEpoch int32) (int64, error) {
+func (c *Client) LocalLogStart(ctx context.Context, topic string, partition, replicaID, currentEpoch int32) (int64, error) {
 	return c.listOffset(ctx, topic, partition, replicaID, currentEpoch, -4)
 }
 
-func (c *PeerClient) listOffset(ctx context.Context, topic string, partition, replicaID, currentEpoch int32, timestamp int64) (int64, error) {
+func (c *Client) listOffset(ctx context.Context, topic string, partition, replicaID, currentEpoch int32, timestamp int64) (int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.Version = peerListOffsetsVersion
 	req.ReplicaID = replicaID
@@ -268,7 +269,7 @@ func (c *PeerClient) listOffset(ctx context.Context, topic string, partition, re
 
 // onePartition checks that an answer to a request for one partition holds
 // exactly one topic with one partition.
-func (c *PeerClient) onePartition(api string, topics int, partitions func() int) error {
+func (c *Client) onePartition(api string, topics int, partitions func() int) error {
 	if topics != 1 {
 		return fmt.Errorf("kafka: peer %s answered %s of one partition with %d topics", c.addr, api, topics)
 	}
@@ -284,7 +285,7 @@ func peerError(code int16, addr string) error {
 	var base error
 	switch code {
 	case kerr.NotLeaderForPartition.Code, kerr.LeaderNotAvailable.Code:
-		base = ErrNotLeader
+		base = dataplane.ErrNotLeader
 	case kerr.FencedLeaderEpoch.Code:
 		base = replica.ErrFencedLeaderEpoch
 	case kerr.UnknownLeaderEpoch.Code:
@@ -292,7 +293,7 @@ func peerError(code int16, addr string) error {
 	case kerr.OffsetOutOfRange.Code, kerr.OffsetMovedToTieredStorage.Code:
 		base = log.ErrOffsetOutOfRange
 	case kerr.UnknownTopicOrPartition.Code, kerr.UnknownTopicID.Code:
-		base = ErrUnknownTopicOrPartition
+		base = dataplane.ErrUnknownTopicOrPartition
 	default:
 		return fmt.Errorf("kafka: peer %s: %w", addr, kerrErr)
 	}

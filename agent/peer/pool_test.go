@@ -1,4 +1,4 @@
-package kafka
+package peer
 
 import (
 	"errors"
@@ -60,11 +60,11 @@ func (a *acceptCounter) acceptedSettled(want int64) int64 {
 	return a.accepted.Load()
 }
 
-func newTestPool(t *testing.T, maxConns int) *PeerPool {
+func newTestPool(t *testing.T, maxConns int) *Pool {
 	t.Helper()
-	cfg := DefaultPeerPoolConfig()
+	cfg := DefaultPoolConfig()
 	cfg.Self, cfg.MaxConnsPerPeer = 1, maxConns
-	p, err := NewPeerPool(cfg, prometheus.NewRegistry())
+	p, err := NewPool(cfg, prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,12 +81,12 @@ func TestPeerPoolReusesAndBounds(t *testing.T) {
 	addr := srv.ln.Addr().String()
 	ctx := t.Context()
 	for range 10 {
-		if err := p.Do(ctx, 2, addr, func(*PeerClient) error { return nil }); err != nil {
+		if err := p.Do(ctx, 2, addr, func(*Client) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
 	answered := fmt.Errorf("peer: %w", kerr.NotLeaderForPartition)
-	if err := p.Do(ctx, 2, addr, func(*PeerClient) error { return answered }); !errors.Is(err, kerr.NotLeaderForPartition) {
+	if err := p.Do(ctx, 2, addr, func(*Client) error { return answered }); !errors.Is(err, kerr.NotLeaderForPartition) {
 		t.Fatalf("Do returned %v, want fn's error", err)
 	}
 	if n := srv.acceptedSettled(1); n != 1 {
@@ -98,7 +98,7 @@ func TestPeerPoolReusesAndBounds(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 12 {
 		wg.Go(func() {
-			err := p.Do(ctx, 2, addr, func(*PeerClient) error {
+			err := p.Do(ctx, 2, addr, func(*Client) error {
 				n := inFn.Add(1)
 				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 				}
@@ -119,12 +119,12 @@ func TestPeerPoolReusesAndBounds(t *testing.T) {
 	}
 
 	broken := errors.New("connection reset")
-	if err := p.Do(ctx, 2, addr, func(*PeerClient) error { return broken }); !errors.Is(err, broken) {
+	if err := p.Do(ctx, 2, addr, func(*Client) error { return broken }); !errors.Is(err, broken) {
 		t.Fatalf("Do returned %v", err)
 	}
 	testwait.Until(t, 10*time.Second, func() bool { return srv.open.Load() == 2 }, "the failed connection closed")
 	for range 5 {
-		if err := p.Do(ctx, 2, addr, func(*PeerClient) error { return nil }); err != nil {
+		if err := p.Do(ctx, 2, addr, func(*Client) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -141,7 +141,7 @@ func TestPeerPoolForgetAndClose(t *testing.T) {
 	p := newTestPool(t, 2)
 	addr := srv.ln.Addr().String()
 	ctx := t.Context()
-	do := func() error { return p.Do(ctx, 7, addr, func(*PeerClient) error { return nil }) }
+	do := func() error { return p.Do(ctx, 7, addr, func(*Client) error { return nil }) }
 	if err := do(); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestPeerPoolForgetAndClose(t *testing.T) {
 	// A request to an agent at a new address (it restarted elsewhere)
 	// does not use the connection to the old one.
 	other := newAcceptCounter(t)
-	if err := p.Do(ctx, 7, other.ln.Addr().String(), func(c *PeerClient) error {
+	if err := p.Do(ctx, 7, other.ln.Addr().String(), func(c *Client) error {
 		if c.Addr() != other.ln.Addr().String() {
 			return fmt.Errorf("connection to %s", c.Addr())
 		}
@@ -168,7 +168,7 @@ func TestPeerPoolForgetAndClose(t *testing.T) {
 	p.Close()
 	p.Close()
 	testwait.Until(t, 10*time.Second, func() bool { return other.open.Load() == 0 }, "Close closed the idle connection")
-	if err := do(); !errors.Is(err, ErrPeerPoolClosed) {
+	if err := do(); !errors.Is(err, ErrPoolClosed) {
 		t.Fatalf("Do after Close: %v", err)
 	}
 }
