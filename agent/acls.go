@@ -27,6 +27,7 @@ import (
 
 	"github.com/strata-streaming/strata/agent/acl"
 	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/metadata"
 )
 
 // Authorizer names, as --authorizer takes them.
@@ -92,7 +93,7 @@ func (a *Agent) refreshACLs(ctx context.Context) error {
 	if !a.acls.enabled {
 		return nil
 	}
-	entries, etag, err := a.store.ACLs(ctx)
+	entries, etag, err := metadata.ReadList[acl.Entry](ctx, a.store, metadata.ACLsKey)
 	if err != nil {
 		return err
 	}
@@ -160,7 +161,7 @@ func (a *Agent) CreateACLs(ctx context.Context, entries []acl.Entry) error {
 	if !a.acls.enabled {
 		return errAuthorizerDisabled
 	}
-	_, err := a.store.UpdateACLs(ctx, func(stored []acl.Entry) ([]acl.Entry, error) {
+	_, err := metadata.UpdateList(ctx, a.store, metadata.ACLsKey, func(stored []acl.Entry) ([]acl.Entry, error) {
 		for _, e := range entries {
 			if !slices.Contains(stored, e) {
 				stored = append(stored, e)
@@ -182,7 +183,7 @@ func (a *Agent) DeleteACLs(ctx context.Context, filters []acl.Filter) ([][]acl.E
 		return nil, errAuthorizerDisabled
 	}
 	var deleted [][]acl.Entry
-	_, err := a.store.UpdateACLs(ctx, func(stored []acl.Entry) ([]acl.Entry, error) {
+	_, err := metadata.UpdateList(ctx, a.store, metadata.ACLsKey, func(stored []acl.Entry) ([]acl.Entry, error) {
 		deleted = make([][]acl.Entry, len(filters)) // fn may run again on a CAS conflict
 		kept := stored[:0:0]
 		for _, e := range stored {

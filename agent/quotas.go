@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/quota"
 )
 
@@ -31,7 +32,7 @@ var _ kafka.Quotas = (*Agent)(nil)
 
 // refreshQuotas replaces the copy with the store's, when it changed.
 func (a *Agent) refreshQuotas(ctx context.Context) error {
-	entries, etag, err := a.store.ClientQuotas(ctx)
+	entries, etag, err := metadata.ReadList[quota.Entry](ctx, a.store, metadata.QuotasKey)
 	if err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func (a *Agent) ClientQuotas() *quota.Set { return a.quotas.set.Load() }
 // store's entries with alts applied, then the copy is re-read and the
 // other agents are told.
 func (a *Agent) AlterClientQuotas(ctx context.Context, alts []quota.Alteration) error {
-	_, err := a.store.UpdateClientQuotas(ctx, func(stored []quota.Entry) ([]quota.Entry, error) {
+	_, err := metadata.UpdateList(ctx, a.store, metadata.QuotasKey, func(stored []quota.Entry) ([]quota.Entry, error) {
 		return quota.Apply(stored, alts), nil
 	})
 	if err != nil {

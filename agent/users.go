@@ -30,8 +30,9 @@ type userCache struct {
 }
 
 type cachedUser struct {
-	etag string
-	user metadata.User
+	etag  string
+	name  string
+	creds []scram.Credential
 }
 
 // credential returns user's credential for m.
@@ -66,11 +67,15 @@ func (c *userCache) refresh(ctx context.Context, store *metadata.Store) error {
 			continue
 		}
 		u, err := store.ReadUser(ctx, key)
+		var creds []scram.Credential
+		if err == nil {
+			creds, err = credentials(key, u)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		next[key] = cachedUser{etag: etag, user: u}
+		next[key] = cachedUser{etag: etag, name: u.Name, creds: creds}
 	}
 	for key := range next {
 		if _, ok := keys[key]; !ok {
@@ -79,8 +84,8 @@ func (c *userCache) refresh(ctx context.Context, store *metadata.Store) error {
 	}
 	byName := make(map[string][]scram.Credential, len(next))
 	for _, cu := range next {
-		if len(cu.user.SCRAM) > 0 {
-			byName[cu.user.Name] = cu.user.SCRAM
+		if len(cu.creds) > 0 {
+			byName[cu.name] = cu.creds
 		}
 	}
 	c.mu.Lock()
@@ -108,7 +113,7 @@ func (a *Agent) bootstrapUsers(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("--add-scram: %w", err) // checked by Validate; the salt is random
 		}
-		created, err := a.store.UpsertScramCredential(ctx, b.User, b.Credential, true)
+		created, err := a.store.UpsertScramCredential(ctx, b.User, storedCredential(b.Credential), true)
 		if err != nil {
 			return fmt.Errorf("--add-scram user %q: %w", b.User, err)
 		}
@@ -132,14 +137,21 @@ func (a *Agent) ScramUsers(ctx context.Context) (map[string][]scram.Credential, 
 	}
 	out := make(map[string][]scram.Credential, len(users))
 	for _, u := range users {
-		out[u.Name] = u.SCRAM
+		creds, err := credentials(metadata.UsersPrefix+u.Name, u)
+		if err != nil {
+			return nil, err
+		}
+		out[u.Name] = creds
 	}
 	return out, nil
 }
 
 // UpsertScramCredential implements kafka.Users.
 func (a *Agent) UpsertScramCredential(ctx context.Context, user string, c scram.Credential) error {
-	if _, err := a.store.UpsertScramCredential(ctx, user, c, false); err != nil {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if _, err := a.store.UpsertScramCredential(ctx, user, storedCredential(c), false); err != nil {
 		return err
 	}
 	a.refreshUsers()
@@ -148,7 +160,7 @@ func (a *Agent) UpsertScramCredential(ctx context.Context, user string, c scram.
 
 // DeleteScramCredential implements kafka.Users.
 func (a *Agent) DeleteScramCredential(ctx context.Context, user string, m *scram.Mechanism) error {
-	err := a.store.DeleteScramCredential(ctx, user, m)
+	err := a.store.DeleteScramCredential(ctx, user, m.Name())
 	if errors.Is(err, metadata.ErrUnknownCredential) {
 		return fmt.Errorf("%w: %w", kafka.ErrNoSuchCredential, err)
 	}
@@ -157,4 +169,29 @@ func (a *Agent) DeleteScramCredential(ctx context.Context, user string, m *scram
 	}
 	a.refreshUsers()
 	return nil
+}
+
+// storedCredential is c as the store keeps it.
+func storedCredential(c scram.Credential) metadata.ScramCredential {
+	return metadata.ScramCredential{Mechanism: c.Mechanism.Name(), Iterations: c.Iterations, Salt: c.Salt,
+		StoredKey: c.StoredKey, ServerKey: c.ServerKey}
+}
+
+// credentials checks the credentials of u, read from the object at key:
+// one of an unknown mechanism or that does not validate makes the object
+// corrupt (metadata.ErrCorrupt).
+func credentials(key string, u metadata.User) ([]scram.Credential, error) {
+	out := make([]scram.Credential, 0, len(u.SCRAM))
+	for _, sc := range u.SCRAM {
+		m, err := scram.ByName(sc.Mechanism)
+		if err != nil {
+			return nil, &metadata.CorruptError{Key: key, Err: err}
+		}
+		c := scram.Credential{Mechanism: m, Salt: sc.Salt, Iterations: sc.Iterations, StoredKey: sc.StoredKey, ServerKey: sc.ServerKey}
+		if err := c.Validate(); err != nil {
+			return nil, &metadata.CorruptError{Key: key, Err: err}
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }

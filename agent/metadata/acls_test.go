@@ -17,7 +17,7 @@ func TestACLsConcurrentUpdates(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b objstore.Bucket) {
 		ctx := context.Background()
 		s := New(b, nil)
-		if got, etag, err := s.ACLs(ctx); err != nil || len(got) != 0 || etag != "" {
+		if got, etag, err := ReadList[acl.Entry](ctx, s, ACLsKey); err != nil || len(got) != 0 || etag != "" {
 			t.Fatalf("no ACLs yet: %v %q %v", got, etag, err)
 		}
 		const writers = 8
@@ -26,13 +26,13 @@ func TestACLsConcurrentUpdates(t *testing.T) {
 			wg.Go(func() {
 				e := acl.Entry{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "t", PatternType: kmsg.ACLResourcePatternTypeLiteral,
 					Principal: "User:u" + string(rune('a'+i)), Host: "*", Operation: kmsg.ACLOperationRead, Permission: kmsg.ACLPermissionTypeAllow}
-				if _, err := New(b, nil).UpdateACLs(ctx, func(es []acl.Entry) ([]acl.Entry, error) { return append(es, e), nil }); err != nil {
+				if _, err := UpdateList(ctx, New(b, nil), ACLsKey, func(es []acl.Entry) ([]acl.Entry, error) { return append(es, e), nil }); err != nil {
 					t.Error(err)
 				}
 			})
 		}
 		wg.Wait()
-		got, etag, err := s.ACLs(ctx)
+		got, etag, err := ReadList[acl.Entry](ctx, s, ACLsKey)
 		if err != nil || len(got) != writers || etag == "" {
 			t.Fatalf("after %d concurrent adds: %d entries, etag %q, %v", writers, len(got), etag, err)
 		}

@@ -7,7 +7,8 @@ package metadata
 //
 // <user> is the name path-escaped (url.PathEscape), so any Kafka user name
 // makes one key and the object holds the name unescaped. Only salts and
-// derived keys are stored, never a password (internal/scram). Changes are
+// derived keys are stored, never a password (internal/scram makes them;
+// the agent checks them as it reads them). Changes are
 // CAS on the object's ETag; a user whose last credential is deleted keeps
 // an object with an empty list, so a delete racing an upsert cannot lose
 // the upsert. Agents cache the credentials and re-read the objects whose
@@ -21,7 +22,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/strata-streaming/strata/internal/scram"
 	"github.com/strata-streaming/strata/tiering/objstore"
 )
 
@@ -33,12 +33,16 @@ const UsersPrefix = usersPrefix
 func userKey(name string) string { return usersPrefix + url.PathEscape(name) + jsonSuffix }
 
 type userObject struct {
-	Version int           `json:"version"`
-	Name    string        `json:"name"`
-	SCRAM   []scramObject `json:"scram"`
+	Version int               `json:"version"`
+	Name    string            `json:"name"`
+	SCRAM   []ScramCredential `json:"scram"`
 }
 
-type scramObject struct {
+// ScramCredential is one stored SCRAM credential, as internal/scram makes
+// it: the mechanism's name, the iteration count, the salt and the derived
+// keys. This package stores it as it is; the agent checks it when it
+// reads it (a credential that does not check out is a corrupt object).
+type ScramCredential struct {
 	Mechanism  string `json:"mechanism"`
 	Iterations int    `json:"iterations"`
 	Salt       []byte `json:"salt"`
@@ -49,7 +53,7 @@ type scramObject struct {
 // User is one user's credentials.
 type User struct {
 	Name  string
-	SCRAM []scram.Credential
+	SCRAM []ScramCredential
 }
 
 // ReadUser decodes the user object at key (as listed under UsersPrefix).
@@ -65,19 +69,7 @@ func (obj userObject) decode(key string) (User, error) {
 	if userKey(obj.Name) != key {
 		return User{}, &CorruptError{Key: key, Err: fmt.Errorf("user %q in an object named for another", obj.Name)}
 	}
-	u := User{Name: obj.Name}
-	for _, o := range obj.SCRAM {
-		m, err := scram.ByName(o.Mechanism)
-		if err != nil {
-			return User{}, &CorruptError{Key: key, Err: err}
-		}
-		c := scram.Credential{Mechanism: m, Salt: o.Salt, Iterations: o.Iterations, StoredKey: o.StoredKey, ServerKey: o.ServerKey}
-		if err := c.Validate(); err != nil {
-			return User{}, &CorruptError{Key: key, Err: err}
-		}
-		u.SCRAM = append(u.SCRAM, c)
-	}
-	return u, nil
+	return User{Name: obj.Name, SCRAM: obj.SCRAM}, nil
 }
 
 // Users returns every user that has at least one credential.
@@ -110,16 +102,15 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 // UpsertScramCredential creates or replaces name's credential for its
 // mechanism. With onlyIfAbsent an existing credential of that mechanism is
 // kept, and created reports whether c was written (--add-scram).
-func (s *Store) UpsertScramCredential(ctx context.Context, name string, c scram.Credential, onlyIfAbsent bool) (created bool, err error) {
-	if name == "" {
+func (s *Store) UpsertScramCredential(ctx context.Context, name string, entry ScramCredential, onlyIfAbsent bool) (created bool, err error) {
+	switch {
+	case name == "":
 		return false, errors.New("metadata: empty user name")
+	case entry.Mechanism == "":
+		return false, errors.New("metadata: a SCRAM credential without a mechanism")
 	}
-	if err := c.Validate(); err != nil {
-		return false, err
-	}
-	entry := scramObject{Mechanism: c.Mechanism.Name(), Iterations: c.Iterations, Salt: c.Salt, StoredKey: c.StoredKey, ServerKey: c.ServerKey}
 	err = s.updateUser(ctx, name, func(obj *userObject) bool {
-		i := slices.IndexFunc(obj.SCRAM, func(o scramObject) bool { return o.Mechanism == entry.Mechanism })
+		i := slices.IndexFunc(obj.SCRAM, func(o ScramCredential) bool { return o.Mechanism == entry.Mechanism })
 		switch {
 		case i >= 0 && onlyIfAbsent:
 			created = false
@@ -135,18 +126,18 @@ func (s *Store) UpsertScramCredential(ctx context.Context, name string, c scram.
 	return created, err
 }
 
-// DeleteScramCredential removes name's credential for m, or fails with
-// ErrUnknownCredential.
-func (s *Store) DeleteScramCredential(ctx context.Context, name string, m *scram.Mechanism) error {
+// DeleteScramCredential removes name's credential of the named
+// mechanism, or fails with ErrUnknownCredential.
+func (s *Store) DeleteScramCredential(ctx context.Context, name, mechanism string) error {
 	found := false
 	err := s.updateUser(ctx, name, func(obj *userObject) bool {
 		n := len(obj.SCRAM)
-		obj.SCRAM = slices.DeleteFunc(obj.SCRAM, func(o scramObject) bool { return o.Mechanism == m.Name() })
+		obj.SCRAM = slices.DeleteFunc(obj.SCRAM, func(o ScramCredential) bool { return o.Mechanism == mechanism })
 		found = len(obj.SCRAM) < n
 		return found
 	})
 	if err == nil && !found {
-		return fmt.Errorf("%w: user %q, %s", ErrUnknownCredential, name, m.Name())
+		return fmt.Errorf("%w: user %q, %s", ErrUnknownCredential, name, mechanism)
 	}
 	return err
 }
