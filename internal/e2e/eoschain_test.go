@@ -44,6 +44,12 @@ type eosChain struct {
 	joined atomic.Int64 // members started, all stages
 	// unreleased counts joins refused UNRELEASED_INSTANCE_ID.
 	unreleased atomic.Int64
+	// coordinatorDeaths says the test kills coordinators: a member whose
+	// End or poll fails for another reason than fencing then quits and
+	// is replaced, as franz-go tells its users to (End's errors are not
+	// retryable), instead of failing the test; gaveUp counts them.
+	coordinatorDeaths bool
+	gaveUp            atomic.Int64
 	live       sync.Map
 }
 
@@ -146,6 +152,9 @@ func (c *eosChain) member(ctx context.Context, rng *rand.Rand, s, slot, generati
 				time.Sleep(time.Second)
 				return
 			}
+			if c.quitOn(fatal) {
+				return
+			}
 			c.fail("stage %d slot %d gen %d (%s): %v\n%s", s, slot, generation, txnID, fatal, logs.tail())
 			return
 		}
@@ -175,6 +184,9 @@ func (c *eosChain) member(ctx context.Context, rng *rand.Rand, s, slot, generati
 			return
 		}
 		if err != nil {
+			if c.quitOn(err) {
+				return
+			}
 			c.fail("stage %d slot %d gen %d (%s): end after %d transactions: %v\n%s", s, slot, generation, txnID, done, err, logs.tail())
 			return
 		}
@@ -192,6 +204,18 @@ func (c *eosChain) member(ctx context.Context, rng *rand.Rand, s, slot, generati
 			c.fail("stage %d slot %d gen %d (%s): 50 aborts in a row\n%s", s, slot, generation, txnID, logs.tail())
 		}
 	}
+}
+
+// quitOn reports whether a member that met err quits (and is replaced)
+// rather than failing the test: only when coordinators die, and never on
+// fencing, which is what the chain must not see.
+func (c *eosChain) quitOn(err error) bool {
+	if !c.coordinatorDeaths || isFencing(err) {
+		return false
+	}
+	c.gaveUp.Add(1)
+	c.t.Logf("a member quits after a coordinator error: %v", err)
+	return true
 }
 
 // memberLog keeps the last lines a member's client logged, for the
@@ -327,8 +351,8 @@ func runEOSChain(t *testing.T, c *eosChain, n int, partitions int32, create func
 		t.Fatalf("seed %d: %d distinct out of %d; %d duplicated (first %q), %d missing (first %q)",
 			c.seed, len(seen), n, len(dup), dup[:min(len(dup), 5)], len(missing), missing[:min(len(missing), 5)])
 	}
-	t.Logf("seed %d: %d records through %d stages exactly once in %v; %d transactions, %d members, %d joins refused UNRELEASED_INSTANCE_ID",
-		c.seed, n, c.stages, time.Since(began).Round(time.Millisecond), c.txns.Load(), c.joined.Load(), c.unreleased.Load())
+	t.Logf("seed %d: %d records through %d stages exactly once in %v; %d transactions, %d members, %d joins refused UNRELEASED_INSTANCE_ID, %d members quit after a coordinator error",
+		c.seed, n, c.stages, time.Since(began).Round(time.Millisecond), c.txns.Load(), c.joined.Load(), c.unreleased.Load(), c.gaveUp.Load())
 }
 
 // state describes where the chain stands, for a failure message: each
@@ -442,7 +466,7 @@ func TestEOSChainCoordinatorSIGKILL(t *testing.T) {
 	for _, tc := range chainCases {
 		t.Run(fmt.Sprintf("%s/static=%v", tc.balancer, tc.static), func(t *testing.T) {
 			c := &eosChain{t: t, seeds: cl.seeds, prefix: fmt.Sprintf("kchain%d", rand.IntN(1e6)), stages: 3, members: 2,
-				static: tc.static, balancer: tc.balancer, seed: rand.Uint64(), inputTime: 15 * time.Second}
+				static: tc.static, balancer: tc.balancer, seed: rand.Uint64(), inputTime: 15 * time.Second, coordinatorDeaths: true}
 			victim := -1
 			var killedAt time.Duration
 			during := func(elapsed time.Duration) {
