@@ -127,3 +127,44 @@ func BenchmarkFetch(b *testing.B) {
 		offset = next
 	}
 }
+
+// BenchmarkClosePartitions: closing 1,000 partition logs that each took
+// one write since their last fsync (a stopping agent's last step: an
+// fsync and a clean-shutdown mark per log), one at a time and
+// closeParallelism at a time. Each iteration is a fresh agent; only the
+// closes are timed.
+func BenchmarkClosePartitions(b *testing.B) {
+	const partitions = 1000
+	for _, workers := range []int{1, closeParallelism} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				cfg := testConfig(b.TempDir())
+				cfg.LogFlush = "interval" // the writes wait for the close's fsync
+				a, err := New(context.Background(), cfg, Options{Logger: quiet})
+				if err != nil {
+					b.Fatal(err)
+				}
+				r := runAgent(b, a)
+				cl := r.client(b)
+				createTopic(b, cl, "close", partitions, nil)
+				raw, err := batch.Build(batch.DefaultBuildOptions(), []batch.Record{{Value: []byte("v")}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				parts := r.topics["close"].parts
+				for _, p := range parts {
+					if _, err := p.AppendAndWait(context.Background(), append([]byte(nil), raw...), -1); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				if err := closeAll(parts, workers); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				r.stop(b)
+			}
+		})
+	}
+}

@@ -84,7 +84,7 @@ func (r *running) stop(t testing.TB) {
 	}
 }
 
-func (r *running) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
+func (r *running) client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	// Kafka 3.0's versions name topics in Produce and Fetch (later ones
 	// use topic ids), which keeps the raw requests of these tests simple.
