@@ -50,7 +50,7 @@ type eosChain struct {
 	// retryable), instead of failing the test; gaveUp counts them.
 	coordinatorDeaths bool
 	gaveUp            atomic.Int64
-	live       sync.Map
+	live              sync.Map
 }
 
 // topic is stage s's input topic (s == stages is the chain's output).
