@@ -54,6 +54,7 @@ import (
 	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/agent/peer"
 	"github.com/strata-streaming/strata/agent/txn"
+	"github.com/strata-streaming/strata/agent/users"
 	"github.com/strata-streaming/strata/internal/oauthbearer"
 	"github.com/strata-streaming/strata/internal/secretfile"
 	"github.com/strata-streaming/strata/internal/tlsconfig"
@@ -112,7 +113,7 @@ type Agent struct {
 	// first's, the one replication and the console use (listeners.go).
 	listeners []boundListener
 	kafkaLn   net.Listener
-	users     userCache
+	users     users.Cache
 	acls      aclCache
 	quotas    quotaCache
 	httpLn    net.Listener
@@ -571,29 +572,7 @@ func (a *Agent) closePartitions() error {
 	for _, e := range a.topics {
 		parts = append(parts, e.parts...)
 	}
-	return closeAll(parts, closeParallelism)
-}
-
-// closeAll closes parts, at most workers at a time, and joins their errors.
-func closeAll(parts []*partition.Partition, workers int) error {
-	errs := make([]error, len(parts))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(workers, len(parts)) {
-		wg.Go(func() {
-			for i := range next {
-				if err := parts[i].Close(); err != nil {
-					errs[i] = fmt.Errorf("close %s-%d: %w", parts[i].Topic(), parts[i].Index(), err)
-				}
-			}
-		})
-	}
-	for i := range parts {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return errors.Join(errs...)
+	return partition.CloseAll(parts, closeParallelism)
 }
 
 // release closes what New opened before the servers: listeners not yet

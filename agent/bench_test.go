@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/partition"
 )
 
 // benchAgent starts an agent with one single-partition topic.
@@ -159,7 +160,7 @@ func BenchmarkClosePartitions(b *testing.B) {
 					}
 				}
 				b.StartTimer()
-				if err := closeAll(parts, workers); err != nil {
+				if err := partition.CloseAll(parts, workers); err != nil {
 					b.Fatal(err)
 				}
 				b.StopTimer()

@@ -331,3 +331,27 @@ func (p *Partition) OpenTiering(ctx context.Context, t *tiering.Tierer) error {
 	p.remote.Store(r)
 	return nil
 }
+
+// CloseAll closes parts, at most workers at a time, and joins their
+// errors: each close is an fsync and a clean-shutdown mark, which a disk
+// serves faster side by side than one after another.
+func CloseAll(parts []*Partition, workers int) error {
+	errs := make([]error, len(parts))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, len(parts)) {
+		wg.Go(func() {
+			for i := range next {
+				if err := parts[i].Close(); err != nil {
+					errs[i] = fmt.Errorf("close %s-%d: %w", parts[i].topic, parts[i].index, err)
+				}
+			}
+		})
+	}
+	for i := range parts {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}

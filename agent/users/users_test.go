@@ -1,4 +1,4 @@
-package agent
+package users
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 // it had for that user.
 func TestStoredCredentialsAreChecked(t *testing.T) {
 	c := scram.SHA256.NewCredential("pw", []byte("salt"), 4096)
-	got, err := credentials("users/a.json", metadata.User{Name: "a", SCRAM: []metadata.ScramCredential{storedCredential(c)}})
+	got, err := Credentials("users/a.json", metadata.User{Name: "a", SCRAM: []metadata.ScramCredential{Stored(c)}})
 	if err != nil || len(got) != 1 || !got[0].Matches("pw") {
 		t.Fatalf("round trip: %+v, %v", got, err)
 	}
@@ -22,7 +22,7 @@ func TestStoredCredentialsAreChecked(t *testing.T) {
 		"bad mech":  {Mechanism: "SCRAM-SHA-1", Iterations: 4096, Salt: []byte("salt")},
 		"short key": {Mechanism: "SCRAM-SHA-256", Iterations: 4096, Salt: []byte("salt"), StoredKey: []byte{0}, ServerKey: []byte{0}},
 	} {
-		if _, err := credentials("users/x.json", metadata.User{Name: "x", SCRAM: []metadata.ScramCredential{sc}}); !errors.Is(err, metadata.ErrCorrupt) {
+		if _, err := Credentials("users/x.json", metadata.User{Name: "x", SCRAM: []metadata.ScramCredential{sc}}); !errors.Is(err, metadata.ErrCorrupt) {
 			t.Errorf("%s: %v, want ErrCorrupt", name, err)
 		}
 	}
