@@ -62,6 +62,17 @@ func runAgent(t testing.TB, a *Agent) *running {
 	r := &running{Agent: a, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- a.Run(ctx) }()
 	t.Cleanup(func() { r.stop(t) })
+	// Run serves HTTP and Kafka a moment before it marks the agent ready;
+	// tests that check readiness after a request must not race that.
+	deadline := time.Now().Add(30 * time.Second)
+	for !a.ready.Load() && time.Now().Before(deadline) {
+		select {
+		case err := <-r.done: // Run ended early: leave its result for stop
+			r.done <- err
+			return r
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 	return r
 }
 
