@@ -45,6 +45,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/strata-streaming/strata/agent/acl"
 	"github.com/strata-streaming/strata/agent/control"
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/httpconns"
@@ -53,6 +54,7 @@ import (
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/agent/peer"
+	"github.com/strata-streaming/strata/agent/quota"
 	"github.com/strata-streaming/strata/agent/txn"
 	"github.com/strata-streaming/strata/agent/users"
 	"github.com/strata-streaming/strata/internal/oauthbearer"
@@ -113,9 +115,9 @@ type Agent struct {
 	// first's, the one replication and the console use (listeners.go).
 	listeners []boundListener
 	kafkaLn   net.Listener
-	users     users.Cache
-	acls      aclCache
-	quotas    quotaCache
+	users     *users.Users
+	acls      *acl.Authorizer // nil without --authorizer acl
+	quotas    *quota.Cache
 	httpLn    net.Listener
 	kafkaSrv  *kafka.Server
 	httpSrv   *http.Server
@@ -224,13 +226,9 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	if err := a.openTiering(); err != nil {
 		return nil, err
 	}
-	if err := a.bootstrapUsers(ctx); err != nil {
+	if err := a.openSecurity(ctx); err != nil {
 		return nil, err
 	}
-	if err := a.initACLs(ctx); err != nil {
-		return nil, err
-	}
-	a.initQuotas(ctx)
 	a.ctl = control.New(a.id, control.Config{Rack: cfg.Rack, ReplicaLagTimeMax: cfg.ReplicaLagTimeMax, ReconcileInterval: cfg.ReconcileInterval,
 		AutoRebalance: cfg.AutoRebalance, AutoLeaderRebalance: cfg.AutoLeaderRebalance, RebalanceSettle: cfg.RebalanceSettle,
 		RebalanceMaxMoves: cfg.RebalanceMaxMoves, RebalanceMaxMovesPerAgent: cfg.RebalanceMaxMovesPerAgent, DrainTimeout: cfg.DrainTimeout},
@@ -249,7 +247,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	if cfg.Kafka.OAuthBearer, a.jwks, err = a.loadOAuthBearer(ctx); err != nil {
 		return nil, err
 	}
-	a.kafkaSrv = kafka.New(cfg.Kafka, kafka.BackendsOf(a), logger.With("component", "kafka"), kafka.NewMetrics(a.registry))
+	a.kafkaSrv = kafka.New(cfg.Kafka, a.backends(), logger.With("component", "kafka"), kafka.NewMetrics(a.registry))
 	a.httpSrv = a.newHTTPServer()
 	// Last, so that nothing after it can fail and leave a member behind.
 	if err := a.startMembership(); err != nil {

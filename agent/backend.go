@@ -9,7 +9,13 @@ import (
 	"github.com/strata-streaming/strata/agent/metadata"
 )
 
-var _ kafka.Backend = (*Agent)(nil)
+// backends are the families the Kafka server is built from: the agent
+// for the data plane, the coordinators and the cluster, and the security
+// state for the rest (security.go).
+func (a *Agent) backends() kafka.Backends {
+	return kafka.Backends{Cluster: a, Topics: a, TopicAdmin: a, ProducerIDs: a, Groups: a, Transactions: a,
+		Reassignments: a, Users: a.users, Authorizer: a.acls, Quotas: a.quotas}
+}
 
 func (a *Agent) ClusterID() string        { return a.clusterID }
 func (a *Agent) AgentID() int32           { return a.id }

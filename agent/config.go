@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/strata-streaming/strata/agent/acl"
 	"github.com/strata-streaming/strata/agent/console"
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/log"
@@ -51,7 +52,7 @@ type Config struct {
 	// SCRAM-SHA-256=[name=admin,password=admin-secret].
 	AddScram []string
 	// Authorizer (--authorizer) is "" (none: every client may do
-	// everything) or "acl", Kafka's ACL model (acls.go).
+	// everything) or "acl", Kafka's ACL model (agent/acl).
 	Authorizer string
 	// SuperUsers (--super-users) is Kafka's super.users, principals
 	// separated by semicolons: "User:admin;User:agent".
@@ -443,8 +444,8 @@ func (c Config) Validate() error {
 			return errors.New("--super-users and --allow-everyone-if-no-acl-found need --authorizer acl")
 		}
 	case authorizerACL:
-		if _, err := parseSuperUsers(c.SuperUsers); err != nil {
-			return err
+		if _, err := acl.ParseSuperUsers(c.SuperUsers); err != nil {
+			return fmt.Errorf("--super-users: %w", err)
 		}
 	default:
 		return fmt.Errorf("--authorizer %q: want acl, or empty for none", c.Authorizer)

@@ -146,7 +146,7 @@ func (a *Agent) newHTTPGuard() *httpGuard {
 	if a.cfg.httpPrincipals() {
 		// Validate parsed the rules already.
 		mapper, _ := tlsconfig.ParsePrincipalRules(a.cfg.SSLPrincipalMappingRules)
-		g.principals = &httpPrincipals{mapper: mapper, authorize: a.Authorize}
+		g.principals = &httpPrincipals{mapper: mapper, authorize: a.acls.Authorize}
 	}
 	if g.tokens == nil && g.principals == nil {
 		return nil

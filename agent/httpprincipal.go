@@ -17,7 +17,7 @@ import (
 // httpPrincipals names and authorizes certificate principals.
 type httpPrincipals struct {
 	mapper *tlsconfig.PrincipalMapper
-	// authorize is the agent's ACL decision (acls.go).
+	// authorize is the agent's ACL decision (agent/acl).
 	authorize func(principal, host string, op kmsg.ACLOperation, typ kmsg.ACLResourceType, name string) bool
 }
 

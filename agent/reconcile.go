@@ -50,10 +50,10 @@ func (a *Agent) reconcileLoop() {
 		if err := a.reconcileTopics(ctx); err != nil {
 			a.logger.Warn("reconcile topics with the store", "err", err)
 		}
-		if err := a.refreshACLs(ctx); err != nil {
+		if err := a.acls.Refresh(ctx); err != nil {
 			a.logger.Warn("re-read ACLs from the store", "err", err)
 		}
-		if err := a.refreshQuotas(ctx); err != nil {
+		if err := a.quotas.Refresh(ctx); err != nil {
 			a.logger.Warn("re-read client quotas from the store", "err", err)
 		}
 		cancel()

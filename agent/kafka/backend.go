@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"errors"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -158,8 +157,8 @@ type Quotas interface {
 }
 
 // ErrNoSuchCredential is returned by DeleteScramCredential for a user
-// without a credential of that mechanism.
-var ErrNoSuchCredential = errors.New("kafka: no such SCRAM credential")
+// without a credential of that mechanism: the store's error.
+var ErrNoSuchCredential = metadata.ErrUnknownCredential
 
 // Backend is every family at once: what the agent implements.
 type Backend interface {
