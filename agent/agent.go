@@ -28,7 +28,6 @@ package agent
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,7 +35,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,6 +48,7 @@ import (
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/httpconns"
 	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/listener"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
@@ -92,7 +91,7 @@ type Agent struct {
 	cleanerMetrics *cleanerMetrics
 	clusterID      string
 	id             int32
-	advertised     hostPort
+	advertised     listener.HostPort
 	lockFile       *os.File
 	syncer         *log.Syncer // nil: --log-group-sync=false
 	files          *log.FilePool
@@ -112,8 +111,8 @@ type Agent struct {
 	txnMetrics       *txn.Metrics // shared by the transaction coordinators
 
 	// listeners are the Kafka listeners; kafkaLn and advertised are the
-	// first's, the one replication and the console use (listeners.go).
-	listeners []boundListener
+	// first's, the one replication and the console use (agent/listener).
+	listeners []listener.Bound
 	kafkaLn   net.Listener
 	users     *users.Users
 	acls      *acl.Authorizer // nil without --authorizer acl
@@ -135,7 +134,7 @@ type Agent struct {
 	peerClient *http.Client
 	httpScheme string
 	// peer is how this agent's followers dial their leaders
-	// (interagent.go).
+	// (agent/listener).
 	peer peer.Options
 	// peers holds the connections transaction markers and verification
 	// use to reach other agents (agent/peer).
@@ -214,7 +213,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	if err := a.setupHTTPTLS(); err != nil {
 		return nil, err
 	}
-	if a.peer, err = a.peerOptions(); err != nil {
+	if a.peer, err = a.cfg.PeerOptions(a.listeners[0].Protocol, a.cfg.TLS); err != nil {
 		return nil, err
 	}
 	if err := a.openStore(ctx); err != nil {
@@ -297,35 +296,12 @@ func (a *Agent) openDataDir() error {
 
 // bind opens the Kafka listeners and the HTTP one and works out the
 // advertised addresses.
-func (a *Agent) bind() error {
-	configs, _ := a.cfg.listenerConfigs() // checked by Validate
-	var kafkaTLS *tlsconfig.Server
-	for _, lc := range configs {
-		if lc.Protocol.TLS() && kafkaTLS == nil {
-			var err error
-			if kafkaTLS, err = tlsconfig.NewServer(a.cfg.TLS, a.logger.With("listener", "kafka")); err != nil {
-				return err
-			}
-		}
+func (a *Agent) bind() (err error) {
+	specs, _ := a.cfg.Resolve(a.cfg.TLS.Enabled(), a.cfg.Kafka.SASLEnabledMechanisms) // checked by Validate
+	if a.listeners, err = a.cfg.Bind(specs, a.cfg.TLS, a.logger); err != nil {
+		return err
 	}
-	for _, lc := range configs {
-		ln, err := net.Listen("tcp", lc.addr)
-		if err != nil {
-			if a.cfg.Listeners == "" {
-				return fmt.Errorf("--kafka-addr %s: %w", lc.addr, err)
-			}
-			return fmt.Errorf("--listeners %s://%s: %w", lc.Name, lc.addr, err)
-		}
-		if lc.Protocol.TLS() {
-			ln = tls.NewListener(ln, kafkaTLS.Config())
-		}
-		adv := lc.advertised
-		if adv == (hostPort{}) {
-			adv = hostPort{host: "localhost", port: int32(ln.Addr().(*net.TCPAddr).Port)}
-		}
-		a.listeners = append(a.listeners, boundListener{Listener: lc.Listener, ln: ln, advertised: adv})
-	}
-	a.kafkaLn, a.advertised = a.listeners[0].ln, a.listeners[0].advertised
+	a.kafkaLn, a.advertised = a.listeners[0].Ln, a.listeners[0].Advertised
 	httpLn, err := net.Listen("tcp", a.cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("--http-addr %s: %w", a.cfg.HTTPAddr, err)
@@ -333,6 +309,17 @@ func (a *Agent) bind() error {
 	a.httpConns = httpconns.New(httpLn, a.cfg.HTTPMaxConnections, a.logger.With("component", "http"), a.registry)
 	a.httpLn = a.httpConns
 	return nil
+}
+
+// newPeerPool is the pool of connections the transaction coordinators
+// and verifying leaders reach other agents with: the inter-agent
+// listener's security, as replication's, and idle connections dropped
+// well before the other agents' --connections-max-idle would.
+func (a *Agent) newPeerPool() (*peer.Pool, error) {
+	cfg := peer.DefaultPoolConfig()
+	cfg.Self, cfg.Options = a.id, a.peer
+	cfg.IdleTimeout = min(cfg.IdleTimeout, a.cfg.Kafka.IdleTimeout/2)
+	return peer.NewPool(cfg, a.registry)
 }
 
 // openStore opens the bucket, joins (or founds) the cluster, checks that the
@@ -394,7 +381,7 @@ func (a *Agent) openStore(ctx context.Context) error {
 }
 
 func (a *Agent) advertisedAddr() string {
-	return net.JoinHostPort(a.advertised.host, strconv.Itoa(int(a.advertised.port)))
+	return a.advertised.String()
 }
 
 // KafkaAddr is the address the Kafka listener is bound to (the first
@@ -405,7 +392,7 @@ func (a *Agent) KafkaAddr() net.Addr { return a.kafkaLn.Addr() }
 func (a *Agent) ListenerAddr(name string) net.Addr {
 	for _, l := range a.listeners {
 		if l.Name == name {
-			return l.ln.Addr()
+			return l.Ln.Addr()
 		}
 	}
 	return nil
@@ -424,7 +411,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	for _, l := range a.listeners {
 		go func() {
 			defer a.wg.Done()
-			if err := a.kafkaSrv.ServeListener(l.ln, l.Listener); err != nil {
+			if err := a.kafkaSrv.ServeListener(l.Ln, l.Listener); err != nil {
 				errc <- fmt.Errorf("kafka listener %s: %w", l.Name, err)
 			}
 		}()
@@ -577,7 +564,7 @@ func (a *Agent) closePartitions() error {
 // served, the bucket and the directory lock. Safe on a half-built agent.
 func (a *Agent) release() {
 	for _, l := range a.listeners {
-		l.ln.Close()
+		l.Ln.Close()
 	}
 	if a.httpLn != nil {
 		a.httpLn.Close()

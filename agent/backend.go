@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/listener"
 	"github.com/strata-streaming/strata/agent/metadata"
 )
 
@@ -36,7 +37,7 @@ func (a *Agent) AgentConfigs() []metadata.ConfigEntry {
 	out := []metadata.ConfigEntry{
 		static("broker.id", strconv.Itoa(int(a.id)), metadata.TypeInt, "This agent's id."),
 		static("log.dirs", a.logDir(), metadata.TypeString, "Directory of the partition logs."),
-		static("advertised.listeners", a.advertisedListeners(), metadata.TypeString, "Addresses clients connect to, per listener."),
+		static("advertised.listeners", listener.Advertised(a.listeners), metadata.TypeString, "Addresses clients connect to, per listener."),
 		static("auto.create.topics.enable", strconv.FormatBool(a.cfg.AutoCreateTopics), metadata.TypeBoolean, "Create unknown topics on a metadata request."),
 		static("num.partitions", strconv.Itoa(int(a.cfg.NumPartitions)), metadata.TypeInt, "Partitions of topics created without a count."),
 		static("default.replication.factor", strconv.Itoa(int(a.cfg.DefaultReplicationFactor)), metadata.TypeShort, "Replication factor of topics created without one."),

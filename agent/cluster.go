@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/listener"
 	"github.com/strata-streaming/strata/agent/placement"
 	"github.com/strata-streaming/strata/membership"
 )
@@ -24,7 +25,7 @@ func (a *Agent) startMembership() error {
 	// Agents of another cluster (another store) are never merged in.
 	cfg.Label = "strata/" + a.clusterID
 	m, err := membership.Start(cfg, membership.Member{ID: a.id, KafkaAddr: a.advertisedAddr(),
-		HTTPAddr: a.httpLn.Addr().String(), Rack: a.cfg.Rack, State: membership.StateJoining, Listeners: a.listenersGossip()})
+		HTTPAddr: a.httpLn.Addr().String(), Rack: a.cfg.Rack, State: membership.StateJoining, Listeners: a.cfg.MemberListeners(a.listeners)})
 	if err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func (a *Agent) Brokers() []kafka.Broker {
 			continue
 		}
 		seen[m.ID] = true
-		b := kafka.Broker{ID: m.ID, Host: host, Port: int32(p), Endpoints: parseEndpoints(m.Listeners)}
+		b := kafka.Broker{ID: m.ID, Host: host, Port: int32(p), Endpoints: listener.ParseEndpoints(m.Listeners)}
 		if m.Rack != "" {
 			rack := m.Rack
 			b.Rack = &rack
@@ -90,7 +91,7 @@ func (a *Agent) Brokers() []kafka.Broker {
 }
 
 func (a *Agent) self() kafka.Broker {
-	b := kafka.Broker{ID: a.id, Host: a.advertised.host, Port: a.advertised.port, Endpoints: parseEndpoints(a.listenersGossip())}
+	b := kafka.Broker{ID: a.id, Host: a.advertised.Host, Port: a.advertised.Port, Endpoints: listener.ParseEndpoints(a.cfg.MemberListeners(a.listeners))}
 	if a.cfg.Rack != "" {
 		rack := a.cfg.Rack
 		b.Rack = &rack

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -13,6 +12,7 @@ import (
 	"github.com/strata-streaming/strata/agent/acl"
 	"github.com/strata-streaming/strata/agent/console"
 	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/listener"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/internal/scram"
@@ -30,23 +30,9 @@ type Config struct {
 	// Store (--store) is the object store URL; empty means
 	// file://<data-dir>/store, the embedded default.
 	Store string
-	// KafkaAddr (--kafka-addr) is where the Kafka listener binds.
-	KafkaAddr string
-	// AdvertisedKafkaAddr (--advertised-kafka-addr) is the host:port clients
-	// are told to connect to; empty means localhost with the listener's port.
-	AdvertisedKafkaAddr string
-	// Listeners (--listeners) are Kafka listeners in Kafka's form,
-	// NAME://host:port,...; empty means one PLAINTEXT listener on
-	// KafkaAddr (listeners.go).
-	Listeners string
-	// ListenerSecurityProtocolMap (--listener-security-protocol-map) is
-	// listener.security.protocol.map, NAME:PROTOCOL,...; empty is Kafka's
-	// default, each protocol name mapped to itself.
-	ListenerSecurityProtocolMap string
-	// AdvertisedListeners (--advertised-listeners) are the addresses
-	// clients are told, NAME://host:port,...; a listener left out is
-	// advertised as localhost with its bound port.
-	AdvertisedListeners string
+	// Config are the Kafka listeners and how agents reach each other
+	// (--kafka-addr, --listeners, --inter-agent-*: agent/listener).
+	listener.Config
 	// AddScram (--add-scram, repeatable) creates SCRAM credentials at
 	// start when absent, in kafka-storage's form
 	// SCRAM-SHA-256=[name=admin,password=admin-secret].
@@ -86,13 +72,6 @@ type Config struct {
 	// TLS is the agent's certificate and the CAs it trusts
 	// (--tls-cert-file, --tls-key-file, --tls-client-ca-file).
 	TLS tlsconfig.Files
-	// InterAgentListener (--inter-agent-listener) names the listener
-	// replication uses; InterAgentSASL* are the credentials followers
-	// authenticate with on it (interagent.go).
-	InterAgentListener         string
-	InterAgentSASLMechanism    string
-	InterAgentSASLUser         string
-	InterAgentSASLPasswordFile string
 	// OAuthBearer configures the OAUTHBEARER mechanism (oauthbearer.go).
 	OAuthBearer OAuthBearerConfig
 	// SSLPrincipalMappingRules (--ssl-principal-mapping-rules) maps client
@@ -234,8 +213,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		DataDir:                        "data",
-		InterAgentSASLMechanism:        "SCRAM-SHA-512",
-		KafkaAddr:                      ":9092",
+		Config:                         listener.DefaultConfig(),
 		HTTPAddr:                       ":9644",
 		HTTPIdleTimeout:                2 * time.Minute,
 		HTTPMaxConnections:             512,
@@ -430,7 +408,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("--%s %q: want host:port (%v)", a.flag, a.addr, err)
 		}
 	}
-	if _, err := c.listenerConfigs(); err != nil {
+	if _, err := c.Resolve(c.TLS.Enabled(), c.Kafka.SASLEnabledMechanisms); err != nil {
 		return err
 	}
 	for _, spec := range c.AddScram {
@@ -567,27 +545,6 @@ func (c Config) storeURL() string {
 		abs = filepath.Join(c.DataDir, "store")
 	}
 	return "file://" + abs
-}
-
-// hostPort is an advertised address split for Metadata.
-type hostPort struct {
-	host string
-	port int32
-}
-
-func splitAdvertised(addr string) (hostPort, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return hostPort{}, err
-	}
-	if host == "" {
-		return hostPort{}, errors.New("the host is empty")
-	}
-	n, err := strconv.ParseUint(port, 10, 16)
-	if err != nil || n == 0 {
-		return hostPort{}, fmt.Errorf("port %q is not in [1, 65535]", port)
-	}
-	return hostPort{host: host, port: int32(n)}, nil
 }
 
 // clientAuthFlag is --tls-client-auth; Validate checks the value.

@@ -34,8 +34,8 @@ func (a *Agent) announceTopics() {
 	}
 }
 
-// reconcileLoop re-reads the topics, the ACLs (acls.go) and the client
-// quotas (quotas.go) every interval and when woken.
+// reconcileLoop re-reads the topics, the ACLs (agent/acl) and the client
+// quotas (agent/quota) every interval and when woken.
 func (a *Agent) reconcileLoop() {
 	t := time.NewTicker(a.cfg.ReconcileInterval)
 	defer t.Stop()

@@ -1,15 +1,13 @@
-package agent
+package listener
 
 import (
-	"net"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/strata-streaming/strata/agent/kafka"
 )
 
-func TestListenerConfigs(t *testing.T) {
+func TestResolve(t *testing.T) {
 	type want struct {
 		name  string
 		proto kafka.SecurityProtocol
@@ -53,19 +51,14 @@ func TestListenerConfigs(t *testing.T) {
 			c := DefaultConfig()
 			c.KafkaAddr, c.AdvertisedKafkaAddr = tc.kafkaAddr, tc.advertisedAddr
 			c.Listeners, c.ListenerSecurityProtocolMap, c.AdvertisedListeners = tc.listeners, tc.protos, tc.adv
+			mechanisms := []string{"PLAIN"}
 			if tc.noMechanisms {
-				c.Kafka.SASLEnabledMechanisms = nil
+				mechanisms = nil
 			}
-			if tc.certs {
-				c.TLS.CertFile, c.TLS.KeyFile = "cert.pem", "key.pem"
-			}
-			got, err := c.listenerConfigs()
+			got, err := c.Resolve(tc.certs, mechanisms)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want one containing %q", err, tc.err)
-				}
-				if verr := c.Validate(); verr == nil {
-					t.Fatalf("Validate accepted what listenerConfigs refused")
 				}
 				return
 			}
@@ -78,10 +71,10 @@ func TestListenerConfigs(t *testing.T) {
 			for i, w := range tc.want {
 				g := got[i]
 				adv := ""
-				if g.advertised != (hostPort{}) {
-					adv = net.JoinHostPort(g.advertised.host, strconv.Itoa(int(g.advertised.port)))
+				if g.Advertised != (HostPort{}) {
+					adv = g.Advertised.String()
 				}
-				if g.Name != w.name || g.Protocol != w.proto || g.addr != w.addr || adv != w.adv {
+				if g.Name != w.name || g.Protocol != w.proto || g.Addr != w.addr || adv != w.adv {
 					t.Errorf("listener %d: %+v (advertised %q), want %+v", i, g, adv, w)
 				}
 			}

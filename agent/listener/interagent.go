@@ -1,4 +1,4 @@
-package agent
+package listener
 
 // How a follower connects to its leader (--inter-agent-listener): the
 // listener's TLS and SASL as a client sees them. Over SSL and SASL_SSL it
@@ -19,17 +19,19 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/peer"
 	"github.com/strata-streaming/strata/internal/secretfile"
+	"github.com/strata-streaming/strata/internal/tlsconfig"
 )
 
-// peerOptions are the security of replication's listener, the first bound.
-func (a *Agent) peerOptions() (peer.Options, error) {
+// PeerOptions are how this agent dials the others' inter-agent listener,
+// whose protocol is proto, with the agent's certificate files.
+func (c Config) PeerOptions(proto kafka.SecurityProtocol, files tlsconfig.Files) (peer.Options, error) {
 	var opts peer.Options
-	proto := a.listeners[0].Protocol
 	if proto.TLS() {
 		tc := &tls.Config{MinVersion: tls.VersionTLS12}
-		if ca := a.cfg.TLS.ClientCAFile; ca != "" {
+		if ca := files.ClientCAFile; ca != "" {
 			pem, err := os.ReadFile(ca)
 			if err != nil {
 				return opts, fmt.Errorf("--tls-client-ca-file: %w", err)
@@ -40,7 +42,7 @@ func (a *Agent) peerOptions() (peer.Options, error) {
 			}
 		}
 		// Read at each handshake, so a renewed certificate is presented.
-		cert, key := a.cfg.TLS.CertFile, a.cfg.TLS.KeyFile
+		cert, key := files.CertFile, files.KeyFile
 		tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 			pair, err := tls.LoadX509KeyPair(cert, key)
 			return &pair, err
@@ -48,28 +50,17 @@ func (a *Agent) peerOptions() (peer.Options, error) {
 		opts.TLS = tc
 	}
 	if proto.SASL() {
-		switch a.cfg.InterAgentSASLMechanism {
+		switch c.InterAgentSASLMechanism {
 		case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
 		default:
-			return opts, fmt.Errorf("--inter-agent-sasl-mechanism %q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", a.cfg.InterAgentSASLMechanism)
+			return opts, fmt.Errorf("--inter-agent-sasl-mechanism %q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", c.InterAgentSASLMechanism)
 		}
-		if _, err := secretfile.Read(a.cfg.InterAgentSASLPasswordFile); err != nil {
+		if _, err := secretfile.Read(c.InterAgentSASLPasswordFile); err != nil {
 			return opts, fmt.Errorf("--inter-agent-sasl-password-file: %w", err)
 		}
-		opts.SASL = filePassword{mechanism: a.cfg.InterAgentSASLMechanism, user: a.cfg.InterAgentSASLUser, file: a.cfg.InterAgentSASLPasswordFile}
+		opts.SASL = filePassword{mechanism: c.InterAgentSASLMechanism, user: c.InterAgentSASLUser, file: c.InterAgentSASLPasswordFile}
 	}
 	return opts, nil
-}
-
-// newPeerPool is the pool of connections the transaction coordinators
-// and verifying leaders reach other agents with: the inter-agent
-// listener's security, as replication's, and idle connections dropped
-// well before the other agents' --connections-max-idle would.
-func (a *Agent) newPeerPool() (*peer.Pool, error) {
-	cfg := peer.DefaultPoolConfig()
-	cfg.Self, cfg.Options = a.id, a.peer
-	cfg.IdleTimeout = min(cfg.IdleTimeout, a.cfg.Kafka.IdleTimeout/2)
-	return peer.NewPool(cfg, a.registry)
 }
 
 // filePassword is a SASL mechanism whose password is the first line of a
