@@ -44,6 +44,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/strata-streaming/strata/agent/acl"
+	"github.com/strata-streaming/strata/agent/cleaner"
 	"github.com/strata-streaming/strata/agent/control"
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/httpconns"
@@ -87,14 +88,13 @@ type Agent struct {
 	// gossip (a.members) is set up last in New.
 	running     chan struct{}
 	partMetrics *partition.Metrics
-	// cleanerMetrics are the log cleaner's (cleaner.go).
-	cleanerMetrics *cleanerMetrics
-	clusterID      string
-	id             int32
-	advertised     listener.HostPort
-	lockFile       *os.File
-	syncer         *log.Syncer // nil: --log-group-sync=false
-	files          *log.FilePool
+	cleaner     *cleaner.Cleaner
+	clusterID   string
+	id          int32
+	advertised  listener.HostPort
+	lockFile    *os.File
+	syncer      *log.Syncer // nil: --log-group-sync=false
+	files       *log.FilePool
 
 	adminMu sync.Mutex // serialises topic changes; before mu
 	mu      sync.RWMutex
@@ -191,7 +191,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		running:          make(chan struct{}),
 	}
 	a.partMetrics = partition.NewMetrics(a.registry)
-	a.cleanerMetrics = newCleanerMetrics(a.registry)
+	a.cleaner = cleaner.New(cfg.LogCleaner, cfg.DataDir, cleanerHost{a}, a.registry, logger.With("component", "cleaner"))
 	a.txnMetrics = txn.NewMetrics(a.registry)
 	a.flush, _ = log.ParseFlushPolicy(cfg.LogFlush) // checked by Validate
 	defer func() {
@@ -432,7 +432,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	}()
 	go func() {
 		defer a.wg.Done()
-		a.cleanerLoop()
+		ctx, cancel := a.stopContext()
+		defer cancel()
+		a.cleaner.Run(ctx)
 	}()
 	go func() {
 		defer a.wg.Done()
@@ -466,11 +468,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	}()
 	go func() {
 		defer a.wg.Done()
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() {
-			<-a.stop
-			cancel()
-		}()
+		ctx, cancel := a.stopContext()
+		defer cancel()
 		a.ctl.Run(ctx)
 	}()
 	a.ready.Store(true)
@@ -576,6 +575,20 @@ func (a *Agent) release() {
 	if a.lockFile != nil {
 		a.lockFile.Close() // drops the flock
 	}
+}
+
+// stopContext is a context that ends when the agent stops, for a loop
+// that takes one; cancel it when the loop returns.
+func (a *Agent) stopContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-a.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // every calls fn each interval until the agent stops.

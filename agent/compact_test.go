@@ -127,7 +127,7 @@ func TestTieredCompactedLogKeepsTombstonesLocally(t *testing.T) {
 	for _, c := range []struct {
 		remote string
 		want   time.Duration
-	}{{"false", time.Second}, {"true", time.Duration(maxDurationMs) * time.Millisecond}} {
+	}{{"false", time.Second}, {"true", time.Duration(metadata.MaxDurationMs) * time.Millisecond}} {
 		r, err := metadata.Resolve(map[string]string{"cleanup.policy": "compact", "delete.retention.ms": "1000", "remote.storage.enable": c.remote}, a.cfg.TopicDefaults)
 		if err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/strata-streaming/strata/agent/acl"
+	"github.com/strata-streaming/strata/agent/cleaner"
 	"github.com/strata-streaming/strata/agent/console"
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/listener"
@@ -137,8 +138,8 @@ type Config struct {
 	// descriptor limit at start (fdlimit.LogFiles).
 	LogMaxOpenFiles int
 	// LogCleaner holds the --log-cleaner-* settings of compaction
-	// (cleaner.go).
-	LogCleaner CleanerConfig
+	// (agent/cleaner).
+	LogCleaner cleaner.Config
 	// RetentionCheckInterval (--retention-check-interval) is how often
 	// retention and segment.ms are applied to every partition.
 	RetentionCheckInterval time.Duration
@@ -233,7 +234,7 @@ func DefaultConfig() Config {
 		LogGroupSync:                   true,
 		LogPreallocate:                 true,
 		RetentionCheckInterval:         5 * time.Minute,
-		LogCleaner:                     DefaultCleanerConfig(),
+		LogCleaner:                     cleaner.DefaultConfig(),
 		ProducerIDBlock:                1000,
 		ShutdownTimeout:                30 * time.Second,
 		OffsetsTopicPartitions:         50,

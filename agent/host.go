@@ -121,3 +121,16 @@ func (a *Agent) moveReplica(k control.Key, st metadata.PartitionState, etag stri
 	}
 	a.putTopic(newTopicEntry(e.meta, e.snap.Resolved, parts, peers))
 }
+
+// cleanerHost is what the log cleaner (agent/cleaner) sees of the agent.
+type cleanerHost struct{ a *Agent }
+
+func (h cleanerHost) Partitions() []*partition.Partition { return h.a.localPartitions() }
+
+func (h cleanerHost) Resolved(topic string) (metadata.Resolved, bool) {
+	e, ok := h.a.entry(topic)
+	if !ok {
+		return metadata.Resolved{}, false
+	}
+	return e.snap.Resolved, true
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -62,9 +61,6 @@ func newTopicEntry(meta metadata.Topic, resolved metadata.Resolved, parts []*par
 	return e
 }
 
-// maxDurationMs is the largest millisecond count a time.Duration holds.
-const maxDurationMs = math.MaxInt64 / int64(time.Millisecond)
-
 // logConfig turns a topic's effective configs into a partition log config.
 func (a *Agent) logConfig(r metadata.Resolved) log.Config {
 	c := log.DefaultConfig()
@@ -74,23 +70,23 @@ func (a *Agent) logConfig(r metadata.Resolved) log.Config {
 	// Kafka accepts millisecond values up to Long.MAX; past ~292 years a
 	// time.Duration overflows, so such values mean "never" here.
 	c.SegmentMs = time.Duration(r.SegmentMs) * time.Millisecond
-	if r.SegmentMs > maxDurationMs {
+	if r.SegmentMs > metadata.MaxDurationMs {
 		c.SegmentMs = 0 // never roll by age
 	}
 	c.RetentionBytes = r.RetentionBytes
 	c.RetentionMs = time.Duration(r.RetentionMs) * time.Millisecond
-	if r.RetentionMs < 0 || r.RetentionMs > maxDurationMs {
+	if r.RetentionMs < 0 || r.RetentionMs > metadata.MaxDurationMs {
 		c.RetentionMs = -1 // forever
 	}
 	c.Remote = r.RemoteStorage
 	c.LocalRetentionBytes = r.LocalRetentionBytes
 	c.LocalRetentionMs = time.Duration(r.LocalRetentionMs) * time.Millisecond
-	if r.LocalRetentionMs < 0 || r.LocalRetentionMs > maxDurationMs {
+	if r.LocalRetentionMs < 0 || r.LocalRetentionMs > metadata.MaxDurationMs {
 		c.LocalRetentionMs = -1 // forever
 	}
 	c.IndexIntervalBytes = int(r.IndexIntervalBytes)
 	c.Compact, c.Delete = r.Compact, r.Delete
-	c.DeleteRetention = msDuration(r.DeleteRetentionMs)
+	c.DeleteRetention = metadata.Millis(r.DeleteRetentionMs)
 	if r.Compact && r.RemoteStorage {
 		// The bucket holds the log's older records, which the local
 		// cleaner does not see: a tombstone it dropped could leave an
@@ -98,23 +94,17 @@ func (a *Agent) logConfig(r metadata.Resolved) log.Config {
 		// dropped by the leader's remote compaction instead, whose passes
 		// start at the bucket's start (docs/design.md, tiered compaction);
 		// local retention removes the local copies once uploaded.
-		c.DeleteRetention = msDuration(maxDurationMs)
+		c.DeleteRetention = metadata.Millis(metadata.MaxDurationMs)
 	}
-	c.MinCompactionLag = msDuration(r.MinCompactionLagMs)
-	c.MaxCompactionLag = msDuration(r.MaxCompactionLagMs)
-	if r.MaxCompactionLagMs > maxDurationMs {
+	c.MinCompactionLag = metadata.Millis(r.MinCompactionLagMs)
+	c.MaxCompactionLag = metadata.Millis(r.MaxCompactionLagMs)
+	if r.MaxCompactionLagMs > metadata.MaxDurationMs {
 		c.MaxCompactionLag = 0 // Long.MAX, the default: never overdue
 	}
 	c.MinCleanableDirtyRatio = r.MinCleanableDirtyRatio
 	c.Flush = a.flush
 	c.FlushInterval = a.cfg.LogFlushInterval
 	return c
-}
-
-// msDuration converts milliseconds, saturating where a time.Duration
-// would overflow.
-func msDuration(ms int64) time.Duration {
-	return time.Duration(min(ms, maxDurationMs)) * time.Millisecond
 }
 
 func (a *Agent) logDir() string { return filepath.Join(a.cfg.DataDir, "log") }

@@ -1,6 +1,5 @@
-package agent
-
-// The log cleaner's loop: one goroutine per agent, as Kafka's with
+// Package cleaner is the agent's log cleaner (docs/design.md §7): one
+// goroutine per agent, as Kafka's with
 // log.cleaner.threads=1. Each replica cleans its own copy of a compacted
 // partition (leader and followers alike, as in Kafka), so nothing here
 // depends on leadership. Each round it cleans the dirtiest eligible log
@@ -9,7 +8,7 @@ package agent
 // eligible it waits --log-cleaner-backoff. One OffsetMap of
 // --log-cleaner-dedupe-buffer-size bytes, allocated at the first clean, and
 // one throttle of --log-cleaner-io-max-bytes-per-second serve every log,
-// and the bucket parts of compacted tiered partitions (tiercompact.go).
+// and the bucket parts of compacted tiered partitions (remote.go).
 //
 // Metrics:
 //
@@ -20,21 +19,49 @@ package agent
 //	strata_log_cleaner_last_run_duration_seconds   length of the last pass
 //	strata_log_cleaner_seconds_total               time spent in passes, so read bytes over it is the cleaner's speed
 //	strata_log_cleaner_max_dirty_ratio             highest dirty ratio among compacted logs at the last look
+package cleaner
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/strata-streaming/strata/agent/log"
+	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
 )
 
-// CleanerConfig holds the broker-wide --log-cleaner-* settings.
-type CleanerConfig struct {
+// Host is what the cleaner needs of the agent. Both methods are called
+// from the cleaner's goroutine only, and must not block on the store.
+type Host interface {
+	// Partitions are the local replicas. Any may close at any time: a
+	// pass on a closed log ends with log.ErrClosed.
+	Partitions() []*partition.Partition
+	// Resolved is topic's effective configs; false once it is deleted.
+	Resolved(topic string) (metadata.Resolved, bool)
+}
+
+// Cleaner is one agent's log cleaner. Run it on one goroutine.
+type Cleaner struct {
+	cfg     Config
+	dataDir string
+	host    Host
+	metrics *metrics
+	logger  *slog.Logger
+}
+
+// New is the cleaner of host's logs; its temporary files go under
+// dataDir. Its metrics are registered with reg.
+func New(cfg Config, dataDir string, host Host, reg prometheus.Registerer, logger *slog.Logger) *Cleaner {
+	return &Cleaner{cfg: cfg, dataDir: dataDir, host: host, metrics: newMetrics(reg), logger: logger}
+}
+
+// Config holds the broker-wide --log-cleaner-* settings.
+type Config struct {
 	// Enable (--log-cleaner-enable, log.cleaner.enable): without it,
 	// compacted topics are never cleaned and grow as if retained forever.
 	Enable bool
@@ -51,13 +78,13 @@ type CleanerConfig struct {
 	Backoff time.Duration
 }
 
-// DefaultCleanerConfig is Kafka's defaults.
-func DefaultCleanerConfig() CleanerConfig {
-	return CleanerConfig{Enable: true, DedupeBufferSize: 128 << 20, Backoff: 15 * time.Second}
+// DefaultConfig is Kafka's defaults.
+func DefaultConfig() Config {
+	return Config{Enable: true, DedupeBufferSize: 128 << 20, Backoff: 15 * time.Second}
 }
 
 // Validate names the first bad flag.
-func (c CleanerConfig) Validate() error {
+func (c Config) Validate() error {
 	switch {
 	case c.IOMaxBytesPerSecond < 0:
 		return fmt.Errorf("--log-cleaner-io-max-bytes-per-second %d: must not be negative", c.IOMaxBytesPerSecond)
@@ -69,13 +96,13 @@ func (c CleanerConfig) Validate() error {
 	return nil
 }
 
-type cleanerMetrics struct {
+type metrics struct {
 	runs, errors, read, written, seconds prometheus.Counter
 	lastRun, maxDirty                    prometheus.Gauge
 }
 
-func newCleanerMetrics(reg prometheus.Registerer) *cleanerMetrics {
-	m := &cleanerMetrics{
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
 		runs:    prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_log_cleaner_runs_total", Help: "Cleaning passes of compacted partition logs that finished."}),
 		errors:  prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_log_cleaner_errors_total", Help: "Cleaning passes that failed."}),
 		read:    prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_log_cleaner_read_bytes_total", Help: "Segment bytes the log cleaner read."}),
@@ -90,24 +117,15 @@ func newCleanerMetrics(reg prometheus.Registerer) *cleanerMetrics {
 	return m
 }
 
-// cleanerLoop cleans until the agent stops.
-func (a *Agent) cleanerLoop() {
-	if !a.cfg.LogCleaner.Enable {
+// Run cleans until ctx ends; without Config.Enable it returns at once.
+func (c *Cleaner) Run(ctx context.Context) {
+	if !c.cfg.Enable {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-a.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	a.removeRemoteCompactionLeftovers()
+	c.removeRemoteCompactionLeftovers()
 	var m *log.OffsetMap
-	th := log.NewThrottle(float64(a.cfg.LogCleaner.IOMaxBytesPerSecond))
-	t := time.NewTimer(a.cfg.LogCleaner.Backoff)
+	th := log.NewThrottle(float64(c.cfg.IOMaxBytesPerSecond))
+	t := time.NewTimer(c.cfg.Backoff)
 	defer t.Stop()
 	for {
 		select {
@@ -120,21 +138,21 @@ func (a *Agent) cleanerLoop() {
 		done := map[*partition.Partition]bool{}
 		cleaned := false
 		for ctx.Err() == nil {
-			p := a.dirtiestLog(done)
+			p := c.dirtiestLog(done)
 			if p == nil {
 				break
 			}
 			done[p] = true
 			if m == nil {
-				m = log.NewOffsetMap(int(a.cfg.LogCleaner.DedupeBufferSize))
+				m = log.NewOffsetMap(int(c.cfg.DedupeBufferSize))
 			}
-			if a.cleanLog(ctx, p, m, th) {
+			if c.cleanLog(ctx, p, m, th) {
 				cleaned = true
 			}
 		}
 		// The bucket parts of compacted tiered partitions this agent leads
-		// (tiercompact.go).
-		if a.compactRemote(ctx, &m, th) {
+		// (remote.go).
+		if c.compactRemote(ctx, &m, th) {
 			cleaned = true
 		}
 		// As Kafka's cleaner thread, back off only after a round that
@@ -144,7 +162,7 @@ func (a *Agent) cleanerLoop() {
 		if cleaned {
 			t.Reset(0)
 		} else {
-			t.Reset(a.cfg.LogCleaner.Backoff)
+			t.Reset(c.cfg.Backoff)
 		}
 	}
 }
@@ -152,11 +170,11 @@ func (a *Agent) cleanerLoop() {
 // dirtiestLog picks, among the logs not done this round, the eligible
 // compacted log with a record past max.compaction.lag.ms first, then the
 // one with the highest dirty ratio; nil if none.
-func (a *Agent) dirtiestLog(done map[*partition.Partition]bool) *partition.Partition {
+func (c *Cleaner) dirtiestLog(done map[*partition.Partition]bool) *partition.Partition {
 	var best *partition.Partition
 	var bestState log.CleanState
 	maxRatio := 0.0
-	for _, p := range a.localPartitions() {
+	for _, p := range c.host.Partitions() {
 		st := p.LocalLog().CleanState(p.HighWatermark())
 		if !st.Compact {
 			continue
@@ -169,27 +187,27 @@ func (a *Agent) dirtiestLog(done map[*partition.Partition]bool) *partition.Parti
 			best, bestState = p, st
 		}
 	}
-	a.cleanerMetrics.maxDirty.Set(maxRatio)
+	c.metrics.maxDirty.Set(maxRatio)
 	return best
 }
 
 // cleanLog runs one pass over p's log and reports whether it cleaned
 // anything.
-func (a *Agent) cleanLog(ctx context.Context, p *partition.Partition, m *log.OffsetMap, th *log.Throttle) bool {
+func (c *Cleaner) cleanLog(ctx context.Context, p *partition.Partition, m *log.OffsetMap, th *log.Throttle) bool {
 	start := time.Now()
 	res, err := p.LocalLog().Clean(ctx, m, th, p.HighWatermark())
 	took := time.Since(start)
-	a.cleanerMetrics.read.Add(float64(res.BytesRead))
-	a.cleanerMetrics.written.Add(float64(res.BytesWritten))
-	a.cleanerMetrics.seconds.Add(took.Seconds())
+	c.metrics.read.Add(float64(res.BytesRead))
+	c.metrics.written.Add(float64(res.BytesWritten))
+	c.metrics.seconds.Add(took.Seconds())
 	switch {
 	case errors.Is(err, log.ErrClosed) || errors.Is(err, context.Canceled): // deleted or stopping
 	case err != nil:
-		a.cleanerMetrics.errors.Inc()
-		a.logger.Error("log cleaner", "topic", p.Topic(), "partition", p.Index(), "err", err)
+		c.metrics.errors.Inc()
+		c.logger.Error("log cleaner", "topic", p.Topic(), "partition", p.Index(), "err", err)
 	default:
-		a.cleanerMetrics.runs.Inc()
-		a.cleanerMetrics.lastRun.Set(took.Seconds())
+		c.metrics.runs.Inc()
+		c.metrics.lastRun.Set(took.Seconds())
 		return res.End > res.FirstDirty
 	}
 	return false

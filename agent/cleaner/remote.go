@@ -1,6 +1,6 @@
-package agent
+package cleaner
 
-// Remote compaction's place in the agent (docs/design.md §7, "Tiered
+// Remote compaction's place in the cleaner (docs/design.md §7, "Tiered
 // compaction"): the cleaner goroutine (cleaner.go), after cleaning local
 // logs, has the partitions it leads of compacted, tiered topics compact
 // their bucket part (tiering/compact.go). It shares the cleaner's offset
@@ -27,9 +27,9 @@ import (
 // leads a compacted, tiered topic and whose bucket part is dirty enough,
 // and reports whether any pass swapped objects in. It allocates the
 // cleaner's map *m if no local clean has yet.
-func (a *Agent) compactRemote(ctx context.Context, m **log.OffsetMap, th *log.Throttle) bool {
+func (c *Cleaner) compactRemote(ctx context.Context, m **log.OffsetMap, th *log.Throttle) bool {
 	compacted := false
-	for _, p := range a.localPartitions() {
+	for _, p := range c.host.Partitions() {
 		if ctx.Err() != nil {
 			return compacted
 		}
@@ -37,14 +37,14 @@ func (a *Agent) compactRemote(ctx context.Context, m **log.OffsetMap, th *log.Th
 		if remote == nil || !p.Leading() {
 			continue
 		}
-		e, ok := a.entry(p.Topic())
-		if !ok || !e.snap.Resolved.Compact || !e.snap.Resolved.RemoteStorage {
+		r, ok := c.host.Resolved(p.Topic())
+		if !ok || !r.Compact || !r.RemoteStorage {
 			continue
 		}
 		if *m == nil {
-			*m = log.NewOffsetMap(int(a.cfg.LogCleaner.DedupeBufferSize))
+			*m = log.NewOffsetMap(int(c.cfg.DedupeBufferSize))
 		}
-		if a.compactRemotePartition(ctx, p, remote, e.snap.Resolved, *m, th) {
+		if c.compactRemotePartition(ctx, p, remote, r, *m, th) {
 			compacted = true
 		}
 	}
@@ -53,11 +53,11 @@ func (a *Agent) compactRemote(ctx context.Context, m **log.OffsetMap, th *log.Th
 
 // compactRemotePartition runs one pass on p and reports whether it
 // swapped objects in.
-func (a *Agent) compactRemotePartition(ctx context.Context, p *partition.Partition, remote *tiering.Partition,
+func (c *Cleaner) compactRemotePartition(ctx context.Context, p *partition.Partition, remote *tiering.Partition,
 	r metadata.Resolved, m *log.OffsetMap, th *log.Throttle) bool {
-	dir := a.remoteCompactionDir()
+	dir := c.remoteCompactionDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		a.logger.Error("remote compaction", "dir", dir, "err", err)
+		c.logger.Error("remote compaction", "dir", dir, "err", err)
 		return false
 	}
 	interval := int(r.IndexIntervalBytes)
@@ -73,41 +73,41 @@ func (a *Agent) compactRemotePartition(ctx context.Context, p *partition.Partiti
 		TempDir:                dir,
 		NewRules: func(aborted []txnindex.Entry) tiering.Rules {
 			return log.NewBatchCleaner(m, log.RemotePass{Now: now,
-				DeleteRetention: msDuration(r.DeleteRetentionMs), Aborted: aborted})
+				DeleteRetention: metadata.Millis(r.DeleteRetentionMs), Aborted: aborted})
 		},
 		NewSegment: func(base int64) tiering.SegmentBuilder { return log.NewSegmentBuilder(base, interval) },
 		Pace:       th.Wait,
 	})
-	a.cleanerMetrics.read.Add(float64(res.BytesRead))
-	a.cleanerMetrics.written.Add(float64(res.BytesWritten))
+	c.metrics.read.Add(float64(res.BytesRead))
+	c.metrics.written.Add(float64(res.BytesWritten))
 	switch {
 	case errors.Is(err, context.Canceled):
 	case errors.Is(err, tiering.ErrFenced):
-		a.logger.Info("remote compaction fenced: no longer the leader", "topic", p.Topic(), "partition", p.Index())
+		c.logger.Info("remote compaction fenced: no longer the leader", "topic", p.Topic(), "partition", p.Index())
 	case err != nil:
-		a.cleanerMetrics.errors.Inc()
-		a.logger.Error("remote compaction", "topic", p.Topic(), "partition", p.Index(), "err", err)
+		c.metrics.errors.Inc()
+		c.logger.Error("remote compaction", "topic", p.Topic(), "partition", p.Index(), "err", err)
 	}
 	return err == nil && res.ObjectsBefore > 0
 }
 
 // remoteCompactionDir holds the downloads of the pass in progress.
-func (a *Agent) remoteCompactionDir() string {
-	return filepath.Join(a.cfg.DataDir, "remote-compaction")
+func (c *Cleaner) remoteCompactionDir() string {
+	return filepath.Join(c.dataDir, "remote-compaction")
 }
 
 // removeRemoteCompactionLeftovers deletes what passes cut short by a crash
 // left in remoteCompactionDir; the cleaner calls it before its first pass.
-func (a *Agent) removeRemoteCompactionLeftovers() {
-	if err := os.RemoveAll(a.remoteCompactionDir()); err != nil {
-		a.logger.Warn("remove remote compaction leftovers", "err", err)
+func (c *Cleaner) removeRemoteCompactionLeftovers() {
+	if err := os.RemoveAll(c.remoteCompactionDir()); err != nil {
+		c.logger.Warn("remove remote compaction leftovers", "err", err)
 	}
 }
 
 // maxCompactionLagMs is max.compaction.lag.ms for a pass, 0 for Kafka's
 // default Long.MAX (never overdue), as logConfig does for the local log.
 func maxCompactionLagMs(ms int64) int64 {
-	if ms > maxDurationMs {
+	if ms > metadata.MaxDurationMs {
 		return 0
 	}
 	return ms
