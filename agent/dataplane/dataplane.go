@@ -55,6 +55,12 @@ type Topic struct {
 // on this agent, and with acks=all held by every in-sync replica.
 type AppendWait func(ctx context.Context) error
 
+// VerifyTxn asks the coordinator of a Produce's transactional id whether
+// the partition is in the ongoing transaction of producerID at epoch, or
+// adds it (KIP-890): nil to append the batch, else the error the Produce
+// answers for the partition.
+type VerifyTxn func(ctx context.Context, producerID int64, epoch int16) error
+
 // A partition replica, like the agent, comes in families by the caller's
 // need: every caller asks ReplicaInfo where the partition lives and who
 // leads it first, so the other families include it. Topic.Partitions holds
