@@ -15,7 +15,6 @@ import (
 
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/kafka"
-	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/agent/txn"
@@ -144,7 +143,10 @@ func (a *Agent) txnLoop() {
 }
 
 // WriteTxnMarker implements kafka.Transactions: the marker goes through
-// the leader's append path, so followers copy it and acks=all holds.
+// the leader's append path, so followers copy it and acks=all holds. The
+// partition removes the producer's verification guard under the lock of
+// the append (KIP-890, agent/partition/txnguard.go); the wait for
+// acks=all runs outside it.
 func (a *Agent) WriteTxnMarker(ctx context.Context, topic string, index int32, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error {
 	e, ok := a.entry(topic)
 	if !ok {
@@ -162,21 +164,7 @@ func (a *Agent) WriteTxnMarker(ctx context.Context, topic string, index int32, p
 	if p.Leader() != a.id {
 		return fmt.Errorf("%w: %s-%d is led by agent %d", kafka.ErrNotLeader, topic, index, p.Leader())
 	}
-	m := batch.Marker{Type: batch.ControlAbort, CoordinatorEpoch: coordinatorEpoch}
-	if commit {
-		m.Type = batch.ControlCommit
-	}
-	raw, err := batch.BuildMarker(producerID, epoch, m, time.Now().UnixMilli())
-	if err != nil {
-		return err
-	}
-	// The append runs under the produce verification lock (KIP-890,
-	// agent/kafka/txnverify.go); the wait for acks=all does not.
-	var wait kafka.AppendWait
-	err = a.kafkaSrv.AppendTxnMarker(topic, index, producerID, epoch, func() (err error) {
-		_, wait, err = p.Append(raw, -1)
-		return err
-	})
+	wait, err := p.AppendTxnMarker(producerID, epoch, commit, coordinatorEpoch)
 	if err == nil {
 		err = wait(ctx)
 	}

@@ -123,9 +123,14 @@ type PartitionWriter interface {
 	// the calls, so the waits of a connection's pipelined produces may
 	// overlap (and share an fsync) without reordering them.
 	Append(raw []byte, acks int16) (res log.AppendResult, wait AppendWait, err error)
-	// TxnOpen reports whether the producer has an open transaction in
-	// the log at epoch (txnverify.go).
-	TxnOpen(producerID int64, epoch int16) bool
+	// AppendTransactional is Append for a Produce of the request's
+	// transactionalID (nil: none): a transactional batch that would open
+	// its producer's transaction is appended only once verify accepts it
+	// and no marker ended the transaction meanwhile (KIP-890; with add,
+	// transaction version 2, verify adds the partition to it). verify is
+	// called without locks and its error is returned as is
+	// (agent/partition/txnguard.go).
+	AppendTransactional(ctx context.Context, raw []byte, acks int16, transactionalID *string, add bool, verify VerifyTxn) (res log.AppendResult, wait AppendWait, err error)
 	DeleteRecordsBefore(ctx context.Context, offset int64) error
 }
 

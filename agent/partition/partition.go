@@ -124,9 +124,6 @@ func (p *Partition) HighWatermark() int64 { return p.hw.Load() }
 
 // Producers is the log's producer state.
 func (p *Partition) Producers() []log.ProducerInfo { return p.log.Producers() }
-func (p *Partition) TxnOpen(producerID int64, epoch int16) bool {
-	return p.log.TxnOpen(producerID, epoch)
-}
 
 // LastStableOffset is the log's, bounded by the high watermark.
 func (p *Partition) LastStableOffset() int64 { return p.log.LastStableOffset(p.HighWatermark()) }
