@@ -109,6 +109,7 @@ type Agent struct {
 	txnCoords        coordinators[*txn.Coordinator]
 	txnBeforeMarkers func(transactionalID string) bool
 	txnMetrics       *txn.Metrics // shared by the transaction coordinators
+	txnRouter        *txn.Router  // verifications and markers between agents
 
 	// listeners are the Kafka listeners; kafkaLn and advertised are the
 	// first's, the one replication and the console use (agent/listener).
@@ -222,6 +223,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	if a.peers, err = a.newPeerPool(); err != nil { // needs a.id
 		return nil, err
 	}
+	a.txnRouter = txn.NewRouter(txnHost{a}, a.peers)
 	if err := a.openTiering(); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,9 @@ package agent
 // (groups.go): state in the partition, loaded on the first request that
 // needs it and, so that a coordinator that took over completes what its
 // predecessor prepared without waiting for a client, by txnLoop too.
+// Verifications and markers that cross agents go through a.txnRouter
+// (txn.Router), which sees the agent as txnHost; the verification guards
+// are the partitions' (agent/partition/txnguard.go).
 
 import (
 	"context"
@@ -15,7 +18,6 @@ import (
 
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/kafka"
-	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/agent/txn"
@@ -74,7 +76,7 @@ func (a *Agent) loadTxnCoordinator(ctx context.Context, p *partition.Partition) 
 		cfg.MaxTimeout = a.cfg.TransactionMaxTimeout
 		cfg.IDExpiration = a.cfg.TransactionalIDExpiration
 		cfg.CoordinatorEpoch = epoch
-		cfg.Markers = txnMarkers{a}
+		cfg.Markers = a.txnRouter
 		cfg.ProducerIDs = a
 		cfg.BeforeMarkers = a.txnBeforeMarkers
 		cfg.Metrics = a.txnMetrics
@@ -144,7 +146,10 @@ func (a *Agent) txnLoop() {
 }
 
 // WriteTxnMarker implements kafka.Transactions: the marker goes through
-// the leader's append path, so followers copy it and acks=all holds.
+// the leader's append path, so followers copy it and acks=all holds. The
+// partition removes the producer's verification guard under the lock of
+// the append (KIP-890, agent/partition/txnguard.go); the wait for
+// acks=all runs outside it.
 func (a *Agent) WriteTxnMarker(ctx context.Context, topic string, index int32, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error {
 	e, ok := a.entry(topic)
 	if !ok {
@@ -162,21 +167,7 @@ func (a *Agent) WriteTxnMarker(ctx context.Context, topic string, index int32, p
 	if p.Leader() != a.id {
 		return fmt.Errorf("%w: %s-%d is led by agent %d", kafka.ErrNotLeader, topic, index, p.Leader())
 	}
-	m := batch.Marker{Type: batch.ControlAbort, CoordinatorEpoch: coordinatorEpoch}
-	if commit {
-		m.Type = batch.ControlCommit
-	}
-	raw, err := batch.BuildMarker(producerID, epoch, m, time.Now().UnixMilli())
-	if err != nil {
-		return err
-	}
-	// The append runs under the produce verification lock (KIP-890,
-	// agent/kafka/txnverify.go); the wait for acks=all does not.
-	var wait kafka.AppendWait
-	err = a.kafkaSrv.AppendTxnMarker(topic, index, producerID, epoch, func() (err error) {
-		_, wait, err = p.Append(raw, -1)
-		return err
-	})
+	wait, err := p.AppendTxnMarker(producerID, epoch, commit, coordinatorEpoch)
 	if err == nil {
 		err = wait(ctx)
 	}
@@ -196,4 +187,49 @@ func (a *Agent) completeTxnOffsets(index int32, producerID int64, commit bool) {
 	if c, ok := a.coords.loaded(index); ok {
 		c.CompleteTxnOffsets(producerID, commit)
 	}
+}
+
+// VerifyTxn implements kafka.Transactions (KIP-890): the Router asks the
+// coordinator of transactionalID, here or on its agent.
+func (a *Agent) VerifyTxn(ctx context.Context, transactionalID string, producerID int64, epoch int16, topic string, partition int32, add bool) error {
+	return a.txnRouter.VerifyTxn(ctx, transactionalID, producerID, epoch, topic, partition, add)
+}
+
+// txnHost is the agent as its txn.Router sees it.
+type txnHost struct{ a *Agent }
+
+var _ txn.Host = txnHost{}
+
+func (h txnHost) AgentID() int32 { return h.a.id }
+
+func (h txnHost) CoordinatorLeader(ctx context.Context, transactionalID string) (int32, error) {
+	e, err := h.a.ensureTxnTopic(ctx)
+	if err != nil {
+		return -1, err
+	}
+	index := group.Partition(transactionalID, e.meta.Partitions)
+	if int(index) >= len(e.snap.Partitions) {
+		return -1, fmt.Errorf("%w: %s-%d is not open here", kafka.ErrCoordinatorNotAvailable, txnTopic, index)
+	}
+	return e.snap.Partitions[index].Leader(), nil
+}
+
+func (h txnHost) Coordinator(ctx context.Context, transactionalID string) (*txn.Coordinator, error) {
+	return h.a.TxnCoordinator(ctx, transactionalID)
+}
+
+func (h txnHost) PartitionLeader(topic string, partition int32) (int32, bool) {
+	e, ok := h.a.entry(topic)
+	if !ok || partition < 0 || int(partition) >= len(e.snap.Partitions) {
+		return -1, false
+	}
+	return e.snap.Partitions[partition].Leader(), true
+}
+
+func (h txnHost) AgentAddr(ctx context.Context, id int32) (string, error) {
+	return h.a.ctl.AgentAddr(ctx, id)
+}
+
+func (h txnHost) WriteMarker(ctx context.Context, topic string, partition int32, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error {
+	return h.a.WriteTxnMarker(ctx, topic, partition, producerID, epoch, commit, coordinatorEpoch)
 }

@@ -55,6 +55,12 @@ type Topic struct {
 // on this agent, and with acks=all held by every in-sync replica.
 type AppendWait func(ctx context.Context) error
 
+// VerifyTxn asks the coordinator of a Produce's transactional id whether
+// the partition is in the ongoing transaction of producerID at epoch, or
+// adds it (KIP-890): nil to append the batch, else the error the Produce
+// answers for the partition.
+type VerifyTxn func(ctx context.Context, producerID int64, epoch int16) error
+
 // A partition replica, like the agent, comes in families by the caller's
 // need: every caller asks ReplicaInfo where the partition lives and who
 // leads it first, so the other families include it. Topic.Partitions holds
@@ -117,9 +123,14 @@ type PartitionWriter interface {
 	// the calls, so the waits of a connection's pipelined produces may
 	// overlap (and share an fsync) without reordering them.
 	Append(raw []byte, acks int16) (res log.AppendResult, wait AppendWait, err error)
-	// TxnOpen reports whether the producer has an open transaction in
-	// the log at epoch (txnverify.go).
-	TxnOpen(producerID int64, epoch int16) bool
+	// AppendTransactional is Append for a Produce of the request's
+	// transactionalID (nil: none): a transactional batch that would open
+	// its producer's transaction is appended only once verify accepts it
+	// and no marker ended the transaction meanwhile (KIP-890; with add,
+	// transaction version 2, verify adds the partition to it). verify is
+	// called without locks and its error is returned as is
+	// (agent/partition/txnguard.go).
+	AppendTransactional(ctx context.Context, raw []byte, acks int16, transactionalID *string, add bool, verify VerifyTxn) (res log.AppendResult, wait AppendWait, err error)
 	DeleteRecordsBefore(ctx context.Context, offset int64) error
 }
 

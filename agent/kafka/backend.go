@@ -217,6 +217,7 @@ type (
 	Reassignments       = dataplane.Reassignments
 	Topic               = dataplane.Topic
 	AppendWait          = dataplane.AppendWait
+	VerifyTxn           = dataplane.VerifyTxn
 	ReplicaInfo         = dataplane.ReplicaInfo
 	PartitionReader     = dataplane.PartitionReader
 	PartitionWriter     = dataplane.PartitionWriter

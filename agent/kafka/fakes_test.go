@@ -34,7 +34,6 @@ func (inertPartition) ReadsFromStore(int64) bool     { return false }
 func (inertPartition) HighWatermark() int64          { return 0 }
 func (inertPartition) LastStableOffset() int64       { return 0 }
 func (inertPartition) Producers() []log.ProducerInfo { return nil }
-func (inertPartition) TxnOpen(int64, int16) bool     { return false }
 func (inertPartition) AbortedTransactions(context.Context, int64, int64) ([]log.AbortedTxn, error) {
 	return nil, nil
 }
@@ -51,6 +50,9 @@ func (inertPartition) DataSignal() <-chan struct{}              { return nil }
 func (inertPartition) DecompressionChecks() DecompressionChecks { return nil }
 
 func (inertPartition) Append([]byte, int16) (log.AppendResult, AppendWait, error) {
+	return log.AppendResult{}, nil, errNotModelled
+}
+func (inertPartition) AppendTransactional(context.Context, []byte, int16, *string, bool, VerifyTxn) (log.AppendResult, AppendWait, error) {
 	return log.AppendResult{}, nil, errNotModelled
 }
 func (inertPartition) DeleteRecordsBefore(context.Context, int64) error { return errNotModelled }

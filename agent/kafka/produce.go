@@ -12,7 +12,8 @@ package kafka
 // transaction and refuses a fenced epoch (INVALID_PRODUCER_EPOCH) or a
 // plain batch inside an open transaction (INVALID_TXN_STATE). As
 // in Kafka (KIP-890 part 1), a producer's first transactional batch in a
-// partition is first verified with its coordinator (txnverify.go):
+// partition is first verified with its coordinator (txnverify.go; the
+// partition holds the verification guards, agent/partition/txnguard.go):
 // INVALID_TXN_STATE if the partition is not in the transaction. From v12
 // on (KIP-890 part 2, transaction version 2) the leader asks the
 // coordinator to add the partition instead, so the client sends no
@@ -163,7 +164,7 @@ func (s *Server) writePartition(call *produceCall, t *Topic, p PartitionWriter, 
 		rp.ErrorMessage = errorMessage(err)
 		return
 	}
-	res, wait, err := s.appendVerified(call.ctx, call.txnID, call.txnAdd, t.Name, rp.Partition, p, raw, call.acks)
+	res, wait, err := p.AppendTransactional(call.ctx, raw, call.acks, call.txnID, call.txnAdd, call.verifyTxn(t.Name, rp.Partition))
 	if err != nil {
 		rp.ErrorCode = errorCode(err)
 		rp.ErrorMessage = errorMessage(err)

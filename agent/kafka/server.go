@@ -208,7 +208,6 @@ type Server struct {
 	producerIDs   ProducerIDs
 	groups        Groups
 	txns          Transactions
-	txnGuards     txnGuards // txnverify.go
 	reassignments Reassignments
 	users         Users
 	authz         Authorizer

@@ -13,7 +13,7 @@ import (
 // ApiVersions): EndTxn v5 bumps the epoch per transaction,
 // TxnOffsetCommit v5 and Produce v12 add their partition to the
 // transaction themselves. AddPartitionsToTxn v4-5 is the batched form
-// partition leaders send each other (txnverify.go); clients use v3 at
+// partition leaders send each other (agent/txn's Router); clients use v3 at
 // most. TxnOffsetCommit v6 (topic ids) is not served.
 func registerTxns() {
 	register(22, 0, 5, typed(handleInitProducerID))

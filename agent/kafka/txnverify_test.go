@@ -1,37 +1,90 @@
 package kafka
 
+// The wire server's part in KIP-890: the coordinator's answers mapped to
+// Produce's codes, and the verify function a Produce hands the
+// partition. The guards themselves are agent/partition's
+// (txnguard_test.go there).
+
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/txn"
 )
 
-// verifyingTxns answers VerifyTxn with verify.
-type verifyingTxns struct {
+// TestVerifyError: each coordinator answer becomes the Produce code
+// producers expect from a leader.
+func TestVerifyError(t *testing.T) {
+	other := errors.New("disk on fire")
+	for _, tc := range []struct {
+		name string
+		err  error
+		want error // nil: the error itself
+	}{
+		{"verified", nil, nil},
+		{"not in the transaction", txn.ErrInvalidTxnState, kerr.InvalidTxnState},
+		{"coordinator busy", txn.ErrConcurrentTransactions, kerr.NotEnoughReplicas},
+		{"coordinator moved", ErrNotCoordinator, kerr.NotEnoughReplicas},
+		{"coordinator unloaded", txn.ErrClosed, kerr.NotEnoughReplicas},
+		{"coordinator unreachable", errors.Join(ErrCoordinatorNotAvailable, errors.New("dial")), kerr.NotEnoughReplicas},
+		{"coordinator loading", kerr.CoordinatorLoadInProgress, kerr.NotEnoughReplicas},
+		{"network", kerr.NetworkException, kerr.NotEnoughReplicas},
+		{"timeout", kerr.RequestTimedOut, kerr.NotEnoughReplicas},
+		{"fenced", txn.ErrProducerFenced, kerr.InvalidProducerEpoch},
+		{"fenced, from a peer", kerr.ProducerFenced, kerr.InvalidProducerEpoch},
+		{"other", other, other},
+	} {
+		got := verifyError(tc.err)
+		switch {
+		case tc.err == nil && got != nil:
+			t.Errorf("%s: %v, want nil", tc.name, got)
+		case tc.err != nil && !errors.Is(got, tc.want):
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// recordingTxns answers VerifyTxn with err and records what it was asked.
+type recordingTxns struct {
 	unset
-	verify func() error
+	err   error
+	asked []string
 }
 
-func (v verifyingTxns) VerifyTxn(context.Context, string, int64, int16, string, int32, bool) error {
-	return v.verify()
+func (r *recordingTxns) VerifyTxn(_ context.Context, id string, producerID int64, epoch int16, topic string, partition int32, add bool) error {
+	r.asked = append(r.asked, fmt.Sprintf("%s %d/%d %s-%d add=%v", id, producerID, epoch, topic, partition, add))
+	return r.err
 }
 
-// txnPartition counts appends; open says whether the producer's
-// transaction is open in its log.
-type txnPartition struct {
-	inertPartition
-	open    bool
+// verifyingPartition is a leader that verifies every transactional
+// batch, as a partition does for a producer with no open transaction.
+type verifyingPartition struct {
+	adminPartition
 	appends int
 }
 
-func (p *txnPartition) TxnOpen(int64, int16) bool { return p.open }
-func (p *txnPartition) Append([]byte, int16) (log.AppendResult, AppendWait, error) {
+func (p *verifyingPartition) AppendTransactional(ctx context.Context, raw []byte, _ int16, id *string, _ bool, verify VerifyTxn) (log.AppendResult, AppendWait, error) {
+	h, err := batch.ParseHeader(raw)
+	if err != nil {
+		return log.AppendResult{}, nil, err
+	}
+	if h.IsTransactional() {
+		if id == nil || verify == nil {
+			return log.AppendResult{}, nil, fmt.Errorf("%w: no transactional id", kerr.TransactionalIDAuthorizationFailed)
+		}
+		if err := verify(ctx, h.ProducerID, h.ProducerEpoch); err != nil {
+			return log.AppendResult{}, nil, err
+		}
+	}
 	p.appends++
 	return log.AppendResult{}, func(context.Context) error { return nil }, nil
 }
@@ -40,6 +93,7 @@ func transactionalBatch(t *testing.T) []byte {
 	t.Helper()
 	opts := batch.DefaultBuildOptions()
 	opts.ProducerID, opts.ProducerEpoch, opts.Attributes = 7, 0, batch.AttrTransactional
+	opts.BaseTimestamp, opts.BaseSequence = time.Now().UnixMilli(), 0
 	raw, err := batch.Build(opts, []batch.Record{{Value: []byte("v")}})
 	if err != nil {
 		t.Fatal(err)
@@ -47,63 +101,53 @@ func transactionalBatch(t *testing.T) []byte {
 	return raw
 }
 
-// TestVerificationGuard: a transactional batch is appended once the
-// coordinator verifies it, refused when it does not, and refused when
-// the producer's marker lands while the verification is under way (the
-// guard), while a batch joining an open transaction is not verified.
-func TestVerificationGuard(t *testing.T) {
-	id := "tx"
+// TestProduceVerifiesWithTheCoordinator: a transactional Produce hands
+// the partition a verify function that asks the coordinator of the
+// request's transactional id about that partition (adding it from v12
+// on) and answers with Produce's codes; a produce without a
+// transactional id gets none.
+func TestProduceVerifiesWithTheCoordinator(t *testing.T) {
+	resolved, err := metadata.Resolve(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	raw := transactionalBatch(t)
-	run := func(verify func(s *Server) error, open bool) (*txnPartition, error) {
-		var s *Server
-		s = New(DefaultConfig(), Backends{Transactions: verifyingTxns{verify: func() error { return verify(s) }}}, nil, nil)
-		p := &txnPartition{open: open}
-		_, _, err := s.appendVerified(t.Context(), &id, false, "t", 0, p, raw, -1)
-		return p, err
+	produce := func(version int16, id *string, verify error) (*recordingTxns, *verifyingPartition, int16) {
+		t.Helper()
+		b := newAdminBackend()
+		p := &verifyingPartition{adminPartition: adminPartition{index: 0, leader: 1}}
+		b.addTopic("t", nil).Partitions = []Partition{p}
+		b.topics["t"].Resolved = resolved
+		txns := &recordingTxns{unset: unset{"not modelled"}, err: verify}
+		s := New(DefaultConfig(), Backends{Cluster: b, Topics: b, Transactions: txns}, nil, nil)
+		req := kmsg.NewPtrProduceRequest()
+		req.Version, req.Acks, req.TransactionID = version, -1, id
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = "t"
+		rt.Partitions = []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: raw}}
+		req.Topics = append(req.Topics, rt)
+		resp, err := handleProduce(t.Context(), s, &request{key: 0, version: version}, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return txns, p, resp.Topics[0].Partitions[0].ErrorCode
 	}
-	if p, err := run(func(*Server) error { return nil }, false); err != nil || p.appends != 1 {
-		t.Fatalf("verified: %v, %d appends", err, p.appends)
-	}
-	notIn := func(*Server) error { return txn.ErrInvalidTxnState }
-	if p, err := run(notIn, false); !errors.Is(err, kerr.InvalidTxnState) || p.appends != 0 {
-		t.Fatalf("not in the transaction: %v, %d appends; want INVALID_TXN_STATE and none", err, p.appends)
-	}
-	if p, err := run(notIn, true); err != nil || p.appends != 1 {
-		t.Fatalf("joining an open transaction: %v, %d appends; want no verification", err, p.appends)
-	}
-	markerMeanwhile := func(s *Server) error {
-		return s.AppendTxnMarker("t", 0, 7, 0, func() error { return nil })
-	}
-	if p, err := run(markerMeanwhile, false); !errors.Is(err, kerr.InvalidTxnState) || p.appends != 0 {
-		t.Fatalf("marker during the verification: %v, %d appends; want INVALID_TXN_STATE and none", err, p.appends)
-	}
-	busy := func(*Server) error { return txn.ErrConcurrentTransactions }
-	if _, err := run(busy, false); !errors.Is(err, kerr.NotEnoughReplicas) {
-		t.Fatalf("coordinator busy: %v, want NOT_ENOUGH_REPLICAS", err)
-	}
-}
-
-// TestAddGuard (KIP-890 part 2): while a Produce v12's partition is
-// added, the marker of the producer's previous transaction (at the
-// batch's epoch, the bumped one) may land: the batch is still appended.
-// A marker at a later epoch ended the transaction the partition was
-// added to: the batch is refused with NOT_ENOUGH_REPLICAS, so that the
-// producer retries and the coordinator decides again.
-func TestAddGuard(t *testing.T) {
 	id := "tx"
-	raw := transactionalBatch(t) // epoch 0
-	run := func(markerEpoch int16) (*txnPartition, error) {
-		var s *Server
-		add := func() error { return s.AppendTxnMarker("t", 0, 7, markerEpoch, func() error { return nil }) }
-		s = New(DefaultConfig(), Backends{Transactions: verifyingTxns{verify: add}}, nil, nil)
-		p := &txnPartition{}
-		_, _, err := s.appendVerified(t.Context(), &id, true, "t", 0, p, raw, -1)
-		return p, err
+	txns, p, code := produce(11, &id, nil)
+	if code != 0 || p.appends != 1 || len(txns.asked) != 1 || txns.asked[0] != "tx 7/0 t-0 add=false" {
+		t.Fatalf("v11 verified: code %v, %d appends, asked %q", kerr.ErrorForCode(code), p.appends, txns.asked)
 	}
-	if p, err := run(0); err != nil || p.appends != 1 {
-		t.Fatalf("previous transaction's marker during the add: %v, %d appends; want the batch appended", err, p.appends)
+	txns, _, code = produce(12, &id, nil)
+	if code != 0 || len(txns.asked) != 1 || txns.asked[0] != "tx 7/0 t-0 add=true" {
+		t.Fatalf("v12 added: code %v, asked %q", kerr.ErrorForCode(code), txns.asked)
 	}
-	if p, err := run(1); !errors.Is(err, kerr.NotEnoughReplicas) || p.appends != 0 {
-		t.Fatalf("own transaction's marker during the add: %v, %d appends; want NOT_ENOUGH_REPLICAS and none", err, p.appends)
+	if _, p, code := produce(11, &id, txn.ErrInvalidTxnState); code != kerr.InvalidTxnState.Code || p.appends != 0 {
+		t.Fatalf("not in the transaction: %v, %d appends; want INVALID_TXN_STATE and none", kerr.ErrorForCode(code), p.appends)
+	}
+	if _, _, code := produce(11, &id, txn.ErrConcurrentTransactions); code != kerr.NotEnoughReplicas.Code {
+		t.Fatalf("coordinator busy: %v, want NOT_ENOUGH_REPLICAS", kerr.ErrorForCode(code))
+	}
+	if txns, _, code := produce(11, nil, nil); code != kerr.TransactionalIDAuthorizationFailed.Code || len(txns.asked) != 0 {
+		t.Fatalf("no transactional id: %v, asked %q; want TRANSACTIONAL_ID_AUTHORIZATION_FAILED and no question", kerr.ErrorForCode(code), txns.asked)
 	}
 }

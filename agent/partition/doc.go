@@ -5,6 +5,15 @@
 // dataplane.Partition and tiering.Source. Peer is a partition of which the
 // agent holds no replica.
 //
+// A leader also owns the KIP-890 verification guards of its transactional
+// producers (txnguard.go): AppendTransactional appends a Produce's batch,
+// verifying first, through a function the caller passes, a transactional
+// batch that would open a transaction; AppendTxnMarker appends a
+// transaction marker and ends the verifications it overtakes. The
+// partition does not know the transaction coordinators (agent/txn) nor
+// the wire protocol (agent/kafka): it returns the verify function's
+// errors as they come and its own as kerr values.
+//
 // # Life cycle
 //
 // Open builds a partition on an opened log in the state the store holds
@@ -20,4 +29,9 @@
 // writes (ISR changes) and network calls (the fetcher's) run outside it,
 // through Cluster, which the controller implements. The high watermark is
 // published in an atomic so that readers take no lock.
+//
+// Lock order: txnMu (the verification guards), then mu, then the log's
+// own lock. A transactional append and a marker's append hold txnMu
+// across Append; the verify call and the wait for acks run outside every
+// lock.
 package partition

@@ -22,7 +22,8 @@ import (
 // and the replica state machine that decides, from both, what it serves.
 // It implements dataplane.Partition and tiering.Source. Leader and follower
 // sides are in replication.go, the ISR writer in isrwriter.go, the
-// follower's fetcher in fetcher.go.
+// follower's fetcher in fetcher.go, the transactional appends (KIP-890's
+// verification guards and the markers) in txnguard.go.
 type Partition struct {
 	topic   string
 	topicID [16]byte
@@ -53,6 +54,13 @@ type Partition struct {
 	// from a leader since it was opened (0: none yet), so that a move's
 	// log line and its test can show where the copy began.
 	copiedFrom atomic.Int64
+
+	// txnMu guards txnGuards, the KIP-890 verifications in flight by
+	// producer id (txnguard.go). It is held across a verified batch's or
+	// a marker's append, so it comes first: txnMu, then mu, then the
+	// log's own lock; nothing that holds mu takes txnMu.
+	txnMu     sync.Mutex
+	txnGuards map[int64]*txnGuard
 
 	mu  sync.RWMutex
 	rep *replica.Machine // changed under the write lock
@@ -116,9 +124,6 @@ func (p *Partition) HighWatermark() int64 { return p.hw.Load() }
 
 // Producers is the log's producer state.
 func (p *Partition) Producers() []log.ProducerInfo { return p.log.Producers() }
-func (p *Partition) TxnOpen(producerID int64, epoch int16) bool {
-	return p.log.TxnOpen(producerID, epoch)
-}
 
 // LastStableOffset is the log's, bounded by the high watermark.
 func (p *Partition) LastStableOffset() int64 { return p.log.LastStableOffset(p.HighWatermark()) }

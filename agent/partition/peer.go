@@ -54,6 +54,9 @@ func (p *Peer) ISR() []int32       { return slices.Clone(p.State().ISR) }
 func (p *Peer) Append([]byte, int16) (log.AppendResult, dataplane.AppendWait, error) {
 	return log.AppendResult{}, nil, p.notHere()
 }
+func (p *Peer) AppendTransactional(context.Context, []byte, int16, *string, bool, dataplane.VerifyTxn) (log.AppendResult, dataplane.AppendWait, error) {
+	return log.AppendResult{}, nil, p.notHere()
+}
 func (p *Peer) Read(context.Context, int64, int, bool) ([]byte, error) {
 	return nil, p.notHere()
 }
@@ -63,7 +66,6 @@ func (p *Peer) DecompressionChecks() dataplane.DecompressionChecks { return nil 
 func (p *Peer) HighWatermark() int64                               { return -1 }
 func (p *Peer) LastStableOffset() int64                            { return -1 }
 func (p *Peer) Producers() []log.ProducerInfo                      { return nil }
-func (p *Peer) TxnOpen(int64, int16) bool                          { return false }
 func (p *Peer) AbortedTransactions(context.Context, int64, int64) ([]log.AbortedTxn, error) {
 	return nil, p.notHere()
 }

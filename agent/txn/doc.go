@@ -8,6 +8,14 @@
 // written to every partition of the transaction (through Markers), then
 // CompleteCommit or CompleteAbort.
 //
+// Router (router.go) carries what crosses agents for transactions, here
+// or over the agent's pooled inter-agent connections (agent/peer): a
+// partition leader's KIP-890 verification to the coordinator of the
+// transactional id, and a coordinator's markers to the partition leaders
+// (it implements Markers). The agent it runs in is a Host: who leads
+// what, and the local coordinator and marker write. The verification
+// guards are the partition's (agent/partition/txnguard.go).
+//
 // # Records
 //
 // Records use Apache Kafka's schemas for __transaction_state, so Kafka's
