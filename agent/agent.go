@@ -242,7 +242,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	a.pids.store = a.store
 	a.pids.block = cfg.ProducerIDBlock
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.registry.MustRegister(newPartitionCollector(a), newOpsCollector(a))
+	a.registry.MustRegister(partition.NewCollector(a.id, a.localPartitions), newOpsCollector(a))
 	// Validate parsed the rules already.
 	cfg.Kafka.SSLPrincipalMapper, _ = tlsconfig.ParsePrincipalRules(cfg.SSLPrincipalMappingRules)
 	cfg.Kafka.SASLEnabledMechanisms = cfg.saslMechanisms()

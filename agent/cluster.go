@@ -32,6 +32,19 @@ func (a *Agent) startMembership() error {
 	return nil
 }
 
+// alone reports whether gossip shows no live agent but this one.
+func (a *Agent) alone() bool {
+	if a.members == nil {
+		return true
+	}
+	for _, m := range a.members.Members() {
+		if m.ID != a.id {
+			return false
+		}
+	}
+	return true
+}
+
 // watchMembers logs who joins, leaves or fails until the events end.
 func (a *Agent) watchMembers() {
 	for e := range a.members.Events() {

@@ -171,16 +171,3 @@ func writeDrainJSON(w http.ResponseWriter, status int, v map[string]any) {
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
 }
-
-// alone reports whether gossip shows no live agent but this one.
-func (a *Agent) alone() bool {
-	if a.members == nil {
-		return true
-	}
-	for _, m := range a.members.Members() {
-		if m.ID != a.id {
-			return false
-		}
-	}
-	return true
-}

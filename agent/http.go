@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/pprof"
-	"strconv"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/strata-streaming/strata/agent/partition"
@@ -74,53 +72,4 @@ func (a *Agent) statusPage(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "%-40s %9d %6d %14d %14d %14d %14d\n", partition.DirName(p.Topic(), p.Index()),
 			p.Leader(), p.LeaderEpoch(), p.LogStartOffset(), p.HighWatermark(), p.LogEndOffset(), p.Size())
 	}
-}
-
-// partitionCollector exports per-partition gauges, read at scrape time so
-// the append path pays nothing for them.
-type partitionCollector struct {
-	a                                     *Agent
-	logEnd, highWater, logStart, sizeDesc *prometheus.Desc
-	underReplicated, appends, fsyncs      *prometheus.Desc
-}
-
-func newPartitionCollector(a *Agent) *partitionCollector {
-	labels := []string{"topic", "partition"}
-	return &partitionCollector{
-		a:               a,
-		logEnd:          prometheus.NewDesc("strata_partition_log_end_offset", "Next offset to be written.", labels, nil),
-		highWater:       prometheus.NewDesc("strata_partition_high_watermark", "Offset below which consumers may read.", labels, nil),
-		logStart:        prometheus.NewDesc("strata_partition_log_start_offset", "First offset still kept.", labels, nil),
-		sizeDesc:        prometheus.NewDesc("strata_partition_log_size_bytes", "Bytes of the partition's local segment files.", labels, nil),
-		underReplicated: prometheus.NewDesc("strata_under_replicated_partitions", "Partitions led here whose ISR is smaller than their replica set.", nil, nil),
-		appends:         prometheus.NewDesc("strata_partition_appends_total", "Batches appended since the agent started.", labels, nil),
-		fsyncs:          prometheus.NewDesc("strata_partition_fsyncs_total", "Fsyncs of segment files since the agent started; below appends_total means group commit.", labels, nil),
-	}
-}
-
-func (c *partitionCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.logEnd, c.highWater, c.logStart, c.sizeDesc, c.underReplicated, c.appends, c.fsyncs} {
-		ch <- d
-	}
-}
-
-func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
-	under := 0
-	for _, p := range c.a.localPartitions() {
-		l := []string{p.Topic(), strconv.Itoa(int(p.Index()))}
-		gauge := func(d *prometheus.Desc, v int64) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), l...)
-		}
-		gauge(c.logEnd, p.LogEndOffset())
-		gauge(c.highWater, p.HighWatermark())
-		gauge(c.logStart, p.LogStartOffset())
-		gauge(c.sizeDesc, p.Size())
-		st := p.LocalLog().Stats()
-		ch <- prometheus.MustNewConstMetric(c.appends, prometheus.CounterValue, float64(st.Appends), l...)
-		ch <- prometheus.MustNewConstMetric(c.fsyncs, prometheus.CounterValue, float64(st.Fsyncs), l...)
-		if p.Leader() == c.a.id && len(p.ISR()) < len(p.Replicas()) {
-			under++
-		}
-	}
-	ch <- prometheus.MustNewConstMetric(c.underReplicated, prometheus.GaugeValue, float64(under))
 }
