@@ -24,7 +24,7 @@ func (a *Agent) startMembership() error {
 	// Agents of another cluster (another store) are never merged in.
 	cfg.Label = "strata/" + a.clusterID
 	m, err := membership.Start(cfg, membership.Member{ID: a.id, KafkaAddr: a.advertisedAddr(),
-		HTTPAddr: a.httpLn.Addr().String(), Rack: a.cfg.Rack, State: membership.StateJoining, Listeners: a.listenersGossip()})
+		HTTPAddr: a.HTTPAddr().String(), Rack: a.cfg.Rack, State: membership.StateJoining, Listeners: a.listenersGossip()})
 	if err != nil {
 		return err
 	}
