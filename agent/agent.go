@@ -2,9 +2,10 @@
 // meta.json, the object store and the metadata kept in it, the topic table
 // of local replicas (agent/partition) and peers, the cluster controller
 // (agent/control, which sees the table through control.Host), the group
-// coordinators, tiering, the Kafka wire server, the HTTP server (metrics,
-// health, pprof, drain, console) and the background retention loop. It
-// implements kafka.Backend, the handlers' view of the agent.
+// coordinators, tiering, the Kafka wire server, the HTTP server
+// (agent/httpapi, which sees the agent through httpapi.Host) and the
+// background retention loop. It implements kafka.Backend, the handlers'
+// view of the agent.
 //
 // # Life cycle
 //
@@ -32,7 +33,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +47,7 @@ import (
 	"github.com/strata-streaming/strata/agent/cleaner"
 	"github.com/strata-streaming/strata/agent/control"
 	"github.com/strata-streaming/strata/agent/group"
-	"github.com/strata-streaming/strata/agent/httpconns"
+	"github.com/strata-streaming/strata/agent/httpapi"
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/listener"
 	"github.com/strata-streaming/strata/agent/log"
@@ -58,7 +58,6 @@ import (
 	"github.com/strata-streaming/strata/agent/txn"
 	"github.com/strata-streaming/strata/agent/users"
 	"github.com/strata-streaming/strata/internal/oauthbearer"
-	"github.com/strata-streaming/strata/internal/secretfile"
 	"github.com/strata-streaming/strata/internal/tlsconfig"
 	"github.com/strata-streaming/strata/internal/vfs"
 	"github.com/strata-streaming/strata/membership"
@@ -82,8 +81,7 @@ type Agent struct {
 	startedAt    time.Time
 	// ctl is the cluster controller: elections, ISR writes' store side,
 	// reassignments, the balancer and drains.
-	ctl         *control.Controller
-	consoleGate consoleGate // one /v1/console gathering at a time (console.go)
+	ctl *control.Controller
 	// running is closed when Run starts: fetchers wait for it, since
 	// gossip (a.members) is set up last in New.
 	running     chan struct{}
@@ -118,22 +116,12 @@ type Agent struct {
 	users     *users.Users
 	acls      *acl.Authorizer // nil without --authorizer acl
 	quotas    *quota.Cache
-	httpLn    net.Listener
 	kafkaSrv  *kafka.Server
-	httpSrv   *http.Server
-	// httpConns is httpLn, bounding its connections (--http-max-connections).
-	httpConns *httpconns.Listener
-	// httpTokens is nil without --http-token-file; httpTokenWatch keeps
-	// it in step with the file while the agent runs.
-	httpTokens     *httpTokens
-	httpTokenWatch *secretfile.Watcher
+	// http serves the HTTP port (http.go).
+	http *httpapi.Server
 	// jwks keeps OAUTHBEARER's keys current; nil without
 	// --sasl-oauthbearer-jwks-endpoint-url.
 	jwks oauthbearer.Source
-	// peerClient and httpScheme call the other agents' HTTP ports
-	// (httptls.go).
-	peerClient *http.Client
-	httpScheme string
 	// peer is how this agent's followers dial their leaders
 	// (agent/listener).
 	peer peer.Options
@@ -201,7 +189,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 			a.release()
 		}
 	}()
-	if a.httpTokens, a.httpTokenWatch, err = a.loadHTTPTokens(); err != nil {
+	if a.http, err = httpapi.New(cfg.httpConfig(), httpHost{a}, logger, a.registry); err != nil {
 		return nil, err
 	}
 	if err := a.openDataDir(); err != nil {
@@ -209,9 +197,6 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	}
 	a.files = a.newFilePool()
 	if err := a.bind(); err != nil {
-		return nil, err
-	}
-	if err := a.setupHTTPTLS(); err != nil {
 		return nil, err
 	}
 	if a.peer, err = a.cfg.PeerOptions(a.listeners[0].Protocol, a.cfg.TLS); err != nil {
@@ -241,7 +226,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	a.pids.store = a.store
 	a.pids.block = cfg.ProducerIDBlock
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.registry.MustRegister(newPartitionCollector(a), newOpsCollector(a))
+	a.registry.MustRegister(partition.NewCollector(a.id, a.localPartitions), newOpsCollector(a))
 	// Validate parsed the rules already.
 	cfg.Kafka.SSLPrincipalMapper, _ = tlsconfig.ParsePrincipalRules(cfg.SSLPrincipalMappingRules)
 	cfg.Kafka.SASLEnabledMechanisms = cfg.saslMechanisms()
@@ -249,15 +234,15 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		return nil, err
 	}
 	a.kafkaSrv = kafka.New(cfg.Kafka, a.backends(), logger.With("component", "kafka"), kafka.NewMetrics(a.registry))
-	a.httpSrv = a.newHTTPServer()
 	// Last, so that nothing after it can fail and leave a member behind.
 	if err := a.startMembership(); err != nil {
 		return nil, fmt.Errorf("gossip: %w", err)
 	}
 	a.ctl.SetMembers(a.members)
+	a.http.SetDeps(a.httpDeps())
 	logger.Info("agent started", "agent_id", a.id, "cluster_id", a.clusterID,
 		"kafka_addr", a.kafkaLn.Addr().String(), "advertised", a.advertisedAddr(),
-		"http_addr", a.httpLn.Addr().String(), "store", objstore.RedactStoreURL(cfg.storeURL()), "data_dir", cfg.DataDir, "log_flush", cfg.LogFlush,
+		"http_addr", a.HTTPAddr().String(), "store", objstore.RedactStoreURL(cfg.storeURL()), "data_dir", cfg.DataDir, "log_flush", cfg.LogFlush,
 		"topics", len(a.topics))
 	return a, nil
 }
@@ -304,13 +289,7 @@ func (a *Agent) bind() (err error) {
 		return err
 	}
 	a.kafkaLn, a.advertised = a.listeners[0].Ln, a.listeners[0].Advertised
-	httpLn, err := net.Listen("tcp", a.cfg.HTTPAddr)
-	if err != nil {
-		return fmt.Errorf("--http-addr %s: %w", a.cfg.HTTPAddr, err)
-	}
-	a.httpConns = httpconns.New(httpLn, a.cfg.HTTPMaxConnections, a.logger.With("component", "http"), a.registry)
-	a.httpLn = a.httpConns
-	return nil
+	return a.http.Listen()
 }
 
 // newPeerPool is the pool of connections the transaction coordinators
@@ -358,7 +337,7 @@ func (a *Agent) openStore(ctx context.Context) error {
 	if ok && a.cfg.AgentID >= 0 && m.AgentID != a.cfg.AgentID {
 		return fmt.Errorf("--agent-id %d: --data-dir %s holds the data of agent %d", a.cfg.AgentID, a.cfg.DataDir, m.AgentID)
 	}
-	info := metadata.AgentInfo{KafkaAddr: a.advertisedAddr(), HTTPAddr: a.httpLn.Addr().String(), Rack: a.cfg.Rack}
+	info := metadata.AgentInfo{KafkaAddr: a.advertisedAddr(), HTTPAddr: a.HTTPAddr().String(), Rack: a.cfg.Rack}
 	switch {
 	case ok:
 		a.id = m.AgentID
@@ -401,7 +380,7 @@ func (a *Agent) ListenerAddr(name string) net.Addr {
 }
 
 // HTTPAddr is the address the HTTP listener is bound to.
-func (a *Agent) HTTPAddr() net.Addr { return a.httpLn.Addr() }
+func (a *Agent) HTTPAddr() net.Addr { return a.http.Addr() }
 
 // Run serves Kafka and HTTP and applies retention until ctx ends or a
 // server fails, then closes the agent. It returns nil after a requested
@@ -424,7 +403,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}()
 	go func() {
 		defer a.wg.Done()
-		if err := a.httpSrv.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := a.http.Serve(); err != nil {
 			errc <- fmt.Errorf("http listener: %w", err)
 		}
 	}()
@@ -442,13 +421,11 @@ func (a *Agent) Run(ctx context.Context) error {
 		defer a.wg.Done()
 		a.txnLoop()
 	}()
-	if a.httpTokenWatch != nil {
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
-			a.httpTokenWatch.Run(a.stop)
-		}()
-	}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		a.http.WatchTokens(a.stop) // returns at once without --http-token-file
+	}()
 	if a.jwks != nil {
 		a.wg.Add(1)
 		go func() {
@@ -517,9 +494,9 @@ func (a *Agent) Close() error {
 		if a.kafkaSrv != nil {
 			errs = append(errs, a.kafkaSrv.Close())
 		}
-		if a.httpSrv != nil {
+		if a.http != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
-			if err := a.httpSrv.Shutdown(ctx); err != nil {
+			if err := a.http.Shutdown(ctx); err != nil {
 				errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 			}
 			cancel()
@@ -567,8 +544,8 @@ func (a *Agent) release() {
 	for _, l := range a.listeners {
 		l.Ln.Close()
 	}
-	if a.httpLn != nil {
-		a.httpLn.Close()
+	if a.http != nil {
+		a.http.Close()
 	}
 	if a.bucket != nil {
 		a.bucket.Close()

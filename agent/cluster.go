@@ -25,12 +25,25 @@ func (a *Agent) startMembership() error {
 	// Agents of another cluster (another store) are never merged in.
 	cfg.Label = "strata/" + a.clusterID
 	m, err := membership.Start(cfg, membership.Member{ID: a.id, KafkaAddr: a.advertisedAddr(),
-		HTTPAddr: a.httpLn.Addr().String(), Rack: a.cfg.Rack, State: membership.StateJoining, Listeners: a.cfg.MemberListeners(a.listeners)})
+		HTTPAddr: a.HTTPAddr().String(), Rack: a.cfg.Rack, State: membership.StateJoining, Listeners: a.cfg.MemberListeners(a.listeners)})
 	if err != nil {
 		return err
 	}
 	a.members = m
 	return nil
+}
+
+// alone reports whether gossip shows no live agent but this one.
+func (a *Agent) alone() bool {
+	if a.members == nil {
+		return true
+	}
+	for _, m := range a.members.Members() {
+		if m.ID != a.id {
+			return false
+		}
+	}
+	return true
 }
 
 // watchMembers logs who joins, leaves or fails until the events end.

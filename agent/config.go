@@ -56,7 +56,7 @@ type Config struct {
 	// connection idle this long, so idle clients cannot hold descriptors.
 	HTTPIdleTimeout time.Duration
 	// HTTPTokenFile (--http-token-file) holds the bearer tokens that
-	// state-changing HTTP requests and profiles need (httpauth.go).
+	// state-changing HTTP requests and profiles need (agent/httpapi).
 	HTTPTokenFile string
 	// HTTPPprof (--http-pprof) serves Go's profiles under /debug/pprof/.
 	HTTPPprof bool
@@ -65,7 +65,7 @@ type Config struct {
 	HTTPTLS bool
 	// HTTPTLSClientAuth (--http-tls-client-auth) is ssl.client.auth for
 	// the HTTP port: a client certificate's principal may then authorize
-	// requests (httpauth.go).
+	// requests (agent/httpapi).
 	HTTPTLSClientAuth tlsconfig.ClientAuth
 	// HTTPRequireAuthFor (--http-require-auth-for) names the read-only
 	// path groups that need credentials too: metrics, probes, pages.
@@ -398,10 +398,7 @@ func (c Config) Validate() error {
 	if _, err := tlsconfig.ParsePrincipalRules(c.SSLPrincipalMappingRules); err != nil {
 		return fmt.Errorf("--ssl-principal-mapping-rules: %w", err)
 	}
-	if c.HTTPTLS && !c.TLS.Enabled() {
-		return errors.New("--http-tls needs --tls-cert-file and --tls-key-file")
-	}
-	if err := c.validateHTTPAuth(); err != nil {
+	if err := c.httpConfig().Validate(); err != nil {
 		return err
 	}
 	for _, a := range []struct{ flag, addr string }{{"kafka-addr", c.KafkaAddr}, {"http-addr", c.HTTPAddr}} {

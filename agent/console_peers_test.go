@@ -29,7 +29,8 @@ func TestConsoleFetchesOnlyRegisteredAddresses(t *testing.T) {
 	fake := func(id int32) string {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			hits.Add(1)
-			writeJSON(w, &console.Local{AgentID: id, Partitions: []console.LocalPartition{}})
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(&console.Local{AgentID: id, Partitions: []console.LocalPartition{}})
 		}))
 		t.Cleanup(srv.Close)
 		return srv.Listener.Addr().String()
@@ -49,7 +50,16 @@ func TestConsoleFetchesOnlyRegisteredAddresses(t *testing.T) {
 		}
 		t.Cleanup(func() { m.Close() })
 	}
-	testwait.Until(t, 20*time.Second, func() bool { return len(a.consoleAgents()) == 4 }, "agent 0 to see the two impostors")
+	// The console lists agent 0, and every other member gossip shows.
+	testwait.Until(t, 20*time.Second, func() bool {
+		agents := 1
+		for _, m := range a.members.Members() {
+			if m.ID != a.id {
+				agents++
+			}
+		}
+		return agents == 4
+	}, "agent 0 to see the two impostors")
 
 	resp, err := http.Get("http://" + a.HTTPAddr().String() + "/v1/console")
 	if err != nil {

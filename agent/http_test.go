@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-streaming/strata/agent/metadata"
-	"github.com/strata-streaming/strata/membership"
 	"github.com/strata-streaming/strata/tiering/objstore"
 )
 
@@ -134,39 +132,6 @@ func TestDrainRefusesCrossOrigin(t *testing.T) {
 	}
 }
 
-// TestPeerHTTPAddr: a drain is forwarded, and a console report fetched,
-// only at the address the store registered for the agent; an unregistered
-// id, or a gossip address elsewhere, is refused before anything is fetched.
-func TestPeerHTTPAddr(t *testing.T) {
-	reg := metadata.AgentInfo{ID: 2, KafkaAddr: "agent-2.strata:9092", HTTPAddr: "[::]:9644"}
-	member := func(httpAddr string) []membership.Member {
-		return []membership.Member{{ID: 1, KafkaAddr: "agent-1.strata:9092", HTTPAddr: "[::]:9644"}, {ID: 2, KafkaAddr: "agent-2.strata:9092", HTTPAddr: httpAddr}}
-	}
-	for _, tc := range []struct {
-		name    string
-		members []membership.Member
-		reg     metadata.AgentInfo
-		regErr  error
-		addr    string
-		status  int
-	}{
-		{"registered, unspecified host", member("[::]:9644"), reg, nil, "agent-2.strata:9644", 0},
-		{"registered, named host", member("agent-2.strata:9644"), reg, nil, "agent-2.strata:9644", 0},
-		{"exact registered address", member("10.0.0.2:8080"), metadata.AgentInfo{ID: 2, KafkaAddr: "k:9092", HTTPAddr: "10.0.0.2:8080"}, nil, "10.0.0.2:8080", 0},
-		{"unregistered", member("[::]:9644"), metadata.AgentInfo{}, metadata.ErrUnknownAgent, "", http.StatusNotFound},
-		{"store unreadable", member("[::]:9644"), metadata.AgentInfo{}, errors.New("503"), "", http.StatusBadGateway},
-		{"not in gossip", member("")[:1], reg, nil, "", http.StatusNotFound},
-		{"elsewhere", member("169.254.169.254:80"), reg, nil, "", http.StatusForbidden},
-		{"other port on its host", member("agent-2.strata:22"), reg, nil, "", http.StatusForbidden},
-		{"unspecified host, other Kafka host", []membership.Member{{ID: 2, KafkaAddr: "evil.example:9092", HTTPAddr: "[::]:9644"}}, reg, nil, "", http.StatusForbidden},
-	} {
-		addr, status, err := peerHTTPAddr(2, tc.members, tc.reg, tc.regErr)
-		if addr != tc.addr || status != tc.status || (err == nil) != (tc.status == 0) {
-			t.Errorf("%s: got %q %d %v, want %q %d", tc.name, addr, status, err, tc.addr, tc.status)
-		}
-	}
-}
-
 // TestHTTPIdleTimeout: a keep-alive HTTP connection left idle is closed
 // after --http-idle-timeout.
 func TestHTTPIdleTimeout(t *testing.T) {
@@ -198,5 +163,24 @@ func TestHTTPIdleTimeout(t *testing.T) {
 	}
 	if idle := time.Since(idleFrom); idle > 10*time.Second {
 		t.Fatalf("closed after %v", idle)
+	}
+}
+
+func TestHTTPAuthConfigRefused(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		tweak func(*Config)
+		want  string
+	}{
+		{"client auth without TLS", func(c *Config) { c.HTTPTLSClientAuth = "requested" }, "--http-tls-client-auth requested needs --http-tls"},
+		{"unknown client auth", func(c *Config) { c.HTTPTLSClientAuth = "sometimes" }, `--http-tls-client-auth "sometimes"`},
+		{"unknown group", func(c *Config) { c.HTTPTokenFile = "t"; c.HTTPRequireAuthFor = []string{"console"} }, `--http-require-auth-for "console"`},
+		{"nothing to authenticate with", func(c *Config) { c.HTTPRequireAuthFor = []string{"metrics"} }, "the HTTP port takes no credentials"},
+	} {
+		cfg := testConfig(t.TempDir())
+		c.tweak(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)
+		}
 	}
 }

@@ -204,7 +204,10 @@ func TestHTTPPeerCallsCarryCredentials(t *testing.T) {
 				i++
 			})
 			a0, a1 := cl.agents[0], cl.agents[1]
-			scheme := a0.httpScheme
+			scheme := "http" // the scheme agents call each other in
+			if a0.cfg.HTTPTLS {
+				scheme = "https"
+			}
 			do := func(client *http.Client, method, path, token string) (int, string) {
 				t.Helper()
 				var body io.Reader
@@ -235,7 +238,8 @@ func TestHTTPPeerCallsCarryCredentials(t *testing.T) {
 			if a1.ctl.Draining() {
 				t.Fatal("agent 1 drains after a refused request")
 			}
-			if _, err := a0.fetchConsoleReport(ctxT(t), dialableHTTP(a1.HTTPAddr().String(), a1.advertisedAddr())); err != nil {
+			// Bound to 127.0.0.1, agent 1's address is dialable as it is.
+			if _, err := a0.http.FetchConsoleReport(ctxT(t), a1.HTTPAddr().String()); err != nil {
 				t.Fatalf("the console's fetch of agent 1's restricted report: %v", err)
 			}
 			if status, body := do(c.client, http.MethodGet, "/v1/drain?agent=1", c.token); status != http.StatusOK {

@@ -1,7 +1,7 @@
 package agent
 
 // Gauges for operators' alerts (deploy/monitoring), read at scrape time
-// like partitionCollector's, so that no request path pays for them:
+// like partition.NewCollector's, so that no request path pays for them:
 //
 //	strata_leaderless_partitions               partitions of every topic this agent knows whose
 //	                                           state names no leader, or one gossip does not show live

@@ -7,9 +7,7 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/strata-streaming/strata/agent/log"
@@ -96,14 +94,4 @@ func (a *Agent) applyRemoteRetention(ctx context.Context, p *partition.Partition
 			a.logger.Warn("orphan cleanup", "topic", p.Topic(), "partition", p.Index(), "err", err)
 		}
 	}
-}
-
-// tieringStatus serves GET /v1/tiering: every tiered partition's local and
-// bucket bytes, offsets and upload lag, as JSON (strata tiering status).
-func (a *Agent) tieringStatus(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(struct {
-		AgentID    int32            `json:"agent_id"`
-		Partitions []tiering.Status `json:"partitions"`
-	}{a.id, a.tier.Statuses()})
 }

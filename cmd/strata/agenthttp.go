@@ -2,7 +2,7 @@ package main
 
 // The flags of commands that call an agent's HTTP port (`agent drain`,
 // `tiering status`): HTTPS for agents with --http-tls, and the credentials
-// the port may ask for (agent/httpauth.go): a token of the agents'
+// the port may ask for (agent/httpapi): a token of the agents'
 // --http-token-file, or a client certificate whose principal the ACLs
 // allow.
 

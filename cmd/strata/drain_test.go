@@ -17,7 +17,7 @@ import (
 
 // TestAgentDrainCommand: `strata agent drain --force --wait` stops a real
 // agent through its HTTP API, which admits only a JSON body
-// (agent/drain_http.go); a request the agent refused would leave it running.
+// (agent/httpapi/drain.go); a request the agent refused would leave it running.
 func TestAgentDrainCommand(t *testing.T) {
 	a, done := startDrainAgent(t, nil)
 	out, _, err := runCLI(t, "", "agent", "drain", "--http", a.HTTPAddr().String(), "--force", "--wait", "--drain-timeout", "10s", "--timeout", "2m")

@@ -1,4 +1,4 @@
-package agent
+package httpapi
 
 // The web console (issue 9): this file gathers what the page shows.
 //
@@ -9,7 +9,7 @@ package agent
 // Why the serving agent gathers over HTTP: an agent holds the offsets,
 // local bytes, tiering state and counters of its own replicas only, and
 // gossip carries each agent's HTTP address. It is fetched only when the
-// store's registration of the agent vouches for it (peer_http.go), one GET
+// store's registration of the agent vouches for it (peer.go), one GET
 // of agents/<id>.json per agent and gathering. Merging on the server keeps the
 // page on one origin (no cross-origin requests, nothing to configure) and
 // lets one curl show the whole cluster. Consumer groups come through the
@@ -74,11 +74,11 @@ func (g *consoleGate) get(ctx context.Context, gather func(context.Context) []by
 	return g.view, nil
 }
 
-func (a *Agent) registerConsole(mux *http.ServeMux) {
+func (s *Server) registerConsole(mux *http.ServeMux) {
 	mux.Handle("GET /console/", http.StripPrefix("/console/", console.Assets()))
-	mux.HandleFunc("GET /v1/console", a.consoleView)
+	mux.HandleFunc("GET /v1/console", s.consoleView)
 	mux.HandleFunc("GET /v1/console/agent", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, a.consoleReport())
+		writeJSON(w, s.consoleReport())
 	})
 }
 
@@ -90,32 +90,32 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 // consoleReport is this agent's part of the view: the partitions it leads
 // and its counters.
-func (a *Agent) consoleReport() *console.Local {
-	l := &console.Local{AgentID: a.id, UptimeSeconds: time.Since(a.startedAt).Seconds(), Partitions: []console.LocalPartition{},
+func (s *Server) consoleReport() *console.Local {
+	l := &console.Local{AgentID: s.deps.ID, UptimeSeconds: time.Since(s.deps.StartedAt).Seconds(), Partitions: []console.LocalPartition{},
 		BytesIn: map[string]float64{}, BytesOut: map[string]float64{}, StoreRequests: map[string]map[string]float64{}}
 	type key struct {
 		topic string
 		index int32
 	}
 	tiered := map[key]tiering.Status{}
-	if a.tier != nil {
-		for _, s := range a.tier.Statuses() {
-			tiered[key{s.Topic, s.Partition}] = s
+	if s.deps.Tiering != nil {
+		for _, st := range s.deps.Tiering.Statuses() {
+			tiered[key{st.Topic, st.Partition}] = st
 		}
-		l.StoreUsage = a.tier.StoreUsage()
+		l.StoreUsage = s.deps.Tiering.StoreUsage()
 	}
-	for _, p := range a.localPartitions() {
-		if p.Leader() != a.id {
+	for _, p := range s.host.Partitions() {
+		if p.Leader() != s.deps.ID {
 			continue
 		}
 		lp := console.LocalPartition{Topic: p.Topic(), Partition: p.Index(), LogStart: p.LogStartOffset(),
 			HighWatermark: p.HighWatermark(), LocalBytes: p.Size()}
-		if s, ok := tiered[key{p.Topic(), p.Index()}]; ok {
-			lp.Tiering = &s
+		if st, ok := tiered[key{p.Topic(), p.Index()}]; ok {
+			lp.Tiering = &st
 		}
 		l.Partitions = append(l.Partitions, lp)
 	}
-	visitCounters(a.registry, func(name string, labels map[string]string, v float64) {
+	visitCounters(s.registry, func(name string, labels map[string]string, v float64) {
 		switch name {
 		case "strata_topic_bytes_in_total":
 			l.BytesIn[labels["topic"]] += v
@@ -150,10 +150,10 @@ func visitCounters(reg prometheus.Gatherer, fn func(name string, labels map[stri
 }
 
 // consoleView serves GET /v1/console.
-func (a *Agent) consoleView(w http.ResponseWriter, r *http.Request) {
+func (s *Server) consoleView(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), consoleGatherTimeout)
 	defer cancel()
-	view, err := a.consoleGate.get(ctx, a.gatherConsoleView)
+	view, err := s.console.get(ctx, s.gatherConsoleView)
 	if err != nil {
 		http.Error(w, "console: "+err.Error(), http.StatusServiceUnavailable)
 		return
@@ -164,27 +164,27 @@ func (a *Agent) consoleView(w http.ResponseWriter, r *http.Request) {
 }
 
 // gatherConsoleView builds the cluster-wide view as JSON.
-func (a *Agent) gatherConsoleView(ctx context.Context) []byte {
-	agents := a.consoleAgents()
+func (s *Server) gatherConsoleView(ctx context.Context) []byte {
+	agents := s.consoleAgents()
 	var members []membership.Member
-	if a.members != nil {
-		members = a.members.Members()
+	if s.deps.Members != nil {
+		members = s.deps.Members.Members()
 	}
-	locals := map[int32]*console.Local{a.id: a.consoleReport()}
+	locals := map[int32]*console.Local{s.deps.ID: s.consoleReport()}
 	var errs []string
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, ag := range agents {
-		if ag.ID == a.id {
+		if ag.ID == s.deps.ID {
 			continue
 		}
 		wg.Go(func() {
 			// Only at the address the store registered: gossip may be
 			// unauthenticated (peerHTTPAddr).
-			addr, _, err := a.peerHTTP(ctx, ag.ID, members)
+			addr, _, err := s.peerHTTP(ctx, ag.ID, members)
 			var l *console.Local
 			if err == nil {
-				l, err = a.fetchConsoleReport(ctx, addr)
+				l, err = s.FetchConsoleReport(ctx, addr)
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -198,13 +198,13 @@ func (a *Agent) gatherConsoleView(ctx context.Context) []byte {
 			}
 		})
 	}
-	groups, err := a.consoleGroups(ctx)
+	groups, err := s.consoleGroups(ctx)
 	wg.Wait() // errs is the fetches' until they are done
 	if err != nil {
 		errs = append(errs, "consumer groups: "+err.Error())
 	}
 	var topics []console.TopicState
-	for _, t := range a.Topics() {
+	for _, t := range s.host.Topics() {
 		ts := console.TopicState{Name: t.Name, Internal: t.Internal}
 		for _, p := range t.Partitions {
 			st := partition.StateOf(p)
@@ -213,7 +213,7 @@ func (a *Agent) gatherConsoleView(ctx context.Context) []byte {
 		}
 		topics = append(topics, ts)
 	}
-	b, err := json.Marshal(console.Build(a.id, agents, topics, locals, groups, a.cfg.Console, errs))
+	b, err := json.Marshal(console.Build(s.deps.ID, agents, topics, locals, groups, s.cfg.Console, errs))
 	if err != nil { // a number JSON cannot carry (an overflow to infinity)
 		b, _ = json.Marshal(map[string][]string{"errors": {"console: " + err.Error()}})
 	}
@@ -222,14 +222,14 @@ func (a *Agent) gatherConsoleView(ctx context.Context) []byte {
 
 // consoleAgents are this agent and the live agents gossip lists, each
 // with an HTTP address another agent can dial.
-func (a *Agent) consoleAgents() []console.AgentInfo {
-	if a.members == nil {
-		return []console.AgentInfo{{ID: a.id, KafkaAddr: a.advertisedAddr(), HTTPAddr: a.httpLn.Addr().String(), Rack: a.cfg.Rack, State: "-"}}
+func (s *Server) consoleAgents() []console.AgentInfo {
+	if s.deps.Members == nil {
+		return []console.AgentInfo{{ID: s.deps.ID, KafkaAddr: s.deps.KafkaAddr, HTTPAddr: s.Addr().String(), Rack: s.cfg.Rack, State: "-"}}
 	}
-	self := a.members.Self()
-	out := []console.AgentInfo{{ID: a.id, KafkaAddr: self.KafkaAddr, HTTPAddr: dialableHTTP(self.HTTPAddr, self.KafkaAddr), Rack: self.Rack, State: self.State.String()}}
-	for _, m := range a.members.Members() {
-		if m.ID == a.id {
+	self := s.deps.Members.Self()
+	out := []console.AgentInfo{{ID: s.deps.ID, KafkaAddr: self.KafkaAddr, HTTPAddr: dialableHTTP(self.HTTPAddr, self.KafkaAddr), Rack: self.Rack, State: self.State.String()}}
+	for _, m := range s.deps.Members.Members() {
+		if m.ID == s.deps.ID {
 			continue
 		}
 		out = append(out, console.AgentInfo{ID: m.ID, KafkaAddr: m.KafkaAddr, HTTPAddr: dialableHTTP(m.HTTPAddr, m.KafkaAddr), Rack: m.Rack, State: m.State.String()})
@@ -253,17 +253,21 @@ func dialableHTTP(httpAddr, kafkaAddr string) string {
 	return httpAddr
 }
 
-func (a *Agent) fetchConsoleReport(ctx context.Context, addr string) (*console.Local, error) {
+// FetchConsoleReport gets the report of the agent at addr
+// (GET /v1/console/agent) as the console's gathering does: in this
+// agent's scheme, with its client and credentials. Checking addr against
+// the store's registration (peerHTTP) is the caller's part.
+func (s *Server) FetchConsoleReport(ctx context.Context, addr string) (*console.Local, error) {
 	if addr == "" {
 		return nil, fmt.Errorf("advertises no HTTP address")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.httpScheme+"://"+addr+"/v1/console/agent", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.scheme+"://"+addr+"/v1/console/agent", nil)
 	if err != nil {
 		return nil, err
 	}
 	// The page may be restricted (--http-require-auth-for pages).
-	a.httpTokens.authorize(req)
-	resp, err := a.peerClient.Do(req)
+	s.tokens.authorize(req)
+	resp, err := s.peerClient.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -280,14 +284,14 @@ func (a *Agent) fetchConsoleReport(ctx context.Context, addr string) (*console.L
 
 // consoleGroups describes every consumer group with its lag, through a
 // Kafka client of this agent that lives for one answer.
-func (a *Agent) consoleGroups(ctx context.Context) ([]console.Group, error) {
+func (s *Server) consoleGroups(ctx context.Context) ([]console.Group, error) {
 	// Through the inter-agent listener, as the agent's followers connect.
-	opts := []kgo.Opt{kgo.SeedBrokers(a.advertisedAddr())}
-	if a.peer.TLS != nil {
-		opts = append(opts, kgo.DialTLSConfig(a.peer.TLS))
+	opts := []kgo.Opt{kgo.SeedBrokers(s.deps.KafkaAddr)}
+	if s.deps.InterAgent.TLS != nil {
+		opts = append(opts, kgo.DialTLSConfig(s.deps.InterAgent.TLS))
 	}
-	if a.peer.SASL != nil {
-		opts = append(opts, kgo.SASL(a.peer.SASL))
+	if s.deps.InterAgent.SASL != nil {
+		opts = append(opts, kgo.SASL(s.deps.InterAgent.SASL))
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {

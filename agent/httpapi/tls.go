@@ -1,7 +1,7 @@
-package agent
+package httpapi
 
 // HTTPS on the HTTP port (--http-tls). The port carries drain requests and
-// their bearer tokens (httpauth.go), so on a shared network it is served
+// their bearer tokens (auth.go), so on a shared network it is served
 // over TLS with the agent's certificate (--tls-cert-file, --tls-key-file,
 // reloaded when renewed). Agents call each other's HTTP ports (forwarded
 // drains, the console's view of the cluster) over HTTPS too, trusting the
@@ -12,7 +12,7 @@ package agent
 // Client certificates are asked only with --http-tls-client-auth (its
 // "requested" leaves Prometheus and the kubelet's probes, which carry
 // none, their way in); a certificate's principal may then authorize
-// requests (httpauth.go). An agent presents its own certificate when
+// requests (auth.go). An agent presents its own certificate when
 // another asks, so that its forwarded drains and console fetches pass.
 
 import (
@@ -31,45 +31,45 @@ const peerHTTPTimeout = 10 * time.Second
 
 // setupHTTPTLS wraps the bound HTTP listener in TLS when --http-tls is set,
 // and makes the client and scheme this agent calls the others with.
-func (a *Agent) setupHTTPTLS() error {
-	a.peerClient = &http.Client{
+func (s *Server) setupHTTPTLS() error {
+	s.peerClient = &http.Client{
 		Timeout: peerHTTPTimeout,
 		// A redirect would take a request somewhere peerHTTPAddr did not
 		// check.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	a.httpScheme = "http"
-	if !a.cfg.HTTPTLS {
+	s.scheme = "http"
+	if !s.cfg.TLS {
 		return nil
 	}
-	files := tlsconfig.Files{CertFile: a.cfg.TLS.CertFile, KeyFile: a.cfg.TLS.KeyFile}
-	if auth := a.cfg.HTTPTLSClientAuth; auth != "" && auth != tlsconfig.ClientAuthNone {
-		files.ClientCAFile, files.ClientAuth = a.cfg.TLS.ClientCAFile, auth
+	files := tlsconfig.Files{CertFile: s.cfg.Certs.CertFile, KeyFile: s.cfg.Certs.KeyFile}
+	if auth := s.cfg.TLSClientAuth; auth != "" && auth != tlsconfig.ClientAuthNone {
+		files.ClientCAFile, files.ClientAuth = s.cfg.Certs.ClientCAFile, auth
 	}
-	srv, err := tlsconfig.NewServer(files, a.logger.With("listener", "http"))
+	srv, err := tlsconfig.NewServer(files, s.logger.With("listener", "http"))
 	if err != nil {
 		return fmt.Errorf("--http-tls: %w", err)
 	}
-	a.httpLn = tls.NewListener(a.httpLn, srv.Config())
+	s.ln = tls.NewListener(s.ln, srv.Config())
 	trust := &tls.Config{MinVersion: tls.VersionTLS12}
-	if a.cfg.TLS.ClientCAFile != "" {
-		pem, err := os.ReadFile(a.cfg.TLS.ClientCAFile)
+	if s.cfg.Certs.ClientCAFile != "" {
+		pem, err := os.ReadFile(s.cfg.Certs.ClientCAFile)
 		if err != nil {
 			return fmt.Errorf("--tls-client-ca-file: %w", err)
 		}
 		trust.RootCAs = x509.NewCertPool()
 		if !trust.RootCAs.AppendCertsFromPEM(pem) {
-			return fmt.Errorf("--tls-client-ca-file %s: no PEM certificate in it", a.cfg.TLS.ClientCAFile)
+			return fmt.Errorf("--tls-client-ca-file %s: no PEM certificate in it", s.cfg.Certs.ClientCAFile)
 		}
 	}
 	// Read at each handshake that asks for it, so a renewed certificate
 	// is presented.
-	cert, key := a.cfg.TLS.CertFile, a.cfg.TLS.KeyFile
+	cert, key := s.cfg.Certs.CertFile, s.cfg.Certs.KeyFile
 	trust.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 		pair, err := tls.LoadX509KeyPair(cert, key)
 		return &pair, err
 	}
-	a.peerClient.Transport = &http.Transport{TLSClientConfig: trust, TLSHandshakeTimeout: peerHTTPTimeout}
-	a.httpScheme = "https"
+	s.peerClient.Transport = &http.Transport{TLSClientConfig: trust, TLSHandshakeTimeout: peerHTTPTimeout}
+	s.scheme = "https"
 	return nil
 }

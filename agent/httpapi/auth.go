@@ -1,38 +1,9 @@
-package agent
+package httpapi
 
-// HTTP authentication. The HTTP port drains agents and serves profiles of
-// the process, so once it has a way to tell who is asking, every request
-// that changes state (any method but GET and HEAD) and every /debug/pprof
-// request needs credentials, and so do the read-only path groups named in
-// --http-require-auth-for (httppaths.go). Two credentials are taken:
-//
-//   - a bearer token of --http-token-file ("Authorization: Bearer <t>");
-//   - with --http-tls, --http-tls-client-auth requested|required and
-//     --authorizer acl, a client certificate verified by
-//     --tls-client-ca-file, whose subject --ssl-principal-mapping-rules
-//     maps to a principal, as on an SSL Kafka listener
-//     (httpprincipal.go). That principal is asked of the ACLs as a Kafka
-//     admin request would be: ALTER on the CLUSTER for a change or a
-//     profile, DESCRIBE on the CLUSTER for a restricted read (ALTER
-//     implies DESCRIBE; super users may do both).
-//
-// A request is let through when either credential allows it. Otherwise the
-// answer follows HTTP's convention: 401 when the request carries no usable
-// credential (none, a wrong token, a certificate no rule maps), 403 when
-// it carries a certificate whose principal may not do this. Without an
-// authorizer a certificate allows nothing, as it could only be compared to
-// a list the agent does not have: the token is then the only credential.
-//
-// With neither a token file nor principal authorization, nothing is asked,
-// as Kafka allows everything without an authorizer; the agent says so at
-// start. Prometheus scrapers and kubelet probes carry no credentials, so
-// /metrics, /healthz, /readyz and the read-only pages stay open unless
-// --http-require-auth-for names them.
-//
-// The agents of a cluster call each other's ports (peer_http.go): they
-// carry this agent's first token, and present its certificate when the
-// port asks for one, so their principal needs CLUSTER ALTER (make it a
-// super user, as for the inter-agent listener).
+// The credentials of HTTP requests (the package comment, "Who may call"):
+// the bearer tokens of --http-token-file, and the guard that asks each
+// request for what it needs (paths.go) of a token or a certificate
+// principal (principal.go).
 
 import (
 	"context"
@@ -106,32 +77,33 @@ func (t *httpTokens) authorize(req *http.Request) {
 
 // loadHTTPTokens reads --http-token-file, and returns the watcher that
 // keeps the tokens in step with it; nil and nil without a file.
-func (a *Agent) loadHTTPTokens() (*httpTokens, *secretfile.Watcher, error) {
-	if a.cfg.HTTPTokenFile == "" {
-		if a.cfg.httpPrincipals() {
-			a.logger.Info("the HTTP port takes client certificates only: changes need a principal allowed ALTER on the CLUSTER", "http_addr", a.cfg.HTTPAddr)
+func (s *Server) loadHTTPTokens() (*httpTokens, *secretfile.Watcher, error) {
+	if s.cfg.TokenFile == "" {
+		if s.cfg.principals() {
+			s.logger.Info("the HTTP port takes client certificates only: changes need a principal allowed ALTER on the CLUSTER", "http_addr", s.cfg.Addr)
 			return nil, nil, nil
 		}
 		// Loud only where others can reach the port: on loopback (the
 		// embedded single agent, tests), or on a machine whose only
 		// addresses are loopback ones, only local users can.
 		level := slog.LevelInfo
-		if reachableFromOthers(a.cfg.HTTPAddr) {
+		if reachableFromOthers(s.cfg.Addr) {
 			level = slog.LevelWarn
 		}
-		a.logger.Log(context.Background(), level, "the HTTP port asks no credentials: anyone who reaches it can drain this agent; set --http-token-file (docs/security.md)",
-			"http_addr", a.cfg.HTTPAddr)
+		s.logger.Log(context.Background(), level, "the HTTP port asks no credentials: anyone who reaches it can drain this agent; set --http-token-file (docs/security.md)",
+			"http_addr", s.cfg.Addr)
 		return nil, nil, nil
 	}
 	t := &httpTokens{}
-	w := &secretfile.Watcher{Path: a.cfg.HTTPTokenFile, Interval: 5 * time.Second, Apply: t.set, What: "HTTP tokens", Logger: a.logger}
+	w := &secretfile.Watcher{Path: s.cfg.TokenFile, Interval: 5 * time.Second, Apply: t.set, What: "HTTP tokens", Logger: s.logger}
 	if err := w.Load(); err != nil {
-		return nil, nil, fmt.Errorf("--http-token-file %s: %w", a.cfg.HTTPTokenFile, err)
+		return nil, nil, fmt.Errorf("--http-token-file %s: %w", s.cfg.TokenFile, err)
 	}
 	return t, w, nil
 }
 
-// httpGuard decides which HTTP requests may pass (see the file's comment).
+// httpGuard decides which HTTP requests may pass (the package comment,
+// "Who may call").
 type httpGuard struct {
 	tokens *httpTokens // nil without --http-token-file
 	// principals is nil unless certificate principals may authorize.
@@ -141,17 +113,17 @@ type httpGuard struct {
 }
 
 // newHTTPGuard is nil when the port asks no credentials.
-func (a *Agent) newHTTPGuard() *httpGuard {
-	g := &httpGuard{tokens: a.httpTokens, restricted: map[pathGroup]bool{}}
-	if a.cfg.httpPrincipals() {
+func (s *Server) newHTTPGuard() *httpGuard {
+	g := &httpGuard{tokens: s.tokens, restricted: map[pathGroup]bool{}}
+	if s.cfg.principals() {
 		// Validate parsed the rules already.
-		mapper, _ := tlsconfig.ParsePrincipalRules(a.cfg.SSLPrincipalMappingRules)
-		g.principals = &httpPrincipals{mapper: mapper, authorize: a.acls.Authorize}
+		mapper, _ := tlsconfig.ParsePrincipalRules(s.cfg.PrincipalMappingRules)
+		g.principals = &httpPrincipals{mapper: mapper, authorize: s.host.Authorize}
 	}
 	if g.tokens == nil && g.principals == nil {
 		return nil
 	}
-	for _, name := range a.cfg.HTTPRequireAuthFor {
+	for _, name := range s.cfg.RequireAuthFor {
 		g.restricted[pathGroup(name)] = true // Validate checked the names
 	}
 	return g

@@ -1,6 +1,6 @@
-package agent
+package httpapi
 
-// The principal of an HTTP client certificate (httpauth.go): named as on an
+// The principal of an HTTP client certificate (auth.go): named as on an
 // SSL Kafka listener (agent/kafka/tlsprincipal.go), and asked of the ACLs
 // as a Kafka admin request on the cluster would be.
 
@@ -17,7 +17,7 @@ import (
 // httpPrincipals names and authorizes certificate principals.
 type httpPrincipals struct {
 	mapper *tlsconfig.PrincipalMapper
-	// authorize is the agent's ACL decision (agent/acl).
+	// authorize is the agent's ACL decision (Host.Authorize).
 	authorize func(principal, host string, op kmsg.ACLOperation, typ kmsg.ACLResourceType, name string) bool
 }
 

@@ -1,9 +1,9 @@
-package agent
+package httpapi
 
 // The HTTP addresses of other agents that this agent calls: a drain
-// forwarded with ?agent= (drain_http.go) and the console's fetch of each
+// forwarded with ?agent= (drain.go) and the console's fetch of each
 // agent's report (console.go). Both go through peerHTTP, and are sent with
-// a.peerClient in a.httpScheme (httptls.go).
+// s.peerClient in s.scheme (tls.go).
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 // peerHTTP returns the HTTP address at which this agent may call agent id,
 // from the gossip members and the store's registration of id (one GET of
 // agents/<id>.json); see peerHTTPAddr.
-func (a *Agent) peerHTTP(ctx context.Context, id int32, members []membership.Member) (addr string, status int, err error) {
-	reg, regErr := a.store.Agent(ctx, id)
+func (s *Server) peerHTTP(ctx context.Context, id int32, members []membership.Member) (addr string, status int, err error) {
+	reg, regErr := s.deps.Store.Agent(ctx, id)
 	return peerHTTPAddr(id, members, reg, regErr)
 }
 

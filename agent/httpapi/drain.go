@@ -1,7 +1,7 @@
-package agent
+package httpapi
 
 // The drain endpoint (docs/design.md §8); the drain itself is the controller's
-// (agent/control, drain.go).
+// (agent/control/drain.go).
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ import (
 // agent=ID sends either on to that agent, so one agent's address serves for
 // the whole cluster; only to the address the store registered for ID (see
 // peerHTTPAddr).
-func (a *Agent) drainHandler(w http.ResponseWriter, r *http.Request) {
+func (s *Server) drainHandler(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	req := drainBody{}
 	switch r.Method {
@@ -64,19 +64,19 @@ func (a *Agent) drainHandler(w http.ResponseWriter, r *http.Request) {
 			writeDrainJSON(w, http.StatusBadRequest, map[string]any{"error": fmt.Sprintf("drain: agent %q: want an agent id", id)})
 			return
 		}
-		if int32(n) != a.id {
-			a.forwardDrain(w, r, int32(n), req)
+		if int32(n) != s.deps.ID {
+			s.forwardDrain(w, r, int32(n), req)
 			return
 		}
 	}
 	if r.Method == http.MethodPost {
-		if status, err := a.ctl.StartDrain(*req.Force, *req.Timeout); err != nil {
-			writeDrainJSON(w, status, map[string]any{"agent_id": a.id, "error": err.Error()})
+		if status, err := s.deps.Drains.StartDrain(*req.Force, *req.Timeout); err != nil {
+			writeDrainJSON(w, status, map[string]any{"agent_id": s.deps.ID, "error": err.Error()})
 			return
 		}
 	}
-	out := map[string]any{"agent_id": a.id, "draining": a.ctl.Draining(), "replicas": len(a.localPartitions())}
-	if e := a.ctl.DrainErr(); e != "" {
+	out := map[string]any{"agent_id": s.deps.ID, "draining": s.deps.Drains.Draining(), "replicas": len(s.host.Partitions())}
+	if e := s.deps.Drains.DrainErr(); e != "" {
 		out["error"] = e
 	}
 	writeDrainJSON(w, http.StatusOK, out)
@@ -125,16 +125,16 @@ func stateChangeRequest(w http.ResponseWriter, r *http.Request) (drainBody, bool
 
 // forwardDrain passes a drain request on to agent n's HTTP address, body
 // (POST only) as JSON.
-func (a *Agent) forwardDrain(w http.ResponseWriter, r *http.Request, n int32, body drainBody) {
+func (s *Server) forwardDrain(w http.ResponseWriter, r *http.Request, n int32, body drainBody) {
 	q := r.URL.Query()
 	q.Del("agent")
 	var members []membership.Member
-	if a.members != nil {
-		members = a.members.Members()
+	if s.deps.Members != nil {
+		members = s.deps.Members.Members()
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	addr, status, err := a.peerHTTP(ctx, n, members)
+	addr, status, err := s.peerHTTP(ctx, n, members)
 	if err != nil {
 		msg := "drain: " + err.Error()
 		if status == http.StatusForbidden {
@@ -148,14 +148,14 @@ func (a *Agent) forwardDrain(w http.ResponseWriter, r *http.Request, n int32, bo
 		b, _ := json.Marshal(body)
 		payload = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, a.httpScheme+"://"+addr+"/v1/drain?"+q.Encode(), payload)
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, s.scheme+"://"+addr+"/v1/drain?"+q.Encode(), payload)
 	if err == nil {
 		if payload != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
-		a.httpTokens.authorize(req)
+		s.tokens.authorize(req)
 		var resp *http.Response
-		if resp, err = a.peerClient.Do(req); err == nil {
+		if resp, err = s.peerClient.Do(req); err == nil {
 			defer resp.Body.Close()
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(resp.StatusCode)
@@ -170,17 +170,4 @@ func writeDrainJSON(w http.ResponseWriter, status int, v map[string]any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
-}
-
-// alone reports whether gossip shows no live agent but this one.
-func (a *Agent) alone() bool {
-	if a.members == nil {
-		return true
-	}
-	for _, m := range a.members.Members() {
-		if m.ID != a.id {
-			return false
-		}
-	}
-	return true
 }

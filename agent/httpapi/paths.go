@@ -1,13 +1,11 @@
-package agent
+package httpapi
 
-// What each HTTP request needs of its credentials (httpauth.go): changes
+// What each HTTP request needs of its credentials (auth.go): changes
 // and profiles always need ALTER on the CLUSTER; a read needs DESCRIBE on
 // the CLUSTER when --http-require-auth-for names its group, else nothing.
 
 import (
-	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 )
 
@@ -67,38 +65,4 @@ func needOf(r *http.Request, restricted map[pathGroup]bool) httpNeed {
 		return needDescribe
 	}
 	return needNothing
-}
-
-// validateHTTPAuth checks --http-tls-client-auth and --http-require-auth-for.
-func (c Config) validateHTTPAuth() error {
-	switch c.HTTPTLSClientAuth {
-	case "", "none":
-	case "requested", "required":
-		if !c.HTTPTLS {
-			return fmt.Errorf("--http-tls-client-auth %s needs --http-tls", c.HTTPTLSClientAuth)
-		}
-		if c.TLS.ClientCAFile == "" {
-			return fmt.Errorf("--http-tls-client-auth %s needs --tls-client-ca-file, the CAs that sign client certificates", c.HTTPTLSClientAuth)
-		}
-	default:
-		return fmt.Errorf("--http-tls-client-auth %q: want none, requested or required", c.HTTPTLSClientAuth)
-	}
-	for _, name := range c.HTTPRequireAuthFor {
-		if !slices.Contains(pathGroups, pathGroup(name)) {
-			return fmt.Errorf("--http-require-auth-for %q: want metrics, probes or pages", name)
-		}
-	}
-	if len(c.HTTPRequireAuthFor) > 0 && c.HTTPTokenFile == "" && !c.httpPrincipals() {
-		return fmt.Errorf("--http-require-auth-for %s: the HTTP port takes no credentials; set --http-token-file, or --http-tls-client-auth with --authorizer acl",
-			strings.Join(c.HTTPRequireAuthFor, ","))
-	}
-	return nil
-}
-
-// httpPrincipals reports whether client certificates' principals may
-// authorize HTTP requests: the port asks for certificates, and there are
-// ACLs to ask about the principal.
-func (c Config) httpPrincipals() bool {
-	auth := c.HTTPTLSClientAuth
-	return c.HTTPTLS && (auth == "requested" || auth == "required") && c.Authorizer == authorizerACL
 }

@@ -1,0 +1,90 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/strata-streaming/strata/agent/console"
+	"github.com/strata-streaming/strata/internal/tlsconfig"
+)
+
+// Config is the HTTP server's settings. Each is one of the agent's flags,
+// which agent.Config registers and which the messages here name.
+type Config struct {
+	// Addr (--http-addr) is where the server binds.
+	Addr string
+	// IdleTimeout (--http-idle-timeout) closes a keep-alive connection
+	// idle this long, so idle clients cannot hold descriptors.
+	IdleTimeout time.Duration
+	// MaxConnections (--http-max-connections) bounds the connections open
+	// at once (agent/httpconns).
+	MaxConnections int
+	// TokenFile (--http-token-file) holds the bearer tokens that
+	// state-changing requests and profiles need (auth.go).
+	TokenFile string
+	// Pprof (--http-pprof) serves Go's profiles under /debug/pprof/.
+	Pprof bool
+	// TLS (--http-tls) serves the port over TLS with Certs' certificate,
+	// and calls the other agents' ports over HTTPS.
+	TLS bool
+	// TLSClientAuth (--http-tls-client-auth) is ssl.client.auth for the
+	// port: a client certificate's principal may then authorize requests.
+	TLSClientAuth tlsconfig.ClientAuth
+	// RequireAuthFor (--http-require-auth-for) names the read-only path
+	// groups that need credentials too: metrics, probes, pages.
+	RequireAuthFor []string
+	// Certs are the agent's certificate and the CAs it trusts
+	// (--tls-cert-file, --tls-key-file, --tls-client-ca-file).
+	Certs tlsconfig.Files
+	// PrincipalMappingRules (--ssl-principal-mapping-rules) maps client
+	// certificate subjects to principals.
+	PrincipalMappingRules string
+	// ACLs is --authorizer acl: certificate principals are asked of the
+	// ACLs (Host.Authorize).
+	ACLs bool
+	// Console holds the store prices of the console's cost estimate.
+	Console console.Prices
+	// Rack (--rack) and LogFlush (--log-flush) are shown by the pages.
+	Rack, LogFlush string
+}
+
+// Validate checks --http-tls, --http-tls-client-auth and
+// --http-require-auth-for against each other and the TLS files.
+func (c Config) Validate() error {
+	if c.TLS && !c.Certs.Enabled() {
+		return errors.New("--http-tls needs --tls-cert-file and --tls-key-file")
+	}
+	switch c.TLSClientAuth {
+	case "", "none":
+	case "requested", "required":
+		if !c.TLS {
+			return fmt.Errorf("--http-tls-client-auth %s needs --http-tls", c.TLSClientAuth)
+		}
+		if c.Certs.ClientCAFile == "" {
+			return fmt.Errorf("--http-tls-client-auth %s needs --tls-client-ca-file, the CAs that sign client certificates", c.TLSClientAuth)
+		}
+	default:
+		return fmt.Errorf("--http-tls-client-auth %q: want none, requested or required", c.TLSClientAuth)
+	}
+	for _, name := range c.RequireAuthFor {
+		if !slices.Contains(pathGroups, pathGroup(name)) {
+			return fmt.Errorf("--http-require-auth-for %q: want metrics, probes or pages", name)
+		}
+	}
+	if len(c.RequireAuthFor) > 0 && c.TokenFile == "" && !c.principals() {
+		return fmt.Errorf("--http-require-auth-for %s: the HTTP port takes no credentials; set --http-token-file, or --http-tls-client-auth with --authorizer acl",
+			strings.Join(c.RequireAuthFor, ","))
+	}
+	return nil
+}
+
+// principals reports whether client certificates' principals may
+// authorize requests: the port asks for certificates, and there are ACLs
+// to ask about the principal.
+func (c Config) principals() bool {
+	auth := c.TLSClientAuth
+	return c.TLS && (auth == "requested" || auth == "required") && c.ACLs
+}

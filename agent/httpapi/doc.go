@@ -1,0 +1,71 @@
+// Package httpapi is an agent's HTTP server (default :9644): probes,
+// metrics, profiles, the status page, the web console, tiering status and
+// drains, behind the credentials the port asks for. The agent root builds
+// it from its flags (Config) and sees to its life cycle; the agent's
+// state reaches it through Host and Deps.
+//
+//	/metrics            Prometheus exposition of the agent's registry
+//	/healthz            200 while the process serves HTTP at all (liveness)
+//	/readyz             200 once the Kafka listener serves, 503 before and while stopping
+//	/debug/pprof/       Go profiles, with --http-pprof
+//	/                   a plain-text status page
+//	/console/           the web console (agent/console/assets, embedded)
+//	GET /v1/console     the cluster-wide view the console polls, as JSON (console.go)
+//	GET /v1/console/agent  this agent's own report, which the others fetch
+//	GET /v1/tiering     every tiered partition's bytes, offsets and upload lag
+//	/v1/drain           GET a drain's progress, POST start one (drain.go)
+//
+// # Who may call
+//
+// The HTTP port drains agents and serves profiles of the process, so once
+// it has a way to tell who is asking, every request that changes state
+// (any method but GET and HEAD) and every /debug/pprof request needs
+// credentials, and so do the read-only path groups named in
+// --http-require-auth-for (paths.go). Two credentials are taken:
+//
+//   - a bearer token of --http-token-file ("Authorization: Bearer <t>");
+//   - with --http-tls, --http-tls-client-auth requested|required and
+//     --authorizer acl, a client certificate verified by
+//     --tls-client-ca-file, whose subject --ssl-principal-mapping-rules
+//     maps to a principal, as on an SSL Kafka listener (principal.go).
+//     That principal is asked of the ACLs as a Kafka admin request would
+//     be: ALTER on the CLUSTER for a change or a profile, DESCRIBE on the
+//     CLUSTER for a restricted read (ALTER implies DESCRIBE; super users
+//     may do both).
+//
+// A request is let through when either credential allows it. Otherwise the
+// answer follows HTTP's convention: 401 when the request carries no usable
+// credential (none, a wrong token, a certificate no rule maps), 403 when
+// it carries a certificate whose principal may not do this. Without an
+// authorizer a certificate allows nothing, as it could only be compared to
+// a list the agent does not have: the token is then the only credential.
+//
+// With neither a token file nor principal authorization, nothing is asked,
+// as Kafka allows everything without an authorizer; the agent says so at
+// start. Prometheus scrapers and kubelet probes carry no credentials, so
+// /metrics, /healthz, /readyz and the read-only pages stay open unless
+// --http-require-auth-for names them. A request that changes state must
+// also be one no web page elsewhere could have made a browser send
+// (stateChangeRequest in drain.go).
+//
+// # Calls to other agents
+//
+// The agents of a cluster call each other's ports: a drain forwarded with
+// ?agent= and the console's fetch of each agent's report. They go only to
+// the address the store registered for the agent (peer.go), in this
+// agent's scheme (tls.go), carry this agent's first token, and present its
+// certificate when the port asks for one, so their principal needs CLUSTER
+// ALTER (make it a super user, as for the inter-agent listener).
+//
+// # Life cycle and concurrency
+//
+// The agent calls, from one goroutine and in this order: New (reads the
+// token file), Listen (binds the port, with TLS), SetDeps (once the
+// agent's store, tiering, controller and gossip exist), then Serve and
+// WatchTokens each in a goroutine of its own, and at last Shutdown, which
+// ends Serve; WatchTokens ends when its stop channel closes. Close closes
+// the listener of a server that never served (an agent whose start
+// failed). Handlers run concurrently, one goroutine per request; what
+// they share (the tokens, the console's last view) is guarded where it
+// is kept.
+package httpapi

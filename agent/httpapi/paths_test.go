@@ -1,0 +1,28 @@
+package httpapi
+
+import (
+	"net/http/httptest"
+	"testing"
+)
+
+func TestHTTPNeedOf(t *testing.T) {
+	restricted := map[pathGroup]bool{pathsMetrics: true}
+	for _, c := range []struct {
+		method, path string
+		want         httpNeed
+	}{
+		{"POST", "/v1/drain", needAlter},
+		{"PUT", "/metrics", needAlter},
+		{"GET", "/debug/pprof/heap", needAlter},
+		{"GET", "/metrics", needDescribe},
+		{"HEAD", "/metrics", needDescribe},
+		{"GET", "/healthz", needNothing},
+		{"GET", "/readyz", needNothing},
+		{"GET", "/console/", needNothing},
+		{"GET", "/v1/drain", needNothing},
+	} {
+		if got := needOf(httptest.NewRequest(c.method, c.path, nil), restricted); got != c.want {
+			t.Errorf("%s %s: %v, want %v", c.method, c.path, got, c.want)
+		}
+	}
+}
