@@ -217,7 +217,8 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	}
 	a.ctl = control.New(a.id, control.Config{Rack: cfg.Rack, ReplicaLagTimeMax: cfg.ReplicaLagTimeMax, ReconcileInterval: cfg.ReconcileInterval,
 		AutoRebalance: cfg.AutoRebalance, AutoLeaderRebalance: cfg.AutoLeaderRebalance, RebalanceSettle: cfg.RebalanceSettle,
-		RebalanceMaxMoves: cfg.RebalanceMaxMoves, RebalanceMaxMovesPerAgent: cfg.RebalanceMaxMovesPerAgent, DrainTimeout: cfg.DrainTimeout},
+		RebalanceMaxMoves: cfg.RebalanceMaxMoves, RebalanceMaxMovesPerAgent: cfg.RebalanceMaxMovesPerAgent, DrainTimeout: cfg.DrainTimeout,
+		ReplaceDeadAgentAfter: cfg.ReplaceDeadAgentAfter},
 		a.store, hostView{a}, a.partMetrics, a.registry, logger.With("component", "control"), a.startedAt)
 	if err := a.loadTopics(ctx); err != nil {
 		return nil, err

@@ -211,6 +211,7 @@ func TestConfigValidate(t *testing.T) {
 		}, "--sasl-oauthbearer-clock-skew"},
 		{"sub claim", func(c *Config) { c.OAuthBearer.JWKSEndpointURL, c.OAuthBearer.SubClaimName = "https://idp/jwks", "" }, "--sasl-oauthbearer-sub-claim-name"},
 		{"reauth", func(c *Config) { c.Kafka.ConnectionsMaxReauth = -time.Second }, "--connections-max-reauth"},
+		{"replace after", func(c *Config) { c.ReplaceDeadAgentAfter = -time.Second }, "--replace-dead-agent-after"},
 		{"listeners", func(c *Config) { c.Listeners = "PLAINTEXT://:9092,SSL://:9094" }, "--tls-cert-file"},
 		{"listener mechanisms", func(c *Config) {
 			c.Listeners, c.Kafka.SASLEnabledMechanisms = "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093", nil

@@ -116,6 +116,10 @@ type Config struct {
 	// RebalanceMaxMovesPerAgent (--rebalance-max-moves-per-agent) bounds
 	// the replicas one agent receives at once.
 	RebalanceMaxMovesPerAgent int
+	// ReplaceDeadAgentAfter (--replace-dead-agent-after) is how long an
+	// agent holding replicas may be gone from gossip before the balancer
+	// moves its replicas to live agents (agent/control, lost.go); 0 never.
+	ReplaceDeadAgentAfter time.Duration
 	// DrainTimeout (--drain-timeout) bounds the drain a stopping agent
 	// does first (SIGTERM) and the one POST /v1/drain starts; 0 stops
 	// without draining.
@@ -228,6 +232,7 @@ func DefaultConfig() Config {
 		RebalanceSettle:                30 * time.Second,
 		RebalanceMaxMoves:              4,
 		RebalanceMaxMovesPerAgent:      2,
+		ReplaceDeadAgentAfter:          10 * time.Minute,
 		DrainTimeout:                   60 * time.Second,
 		LogFlush:                       "always",
 		LogFlushInterval:               log.DefaultFlushInterval,
@@ -316,6 +321,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.RebalanceSettle, "rebalance-settle", c.RebalanceSettle, "How long membership must be unchanged before replicas are moved.")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", c.DrainTimeout, "On SIGTERM, first move this agent's leaderships and replicas to the others for up to this long; 0 stops at once.")
 	fs.IntVar(&c.RebalanceMaxMovesPerAgent, "rebalance-max-moves-per-agent", c.RebalanceMaxMovesPerAgent, "Most replicas one agent receives at once.")
+	fs.DurationVar(&c.ReplaceDeadAgentAfter, "replace-dead-agent-after", c.ReplaceDeadAgentAfter, "How long an agent that holds replicas may be gone from gossip before the balancer (with --auto-rebalance) moves its replicas to live agents, restoring each partition's replication factor; a partition whose replicas were all on such agents gets a new one only with unclean.leader.election.enable. 0 never replaces.")
 	fs.IntVar(&c.RebalanceMaxMoves, "rebalance-max-moves", c.RebalanceMaxMoves, "Most partition moves in flight at once, cluster-wide.")
 	fs.DurationVar(&c.ReplicaLagTimeMax, "replica-lag-time-max", c.ReplicaLagTimeMax, "A follower not caught up with its leader for this long leaves the ISR (replica.lag.time.max.ms).")
 	fs.StringVar(&c.LogFlush, "log-flush", c.LogFlush, "When appends are fsynced before they are acknowledged: always, interval or never.")
@@ -441,6 +447,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--drain-timeout %v: must not be negative", c.DrainTimeout)
 	case c.RebalanceSettle < 0:
 		return fmt.Errorf("--rebalance-settle %v: must not be negative", c.RebalanceSettle)
+	case c.ReplaceDeadAgentAfter < 0:
+		return fmt.Errorf("--replace-dead-agent-after %v: must not be negative (0 never replaces)", c.ReplaceDeadAgentAfter)
 	case c.RebalanceMaxMoves < 1:
 		return fmt.Errorf("--rebalance-max-moves %d: must be at least 1", c.RebalanceMaxMoves)
 	case c.RebalanceMaxMovesPerAgent < 1:

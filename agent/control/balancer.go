@@ -76,6 +76,7 @@ func (c *Controller) BalanceOnce(ctx context.Context, now time.Time) {
 	// each agent left: waiting for membership to settle as well would
 	// hold them for as long as other agents keep coming and going.
 	c.cancelMovesToGone(ctx, now)
+	lost := c.trackLost(now)
 	// A draining agent is waiting to leave: its moves start at once.
 	settled := now.Sub(time.Unix(0, c.membersChangedAt.Load())) >= c.cfg.RebalanceSettle || c.someoneDraining()
 	if !settled {
@@ -86,7 +87,7 @@ func (c *Controller) BalanceOnce(ctx context.Context, now time.Time) {
 		return
 	}
 	if c.cfg.AutoRebalance {
-		c.startMoves(ctx, live)
+		c.startMoves(ctx, live, lost)
 	}
 	if c.cfg.AutoLeaderRebalance {
 		c.electPreferred(ctx, live)
@@ -134,14 +135,43 @@ func (c *Controller) ActiveAgents() []placement.Agent {
 	return out
 }
 
+// stateRef names a served partition for the balancer's writes.
+type stateRef struct {
+	topic   string
+	topicID [16]byte
+	index   int32
+	// unclean is the topic's unclean.leader.election.enable.
+	unclean bool
+}
+
+// appliedState is a served partition's state as this agent applied it.
+type appliedState struct {
+	ref   stateRef
+	state metadata.PartitionState
+}
+
+// appliedStates are every served partition's applied state, in topic
+// order.
+func (c *Controller) appliedStates() []appliedState {
+	var out []appliedState
+	for _, t := range c.host.Topics() {
+		for _, p := range t.Partitions {
+			out = append(out, appliedState{stateRef{t.Name, t.ID, p.Index(), t.Resolved.UncleanLeaderElection}, partition.StateOf(p)})
+		}
+	}
+	return out
+}
+
 // placementInput is every partition's applied state, as Place wants it.
 // Partitions that are moving, or have a replica on an agent that is down
 // or still joining (perhaps restarting), are fixed: moving them would copy
 // data for what may be a short absence. Only a draining agent's replicas
-// move off it. (Treating joining like draining once moved an agent's
-// replicas away, and back, because its "active" announcement reached the
-// balancer late.)
-func (c *Controller) placementInput() ([]placement.Partition, []metadata.PartitionState, []string) {
+// move off it, and a lost one's (lost.go): those of a partition whose
+// leader is lost only once another replica leads it, or, when every
+// replica is lost, by unclean replacement where the topic allows it.
+// (Treating joining like draining once moved an agent's replicas away,
+// and back, because its "active" announcement reached the balancer late.)
+func (c *Controller) placementInput(lost map[int32]bool) ([]placement.Partition, []appliedState) {
 	settled := map[int32]bool{} // active or draining
 	if self := c.members.Self(); self.State != membership.StateJoining {
 		settled[c.id] = true
@@ -151,36 +181,35 @@ func (c *Controller) placementInput() ([]placement.Partition, []metadata.Partiti
 			settled[m.ID] = true
 		}
 	}
-	var parts []placement.Partition
-	var states []metadata.PartitionState
-	var topics []string
-	for _, t := range c.host.Topics() {
-		for _, p := range t.Partitions {
-			st := partition.StateOf(p)
-			fixed := st.Moving() || st.Leader < 0
-			for _, r := range st.Replicas {
-				fixed = fixed || !settled[r]
-			}
-			replicas := st.Replicas
-			if st.Moving() {
-				// Counted where it is going: counting the old and new
-				// replicas together made the next round see the new
-				// agent as fuller than it will be, and overshoot.
-				replicas = st.Target
-			}
-			parts = append(parts, placement.Partition{Topic: t.Name, Index: p.Index(), Replicas: replicas,
-				ReplicationFactor: st.WantedReplicas(), Fixed: fixed})
-			states = append(states, st)
-			topics = append(topics, t.Name)
+	states := c.appliedStates()
+	parts := make([]placement.Partition, 0, len(states))
+	for _, as := range states {
+		st := as.state
+		// A partition led by a lost agent waits for an election (a live
+		// replica takes over), or, with no live replica left, for an
+		// unclean replacement where the topic allows one.
+		replaceable := headless(st, lost) && as.ref.unclean
+		fixed := st.Moving() || (st.Leader < 0 || lost[st.Leader]) && !replaceable
+		for _, r := range st.Replicas {
+			fixed = fixed || !settled[r] && !lost[r]
 		}
+		replicas := st.Replicas
+		if st.Moving() {
+			// Counted where it is going: counting the old and new
+			// replicas together made the next round see the new
+			// agent as fuller than it will be, and overshoot.
+			replicas = st.Target
+		}
+		parts = append(parts, placement.Partition{Topic: as.ref.topic, Index: as.ref.index, Replicas: replicas,
+			ReplicationFactor: st.WantedReplicas(), Fixed: fixed})
 	}
-	return parts, states, topics
+	return parts, states
 }
 
 // startMoves writes reassignments towards the placement, keeping at most
 // RebalanceMaxMoves in flight.
-func (c *Controller) startMoves(ctx context.Context, live []placement.Agent) {
-	parts, _, _ := c.placementInput()
+func (c *Controller) startMoves(ctx context.Context, live []placement.Agent, lost map[int32]bool) {
+	parts, _ := c.placementInput(lost)
 	if !placementChanges(live, parts) {
 		return
 	}
@@ -189,11 +218,11 @@ func (c *Controller) startMoves(ctx context.Context, live []placement.Agent) {
 	// overshot. Re-read every state before deciding, which costs GETs
 	// only when something is to move.
 	c.RefreshStates(ctx, true)
-	parts, states, topics := c.placementInput()
+	parts, states := c.placementInput(lost)
 	inFlight := 0
 	perAgent := map[int32]int{} // replicas each agent is receiving
-	for _, st := range states {
-		if st.Moving() {
+	for _, as := range states {
+		if st := as.state; st.Moving() {
 			inFlight++
 			for _, r := range st.Adding {
 				perAgent[r]++
@@ -208,6 +237,14 @@ func (c *Controller) startMoves(ctx context.Context, live []placement.Agent) {
 		if parts[i].Fixed || slices.Equal(target, parts[i].Replicas) {
 			continue
 		}
+		ref := states[i].ref
+		if headless(states[i].state, lost) {
+			// No leader to carry a move out (lost.go).
+			if err := c.replaceHeadless(ctx, ref, lost, target); err != nil {
+				c.logger.Warn("balancer: replace the replicas of a partition whose agents are all lost", "topic", ref.topic, "partition", ref.index, "err", err)
+			}
+			continue
+		}
 		// A receiving agent copies at most a few tails at once, so moves
 		// onto one new agent do not starve each other.
 		var adding []int32
@@ -219,9 +256,9 @@ func (c *Controller) startMoves(ctx context.Context, live []placement.Agent) {
 		if slices.ContainsFunc(adding, func(r int32) bool { return perAgent[r] >= c.cfg.RebalanceMaxMovesPerAgent }) {
 			continue
 		}
-		err := c.Reassign(ctx, topics[i], parts[i].Index, target, false)
+		err := c.Reassign(ctx, ref.topic, ref.index, target, false)
 		if err != nil {
-			c.logger.Warn("balancer: start move", "topic", topics[i], "partition", parts[i].Index, "target", target, "err", err)
+			c.logger.Warn("balancer: start move", "topic", ref.topic, "partition", ref.index, "target", target, "err", err)
 			continue
 		}
 		inFlight++
@@ -229,7 +266,7 @@ func (c *Controller) startMoves(ctx context.Context, live []placement.Agent) {
 			perAgent[r]++
 		}
 		c.metrics.movesStarted.Inc()
-		c.logger.Info("balancer: move started", "topic", topics[i], "partition", parts[i].Index, "from", parts[i].Replicas, "to", target)
+		c.logger.Info("balancer: move started", "topic", ref.topic, "partition", ref.index, "from", parts[i].Replicas, "to", target)
 	}
 }
 
@@ -250,17 +287,18 @@ func (c *Controller) electPreferred(ctx context.Context, live []placement.Agent)
 	for _, l := range live {
 		ids = append(ids, l.ID)
 	}
-	parts, states, topics := c.placementInput()
-	for i, st := range states {
+	_, states := c.placementInput(nil)
+	for _, as := range states {
+		st := as.state
 		if st.Moving() || len(st.Replicas) == 0 || st.Leader == st.Replicas[0] || st.Leader < 0 {
 			continue
 		}
 		if _, err := preferredLeaderState(st, ids); err != nil {
 			continue
 		}
-		err := c.ElectPreferredLeader(ctx, topics[i], parts[i].Index)
+		err := c.ElectPreferredLeader(ctx, as.ref.topic, as.ref.index)
 		if err != nil && !errors.Is(err, dataplane.ErrElectionNotNeeded) {
-			c.logger.Warn("balancer: preferred leader election", "topic", topics[i], "partition", parts[i].Index, "err", err)
+			c.logger.Warn("balancer: preferred leader election", "topic", as.ref.topic, "partition", as.ref.index, "err", err)
 		}
 	}
 }

@@ -67,6 +67,10 @@ type Config struct {
 	RebalanceMaxMoves         int
 	RebalanceMaxMovesPerAgent int
 	DrainTimeout              time.Duration
+	// ReplaceDeadAgentAfter is how long an agent that holds replicas may
+	// be absent from gossip before the balancer re-places them (lost.go);
+	// 0 never.
+	ReplaceDeadAgentAfter time.Duration
 }
 
 // Controller is one agent's part of the cluster control plane (package
@@ -94,6 +98,11 @@ type Controller struct {
 	// in flight wait for absent from gossip (moves.go).
 	absentMu    sync.Mutex
 	absentSince map[int32]time.Time
+	// lostSince is when the balancer first saw each replica holder
+	// absent; lostLogged the agents it has said are lost (lost.go).
+	lostMu     sync.Mutex
+	lostSince  map[int32]time.Time
+	lostLogged map[int32]bool
 }
 
 type metrics struct {
@@ -103,6 +112,9 @@ type metrics struct {
 	// movesCancelled counts the moves to agents that left (moves.go).
 	movesCancelled prometheus.Counter
 	moveSeconds    prometheus.Histogram
+	// uncleanReplacements counts the partitions given new replicas after
+	// every replica's agent was lost (lost.go).
+	uncleanReplacements prometheus.Counter
 }
 
 // New builds the controller of agent id; Run runs its loops.
@@ -121,7 +133,10 @@ func New(id int32, cfg Config, store *metadata.Store, host Host, partMetrics *pa
 		moveSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "strata_reassignment_seconds",
 			Help: "Time from when the leader first saw a move until it completed it.", Buckets: prometheus.ExponentialBuckets(0.1, 2, 14)}),
 	}
-	reg.MustRegister(c.metrics.elections, c.metrics.movesDone, c.metrics.movesStarted, c.metrics.movesCancelled, c.metrics.moveSeconds)
+	c.metrics.uncleanReplacements = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_unclean_replacements_total",
+		Help: "Partitions this agent, as balancer, gave new replicas after every replica's agent was lost; the records acknowledged after their last upload to the bucket were lost (unclean.leader.election.enable)."})
+	reg.MustRegister(c.metrics.elections, c.metrics.movesDone, c.metrics.movesStarted, c.metrics.movesCancelled, c.metrics.moveSeconds,
+		c.metrics.uncleanReplacements)
 	c.MemberChanged(now)
 	return c
 }

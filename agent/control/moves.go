@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/strata-streaming/strata/agent/metadata"
-	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/membership"
 )
 
@@ -93,18 +92,10 @@ func (c *Controller) cancelMovesToGone(ctx context.Context, now time.Time) {
 		present[m.ID] = true
 		draining[m.ID] = draining[m.ID] || m.State == membership.StateDraining
 	}
-	type ref struct {
-		topic   string
-		topicID [16]byte
-		index   int32
-	}
-	var states []metadata.PartitionState
-	var refs []ref
-	for _, t := range c.host.Topics() {
-		for _, p := range t.Partitions {
-			states = append(states, partition.StateOf(p))
-			refs = append(refs, ref{t.Name, t.ID, p.Index()})
-		}
+	applied := c.appliedStates()
+	states := make([]metadata.PartitionState, len(applied))
+	for i, as := range applied {
+		states[i] = as.state
 	}
 	c.absentMu.Lock()
 	cancel, next := movesToCancel(states, present, draining, c.absentSince, now, c.cfg.RebalanceSettle)
@@ -112,7 +103,7 @@ func (c *Controller) cancelMovesToGone(ctx context.Context, now time.Time) {
 	c.absentMu.Unlock()
 
 	for _, g := range cancel {
-		r := refs[g.Index]
+		r := applied[g.Index].ref
 		cancelled := false
 		_, err := c.changeState(ctx, r.topicID, r.index, func(cur metadata.PartitionState) (metadata.PartitionState, error) {
 			if !slices.Contains(cur.Adding, g.Agent) {
@@ -145,4 +136,7 @@ func (c *Controller) forgetAbsences() {
 	c.absentMu.Lock()
 	c.absentSince = nil
 	c.absentMu.Unlock()
+	c.lostMu.Lock()
+	c.lostSince, c.lostLogged = nil, nil
+	c.lostMu.Unlock()
 }

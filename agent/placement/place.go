@@ -42,6 +42,9 @@ type placer struct {
 	load    map[int32]int
 	leaders map[int32]int
 	parts   []Partition // sorted copy; Replicas are owned
+	// orig are each part's replicas before Place: balancing moves a
+	// replica Place added before one that holds data.
+	orig [][]int32
 }
 
 // maxPlacementRounds bounds each balancing loop; every round moves one
@@ -76,6 +79,7 @@ func Place(agents []Agent, parts []Partition) [][]int32 {
 		p := parts[i]
 		p.Replicas = slices.Clone(p.Replicas)
 		pl.parts = append(pl.parts, p)
+		pl.orig = append(pl.orig, parts[i].Replicas)
 	}
 	if len(pl.agents) > 0 {
 		pl.dropInactive()
@@ -215,24 +219,29 @@ func (pl *placer) improve(counts map[int32]int, step func(from, to int32) bool) 
 	return false
 }
 
+// moveReplica moves one replica from from to to: one that Place itself
+// added (fill) if any can go, since moving it copies nothing more, else
+// one that holds data.
 func (pl *placer) moveReplica(from, to int32) bool {
-	for i := range pl.parts {
-		p := &pl.parts[i]
-		j := slices.Index(p.Replicas, from)
-		if p.Fixed || j < 0 || slices.Contains(p.Replicas, to) {
-			continue
+	for _, added := range []bool{true, false} {
+		for i := range pl.parts {
+			p := &pl.parts[i]
+			j := slices.Index(p.Replicas, from)
+			if p.Fixed || j < 0 || slices.Contains(p.Replicas, to) || added && slices.Contains(pl.orig[i], from) {
+				continue
+			}
+			if pl.rackPenalty(p.Replicas, from, to) > pl.rackPenalty(p.Replicas, from, from) {
+				continue
+			}
+			p.Replicas[j] = to
+			pl.load[from]--
+			pl.load[to]++
+			if j == 0 {
+				pl.leaders[from]--
+				pl.leaders[to]++
+			}
+			return true
 		}
-		if pl.rackPenalty(p.Replicas, from, to) > pl.rackPenalty(p.Replicas, from, from) {
-			continue
-		}
-		p.Replicas[j] = to
-		pl.load[from]--
-		pl.load[to]++
-		if j == 0 {
-			pl.leaders[from]--
-			pl.leaders[to]++
-		}
-		return true
 	}
 	return false
 }

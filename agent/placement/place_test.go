@@ -202,3 +202,31 @@ func TestPlaceUnevenTopicsAndFixed(t *testing.T) {
 		t.Errorf("three replicas onto one agent: %v, want [7]", one[0])
 	}
 }
+
+// TestPlaceReplacesOnlyWhatIsGone: when an agent is gone, only its
+// replicas are placed anew; every surviving replica stays, though the
+// greedy fill alone would leave the counts uneven and balancing could
+// move one that holds data.
+func TestPlaceReplacesOnlyWhatIsGone(t *testing.T) {
+	agents := []Agent{{ID: 0}, {ID: 1}, {ID: 2}}
+	parts := []Partition{
+		{Topic: "t", Index: 0, Replicas: []int32{0, 5}, ReplicationFactor: 2},
+		{Topic: "t", Index: 1, Replicas: []int32{1, 5}, ReplicationFactor: 2},
+		{Topic: "t", Index: 2, Replicas: []int32{5, 2}, ReplicationFactor: 2},
+	}
+	got := Place(agents, parts)
+	load := map[int32]int{}
+	for i, target := range got {
+		for _, r := range parts[i].Replicas {
+			if r != 5 && !slices.Contains(target, r) {
+				t.Errorf("partition %d: %v -> %v moves the surviving replica on agent %d", i, parts[i].Replicas, target, r)
+			}
+		}
+		for _, r := range target {
+			load[r]++
+		}
+	}
+	if load[0] != 2 || load[1] != 2 || load[2] != 2 {
+		t.Errorf("targets %v: replicas per agent %v, want 2 each", got, load)
+	}
+}
