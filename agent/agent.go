@@ -1,11 +1,12 @@
 // Package agent wires one Strata agent together: the data directory and its
 // meta.json, the object store and the metadata kept in it, the topic table
-// of local replicas (agent/partition) and peers, the cluster controller
-// (agent/control, which sees the table through control.Host), the group
-// coordinators, tiering, the Kafka wire server, the HTTP server
-// (agent/httpapi, which sees the agent through httpapi.Host) and the
-// background retention loop. It implements kafka.Backend, the handlers'
-// view of the agent.
+// (agent/topics, which sees the agent's partition logs, replication and
+// gossip through topics.Host), the cluster controller (agent/control,
+// which sees the table through control.Host), the group coordinators,
+// tiering, the Kafka wire server, the HTTP server (agent/httpapi, which
+// sees the agent through httpapi.Host) and the background retention loop.
+// The wire server's families are the topic table (TopicReader,
+// TopicAdmin), the security state and the agent for the rest (backends).
 //
 // # Life cycle
 //
@@ -21,10 +22,11 @@
 //
 // # Concurrency
 //
-// Topic changes (create, delete, add partitions, alter configs) are
-// serialised by adminMu, so each sees the outcome of the one before. The
-// topic map is guarded by mu and holds immutable snapshots; readers take mu
-// only to look up. Lock order: adminMu, then mu, then a partition's lock.
+// The topic table owns its locks (agent/topics: adminMu serialises topic
+// changes, mu guards its maps; lock order adminMu, then mu, then a
+// partition's lock). The root holds no topic lock of its own: it reads
+// immutable entries from the table, and its topics.Host methods run under
+// the table's adminMu, so they never call the table's changing methods.
 package agent
 
 import (
@@ -55,6 +57,7 @@ import (
 	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/agent/peer"
 	"github.com/strata-streaming/strata/agent/quota"
+	"github.com/strata-streaming/strata/agent/topics"
 	"github.com/strata-streaming/strata/agent/txn"
 	"github.com/strata-streaming/strata/agent/users"
 	"github.com/strata-streaming/strata/internal/oauthbearer"
@@ -94,10 +97,9 @@ type Agent struct {
 	syncer      *log.Syncer // nil: --log-group-sync=false
 	files       *log.FilePool
 
-	adminMu sync.Mutex // serialises topic changes; before mu
-	mu      sync.RWMutex
-	topics  map[string]*topicEntry
-	byID    map[[16]byte]*topicEntry
+	// topics is the topic table (agent/topics); nil until the store is
+	// open.
+	topics *topics.Table
 
 	signal partition.Signal // wakes every long poll
 	pids   producerIDs
@@ -170,8 +172,6 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		fs:               opts.FS,
 		logger:           logger,
 		registry:         prometheus.NewRegistry(),
-		topics:           map[string]*topicEntry{},
-		byID:             map[[16]byte]*topicEntry{},
 		stop:             make(chan struct{}),
 		wrapStore:        opts.WrapStore,
 		txnBeforeMarkers: opts.TxnBeforeMarkers,
@@ -220,10 +220,11 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		RebalanceMaxMoves: cfg.RebalanceMaxMoves, RebalanceMaxMovesPerAgent: cfg.RebalanceMaxMovesPerAgent, DrainTimeout: cfg.DrainTimeout,
 		ReplaceDeadAgentAfter: cfg.ReplaceDeadAgentAfter},
 		a.store, hostView{a}, a.partMetrics, a.registry, logger.With("component", "control"), a.startedAt)
+	a.topics = a.newTopicTable()
 	if err := a.loadTopics(ctx); err != nil {
 		return nil, err
 	}
-	a.compactInternalTopics(ctx)
+	a.topics.CompactInternalTopics(ctx)
 	a.pids.store = a.store
 	a.pids.block = cfg.ProducerIDBlock
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -244,7 +245,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	logger.Info("agent started", "agent_id", a.id, "cluster_id", a.clusterID,
 		"kafka_addr", a.kafkaLn.Addr().String(), "advertised", a.advertisedAddr(),
 		"http_addr", a.HTTPAddr().String(), "store", objstore.RedactStoreURL(cfg.storeURL()), "data_dir", cfg.DataDir, "log_flush", cfg.LogFlush,
-		"topics", len(a.topics))
+		"topics", a.topics.Len())
 	return a, nil
 }
 
@@ -528,15 +529,12 @@ func (a *Agent) Close() error {
 const closeParallelism = 32
 
 // closePartitions closes every open partition log (fsync and clean-shutdown
-// mark), closeParallelism at a time.
+// mark), closeParallelism at a time. Safe on a half-built agent.
 func (a *Agent) closePartitions() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var parts []*partition.Partition
-	for _, e := range a.topics {
-		parts = append(parts, e.parts...)
+	if a.topics == nil {
+		return nil
 	}
-	return partition.CloseAll(parts, closeParallelism)
+	return a.topics.ClosePartitions(closeParallelism)
 }
 
 // release closes what New opened before the servers: listeners not yet

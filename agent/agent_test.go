@@ -99,7 +99,7 @@ func TestRequestRacingDeleteSeesUnknownPartition(t *testing.T) {
 	createTopic(t, a.client(t), "racing", 1, nil)
 	kt, _ := a.Topic("racing")
 	p := kt.Partitions[0] // what a request in flight holds
-	if err := a.DeleteTopic(ctxT(t), "racing"); err != nil {
+	if err := a.topics.DeleteTopic(ctxT(t), "racing"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Read(context.Background(), 0, 1024, true); !errors.Is(err, kafka.ErrUnknownTopicOrPartition) {
@@ -247,7 +247,7 @@ func TestRetentionLoopDeletesOldSegments(t *testing.T) {
 			t.Fatalf("produce %d: code %d", i, code)
 		}
 	}
-	p := a.topics["short"].parts[0]
+	p := localPartition(a, "short", 0)
 	deadline := time.Now().Add(20 * time.Second)
 	// Kafka's rule keeps less than retention.bytes plus one segment.
 	for p.LogStartOffset() == 0 || p.Size() > 400+200 {

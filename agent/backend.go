@@ -8,25 +8,26 @@ import (
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/listener"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/topics"
 )
 
-// backends are the families the Kafka server is built from: the agent
-// for the data plane, the coordinators and the cluster, and the security
-// state for the rest (security.go).
+// backends are the families the Kafka server is built from: the topic
+// table (agent/topics) for topics, the agent for the rest of the data
+// plane, the coordinators and the cluster, and the security state for the
+// rest (security.go).
 func (a *Agent) backends() kafka.Backends {
-	return kafka.Backends{Cluster: a, Topics: a, TopicAdmin: a, ProducerIDs: a, Groups: a, Transactions: a,
+	return kafka.Backends{Cluster: a, Topics: a.topics, TopicAdmin: a.topics, ProducerIDs: a, Groups: a, Transactions: a,
 		Reassignments: a, Users: a.users, Authorizer: a.acls, Quotas: a.quotas}
 }
 
-func (a *Agent) ClusterID() string        { return a.clusterID }
-func (a *Agent) AgentID() int32           { return a.id }
-func (a *Agent) AutoCreateTopics() bool   { return a.cfg.AutoCreateTopics }
-func (a *Agent) DefaultPartitions() int32 { return a.cfg.NumPartitions }
-func (a *Agent) DataDir() string          { return a.logDir() }
+var (
+	_ kafka.TopicReader = (*topics.Table)(nil)
+	_ kafka.TopicAdmin  = (*topics.Table)(nil)
+)
 
-// TopicConfigDefaults returns the agent-level topic defaults; callers must
-// not change the map.
-func (a *Agent) TopicConfigDefaults() metadata.Defaults { return a.cfg.TopicDefaults }
+func (a *Agent) ClusterID() string { return a.clusterID }
+func (a *Agent) AgentID() int32    { return a.id }
+func (a *Agent) DataDir() string   { return a.logDir() }
 
 // AgentConfigs lists the agent's settings under Kafka's broker config names
 // where Kafka has one, for DescribeConfigs of the BROKER resource.
@@ -57,9 +58,6 @@ func (a *Agent) AgentConfigs() []metadata.ConfigEntry {
 	}
 	return out
 }
-
-// DataSignal implements kafka.TopicReader.
-func (a *Agent) DataSignal() <-chan struct{} { return a.signal.Wait() }
 
 // NewProducerID implements kafka.ProducerIDs.
 func (a *Agent) NewProducerID(ctx context.Context) (int64, error) { return a.pids.next(ctx) }

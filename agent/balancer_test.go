@@ -71,7 +71,7 @@ func TestJoinRebalances(t *testing.T) {
 			return false
 		}
 		replicas, leaders = 0, 0
-		for _, p := range e.snap.Partitions {
+		for _, p := range e.Snap.Partitions {
 			st := partition.StateOf(p)
 			// A target counts too: a move to the new agent that is
 			// cancelled between two looks is an overshoot as well.
@@ -142,7 +142,7 @@ func localPartitionsOf(a *running, topic string) []*partition.Partition {
 	if !ok {
 		return nil
 	}
-	return e.parts
+	return e.Parts
 }
 
 // TestDrainUnderLoad (issue 6): one of four agents drains (POST /v1/drain)
@@ -174,7 +174,7 @@ func TestDrainUnderLoad(t *testing.T) {
 	}
 	testwait.Until(t, 10*time.Second, func() bool {
 		e, _ := c.agents[0].entry(topic)
-		for _, p := range e.snap.Partitions {
+		for _, p := range e.Snap.Partitions {
 			st := partition.StateOf(p)
 			if st.Leader < 0 || st.Leader == victim.id || len(st.ISR) != 2 || len(st.Replicas) != 2 || slices.Contains(st.Replicas, victim.id) {
 				return false
@@ -327,7 +327,7 @@ func (c *cluster) replicasOf(topic string, idx int32) []int32 {
 	if !ok {
 		c.t.Fatalf("agent 0 does not serve %s", topic)
 	}
-	st := partition.StateOf(e.snap.Partitions[idx])
+	st := partition.StateOf(e.Snap.Partitions[idx])
 	if st.Moving() {
 		return st.Target
 	}
@@ -386,7 +386,7 @@ func TestNextBalancerContinuesThePlan(t *testing.T) {
 			second.ctl.RefreshStates(ctxT(t), true)
 			e, _ := second.entry(topic)
 			moving := false
-			for _, p := range e.snap.Partitions {
+			for _, p := range e.Snap.Partitions {
 				st := partition.StateOf(p)
 				if slices.Contains(st.Replicas, newcomer.id) {
 					held[p.Index()] = true
@@ -415,7 +415,7 @@ func TestNextBalancerContinuesThePlan(t *testing.T) {
 func replicasOn(a *running, topic string, id int32) int {
 	e, _ := a.entry(topic)
 	n := 0
-	for _, p := range e.snap.Partitions {
+	for _, p := range e.Snap.Partitions {
 		if slices.Contains(partition.StateOf(p).Replicas, id) {
 			n++
 		}

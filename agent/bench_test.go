@@ -89,7 +89,7 @@ func BenchmarkProduceAcksAll(b *testing.B) {
 func BenchmarkFetch(b *testing.B) {
 	r, cl := benchAgent(b)
 	const batchBytes, total = 16 << 10, 64 << 20
-	p := r.topics["bench"].parts[0]
+	p := localPartition(r, "bench", 0)
 	raw, err := batch.Build(batch.DefaultBuildOptions(), []batch.Record{{Value: make([]byte, batchBytes)}})
 	if err != nil {
 		b.Fatal(err)
@@ -153,7 +153,7 @@ func BenchmarkClosePartitions(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				parts := r.topics["close"].parts
+				parts := localPartitionsOf(r, "close")
 				for _, p := range parts {
 					if _, err := p.AppendAndWait(context.Background(), append([]byte(nil), raw...), -1); err != nil {
 						b.Fatal(err)

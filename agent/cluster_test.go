@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/topics"
 )
 
 // TestAgentsFindEachOtherByGossip: three agents sharing a store, the
@@ -82,9 +84,9 @@ func TestTopicsOfOtherAgents(t *testing.T) {
 	a1 := start(t, cfg1, nil)
 
 	createTopic(t, a0.client(t), "shared", 2, nil)
-	waitTopic(t, a1, "shared", func(e *topicEntry) bool { return len(e.snap.Partitions) == 2 })
+	waitTopic(t, a1, "shared", func(e *topics.Entry) bool { return len(e.Snap.Partitions) == 2 })
 	e, _ := a1.entry("shared")
-	for _, p := range e.snap.Partitions {
+	for _, p := range e.Snap.Partitions {
 		if p.Local() != (p.Leader() == a1.id) || p.Leader() != a0.id && p.Leader() != a1.id {
 			t.Fatalf("partition %d on the second agent: local %v, leader %d", p.Index(), p.Local(), p.Leader())
 		}
@@ -103,7 +105,7 @@ func TestTopicsOfOtherAgents(t *testing.T) {
 	if _, err := adm.AlterTopicConfigs(ctxT(t), []kadm.AlterConfig{{Name: "retention.ms", Value: kmsg.StringPtr("3600000")}}, "shared"); err != nil {
 		t.Fatal(err)
 	}
-	waitTopic(t, a1, "shared", func(e *topicEntry) bool { return e.meta.Configs["retention.ms"] == "3600000" })
+	waitTopic(t, a1, "shared", func(e *topics.Entry) bool { return e.Meta.Configs["retention.ms"] == "3600000" })
 	if _, err := adm.DeleteTopics(ctxT(t), "shared"); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +122,7 @@ func TestTopicsOfOtherAgents(t *testing.T) {
 }
 
 // waitTopic waits until a serves topic in a state ok accepts.
-func waitTopic(t *testing.T, a *running, topic string, ok func(*topicEntry) bool) {
+func waitTopic(t *testing.T, a *running, topic string, ok func(*topics.Entry) bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {

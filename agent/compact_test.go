@@ -113,7 +113,7 @@ func TestTieredTopicTurnsCompactOnlyWhenAskedToTier(t *testing.T) {
 		t.Fatalf("compact with remote.storage.enable=true: %v", err)
 	}
 	e, _ := a.entry("tiered")
-	if r := e.snap.Resolved; !r.Compact || !r.RemoteStorage {
+	if r := e.Snap.Resolved; !r.Compact || !r.RemoteStorage {
 		t.Fatalf("resolved compact %v, tiered %v: want both", r.Compact, r.RemoteStorage)
 	}
 }

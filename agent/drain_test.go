@@ -153,7 +153,7 @@ func TestReplicationFactorComesBack(t *testing.T) {
 		c.agents[0].ctl.RefreshStates(ctxT(t), true)
 		e, _ := c.agents[0].entry("rf")
 		var n []int
-		for _, p := range e.snap.Partitions {
+		for _, p := range e.Snap.Partitions {
 			st := partition.StateOf(p)
 			if st.Moving() || len(st.ISR) != len(st.Replicas) {
 				return nil
@@ -166,7 +166,7 @@ func TestReplicationFactorComesBack(t *testing.T) {
 	c.restart(2)
 	testwait.Until(t, 60*time.Second, func() bool { return slices.Equal(replicaCounts(), []int{3, 3}) }, "three replicas each again")
 	e, _ := c.agents[0].entry("rf")
-	for _, p := range e.snap.Partitions {
+	for _, p := range e.Snap.Partitions {
 		if st := partition.StateOf(p); st.ReplicationFactor != 3 {
 			t.Errorf("partition %d: stored replication factor %d, want 3", p.Index(), st.ReplicationFactor)
 		}

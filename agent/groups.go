@@ -12,11 +12,12 @@ import (
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/agent/replica"
+	"github.com/strata-streaming/strata/agent/topics"
 )
 
 // offsetsTopic is the internal topic whose partitions hold committed
 // offsets; partition group.Partition(id, N) coordinates group id.
-const offsetsTopic = "__consumer_offsets"
+const offsetsTopic = topics.ConsumerOffsets
 
 // offsetsTopicConfigs: committed offsets are kept until a tombstone or
 // expiry removes them, never by age of segment; the log cleaner keeps the
@@ -24,7 +25,8 @@ const offsetsTopic = "__consumer_offsets"
 // not every commit ever made. Segments are --offsets-topic-segment-bytes.
 // A compacted topic is not tiered. (A __consumer_offsets created before
 // compaction existed, with retention.ms=-1 and cleanup.policy=delete, is
-// moved to compact when an agent starts: internaltopics.go.)
+// moved to compact when an agent starts:
+// topics.Table.CompactInternalTopics.)
 func (a *Agent) offsetsTopicConfigs() map[string]string {
 	return map[string]string{metadata.CleanupPolicy: "compact", metadata.SegmentBytes: strconv.Itoa(int(a.cfg.OffsetsTopicSegmentBytes))}
 }
@@ -53,34 +55,8 @@ func (o offsetsLog) HighWatermark() int64  { return o.p.HighWatermark() }
 
 // ensureOffsetsTopic returns __consumer_offsets, creating it on first use
 // with --offsets-topic-partitions partitions.
-func (a *Agent) ensureOffsetsTopic(ctx context.Context) (*topicEntry, error) {
-	return a.ensureInternalTopic(ctx, offsetsTopic, a.cfg.OffsetsTopicPartitions, a.offsetsTopicConfigs())
-}
-
-// ensureInternalTopic returns a coordinators' topic (__consumer_offsets,
-// __transaction_state), creating it on first use.
-func (a *Agent) ensureInternalTopic(ctx context.Context, name string, partitions int32, configs map[string]string) (*topicEntry, error) {
-	if e, ok := a.entry(name); ok {
-		return e, nil
-	}
-	a.adminMu.Lock()
-	defer a.adminMu.Unlock()
-	if e, ok := a.entry(name); ok {
-		return e, nil
-	}
-	// Never more replicas than live agents: a lookup must not fail with
-	// INVALID_REPLICATION_FACTOR, which clients do not retry.
-	rf := min(a.defaultReplicationFactor(), 3, int16(len(a.placementAgents())))
-	_, err := a.createTopicLocked(ctx, name, partitions, rf, configs)
-	if errors.Is(err, metadata.ErrTopicExists) {
-		// Another agent created it first, and this one has not heard yet.
-		err = a.adoptTopicLocked(ctx, name)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", name, err)
-	}
-	e, _ := a.entry(name)
-	return e, nil
+func (a *Agent) ensureOffsetsTopic(ctx context.Context) (*topics.Entry, error) {
+	return a.topics.EnsureInternal(ctx, offsetsTopic, a.cfg.OffsetsTopicPartitions, a.offsetsTopicConfigs())
 }
 
 // offsetsPartition returns the partition of __consumer_offsets that
@@ -90,8 +66,8 @@ func (a *Agent) offsetsPartition(ctx context.Context, groupID string) (*partitio
 	if err != nil {
 		return nil, err
 	}
-	index := group.Partition(groupID, e.meta.Partitions)
-	for _, p := range e.parts {
+	index := group.Partition(groupID, e.Meta.Partitions)
+	for _, p := range e.Parts {
 		if p.Index() == index {
 			return p, nil
 		}
@@ -106,22 +82,22 @@ func (a *Agent) FindGroupCoordinator(ctx context.Context, groupID string) (kafka
 	if err != nil {
 		return kafka.Broker{}, err
 	}
-	return a.leaderBroker(e, group.Partition(groupID, e.meta.Partitions))
+	return a.leaderBroker(e, group.Partition(groupID, e.Meta.Partitions))
 }
 
 // leaderBroker is the live agent that leads partition index of e: a
 // coordinator's address.
-func (a *Agent) leaderBroker(e *topicEntry, index int32) (kafka.Broker, error) {
-	if int(index) >= len(e.snap.Partitions) {
-		return kafka.Broker{}, fmt.Errorf("%w: %s-%d is not open here", kafka.ErrCoordinatorNotAvailable, e.meta.Name, index)
+func (a *Agent) leaderBroker(e *topics.Entry, index int32) (kafka.Broker, error) {
+	if int(index) >= len(e.Snap.Partitions) {
+		return kafka.Broker{}, fmt.Errorf("%w: %s-%d is not open here", kafka.ErrCoordinatorNotAvailable, e.Meta.Name, index)
 	}
-	leader := e.snap.Partitions[index].Leader()
+	leader := e.Snap.Partitions[index].Leader()
 	for _, b := range a.Brokers() {
 		if b.ID == leader {
 			return b, nil
 		}
 	}
-	return kafka.Broker{}, fmt.Errorf("%w: leader %d of %s-%d is not live", kafka.ErrCoordinatorNotAvailable, leader, e.meta.Name, index)
+	return kafka.Broker{}, fmt.Errorf("%w: leader %d of %s-%d is not live", kafka.ErrCoordinatorNotAvailable, leader, e.Meta.Name, index)
 }
 
 // GroupCoordinator implements kafka.Groups.
@@ -171,7 +147,7 @@ func (g groupTopics) Topic(name string) (group.TopicInfo, bool) {
 }
 
 func (g groupTopics) TopicByID(id [16]byte) (group.TopicInfo, bool) {
-	t, ok := g.a.TopicByID(id)
+	t, ok := g.a.topics.TopicByID(id)
 	if !ok {
 		return group.TopicInfo{}, false
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/agent/topics"
 )
 
 // hostView implements control.Host.
@@ -43,69 +44,47 @@ func (h hostView) MoveReplica(k control.Key, st metadata.PartitionState, etag st
 
 // Lookup finds a served partition.
 func (h hostView) Lookup(k control.Key) (*partition.Partition, *partition.Peer) {
-	h.a.mu.RLock()
-	e, ok := h.a.byID[k.TopicID]
-	h.a.mu.RUnlock()
-	if !ok {
-		return nil, nil
-	}
-	for _, p := range e.parts {
-		if p.Index() == k.Index {
-			return p, nil
-		}
-	}
-	for _, p := range e.peers {
-		if p.Index() == k.Index {
-			return nil, p
-		}
-	}
-	return nil, nil
+	return h.a.topics.Lookup(k.TopicID, k.Index)
 }
 
 // moveReplica (control.Host.MoveReplica) opens this agent's replica of a
 // partition it was just given, or closes and removes one it no longer
 // holds.
 func (a *Agent) moveReplica(k control.Key, st metadata.PartitionState, etag string) {
-	a.adminMu.Lock()
-	defer a.adminMu.Unlock()
-	a.mu.RLock()
-	e := a.byID[k.TopicID]
-	a.mu.RUnlock()
-	if e == nil {
-		return
-	}
-	parts, peers := slices.Clone(e.parts), slices.Clone(e.peers)
-	if slices.Contains(st.Replicas, a.id) {
-		i := slices.IndexFunc(peers, func(p *partition.Peer) bool { return p.Index() == k.Index })
-		if i < 0 {
-			return // opened meanwhile
-		}
-		p, err := a.openPartition(e.meta, e.snap.Resolved, k.Index, st, etag)
-		if err != nil {
-			a.logger.Error("open a new replica", "topic", e.meta.Name, "partition", k.Index, "err", err)
-			return
-		}
-		if e.snap.Resolved.RemoteStorage {
-			// First: the empty log then starts where the bucket ends,
-			// and only the untiered tail is copied from the leader.
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			err := p.OpenTiering(ctx, a.tier)
-			cancel()
-			if err != nil {
-				a.logger.Warn("tiering of a new replica; retried later", "topic", e.meta.Name, "partition", k.Index, "err", err)
+	a.topics.ChangeReplicas(k.TopicID, func(e *topics.Entry) ([]*partition.Partition, []*partition.Peer, bool) {
+		parts, peers := slices.Clone(e.Parts), slices.Clone(e.Peers)
+		if slices.Contains(st.Replicas, a.id) {
+			i := slices.IndexFunc(peers, func(p *partition.Peer) bool { return p.Index() == k.Index })
+			if i < 0 {
+				return nil, nil, false // opened meanwhile
 			}
+			p, err := a.openPartition(e.Meta, e.Snap.Resolved, k.Index, st, etag)
+			if err != nil {
+				a.logger.Error("open a new replica", "topic", e.Meta.Name, "partition", k.Index, "err", err)
+				return nil, nil, false
+			}
+			if e.Snap.Resolved.RemoteStorage {
+				// First: the empty log then starts where the bucket ends,
+				// and only the untiered tail is copied from the leader.
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				err := p.OpenTiering(ctx, a.tier)
+				cancel()
+				if err != nil {
+					a.logger.Warn("tiering of a new replica; retried later", "topic", e.Meta.Name, "partition", k.Index, "err", err)
+				}
+			}
+			a.ctl.ApplyState(p, st, etag)
+			peers = slices.Delete(peers, i, i+1)
+			parts = append(parts, p)
+			a.logger.Info("replica added to this agent", "topic", e.Meta.Name, "partition", k.Index, "leader", st.Leader)
+			return parts, peers, true
 		}
-		a.ctl.ApplyState(p, st, etag)
-		peers = slices.Delete(peers, i, i+1)
-		parts = append(parts, p)
-		a.logger.Info("replica added to this agent", "topic", e.meta.Name, "partition", k.Index, "leader", st.Leader)
-	} else {
 		i := slices.IndexFunc(parts, func(p *partition.Partition) bool { return p.Index() == k.Index })
 		if i < 0 {
-			return
+			return nil, nil, false
 		}
 		p := parts[i]
-		switch e.meta.Name {
+		switch e.Meta.Name {
 		case offsetsTopic:
 			a.unloadCoordinator(k.Index)
 		case txnTopic:
@@ -113,13 +92,13 @@ func (a *Agent) moveReplica(k control.Key, st metadata.PartitionState, etag stri
 		}
 		p.MovedAway()
 		if err := p.Close(); err != nil {
-			a.logger.Warn("close a moved replica", "topic", e.meta.Name, "partition", k.Index, "err", err)
+			a.logger.Warn("close a moved replica", "topic", e.Meta.Name, "partition", k.Index, "err", err)
 		}
-		a.removeDir(partition.DirName(e.meta.Name, k.Index), "the replica moved to other agents")
+		a.removeDir(partition.DirName(e.Meta.Name, k.Index), "the replica moved to other agents")
 		parts = slices.Delete(parts, i, i+1)
 		peers = append(peers, partition.NewPeer(k.Index, st))
-	}
-	a.putTopic(newTopicEntry(e.meta, e.snap.Resolved, parts, peers))
+		return parts, peers, true
+	})
 }
 
 // cleanerHost is what the log cleaner (agent/cleaner) sees of the agent.
@@ -132,5 +111,5 @@ func (h cleanerHost) Resolved(topic string) (metadata.Resolved, bool) {
 	if !ok {
 		return metadata.Resolved{}, false
 	}
-	return e.snap.Resolved, true
+	return e.Snap.Resolved, true
 }

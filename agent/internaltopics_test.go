@@ -19,17 +19,14 @@ import (
 func TestInternalTopicsMovedToCompact(t *testing.T) {
 	cfg := txnConfig(t)
 	old := start(t, cfg, nil)
-	old.adminMu.Lock()
 	for name, configs := range map[string]map[string]string{
 		offsetsTopic: {metadata.RetentionMs: "-1", metadata.CleanupPolicy: "delete"},
 		txnTopic:     {metadata.RetentionMs: "-1", metadata.CleanupPolicy: "delete", metadata.LocalRetentionMs: "60000"},
 	} {
-		if _, err := old.createTopicLocked(context.Background(), name, 3, 1, configs); err != nil {
-			old.adminMu.Unlock()
+		if _, err := old.topics.EnsureInternal(context.Background(), name, 3, configs); err != nil {
 			t.Fatal(err)
 		}
 	}
-	old.adminMu.Unlock()
 	if st, _ := old.Topic(offsetsTopic); !st.Resolved.RemoteStorage {
 		t.Fatal("the old-style __consumer_offsets is not tiered: the test would not cover the default")
 	}

@@ -51,7 +51,7 @@ func joinerLeavesMidMove(t *testing.T, n int) {
 	}
 	first := c.agents[0]
 	e, _ := first.entry(topic)
-	topicID := e.snap.ID
+	topicID := e.Snap.ID
 	states := func() []metadata.PartitionState {
 		var out []metadata.PartitionState
 		for idx := range int32(partitions) {

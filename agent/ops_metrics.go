@@ -105,7 +105,7 @@ func (a *Agent) currentCoordinators() []*group.Coordinator {
 		return nil
 	}
 	current := map[int32]int32{} // partition -> epoch, for those led here
-	for _, p := range e.parts {
+	for _, p := range e.Parts {
 		if p.Leader() == a.id {
 			current[p.Index()] = p.LeaderEpoch()
 		}

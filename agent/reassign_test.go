@@ -60,7 +60,7 @@ func TestAlterPartitionReassignments(t *testing.T) {
 	testwait.Until(t, 10*time.Second, func() bool {
 		for _, a := range c.agents {
 			e, _ := a.entry("mv")
-			p := e.snap.Partitions[0]
+			p := e.Snap.Partitions[0]
 			if !slices.Equal(p.Replicas(), target) || p.Leader() != newcomer.id {
 				return false
 			}

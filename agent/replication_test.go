@@ -134,7 +134,7 @@ func localPartition(a *running, topic string, index int32) *partition.Partition 
 	if !ok {
 		return nil
 	}
-	for _, p := range e.parts {
+	for _, p := range e.Parts {
 		if p.Index() == index {
 			return p
 		}
@@ -771,7 +771,7 @@ func TestLostDiskLeavesTheISR(t *testing.T) {
 	}, "the wiped agent to leave the ISR")
 	// The store names another agent leader, one that holds every record.
 	e, _ := wiped.entry("lost")
-	st, _, err := wiped.store.PartitionState(ctxT(t), e.meta.ID, 0)
+	st, _, err := wiped.store.PartitionState(ctxT(t), e.Meta.ID, 0)
 	if err != nil || st.Leader < 0 || st.Leader == wiped.id || !slices.Contains(st.ISR, st.Leader) || slices.Contains(st.ISR, wiped.id) {
 		t.Fatalf("stored state after the wiped agent's start: %+v, %v", st, err)
 	}

@@ -56,10 +56,10 @@ const openTieringTimeout = time.Minute
 // deletes orphan objects older than --orphan-grace.
 func (a *Agent) applyRemoteRetention(ctx context.Context, p *partition.Partition) {
 	e, ok := a.entry(p.Topic())
-	if !ok || !e.snap.Resolved.RemoteStorage {
+	if !ok || !e.Snap.Resolved.RemoteStorage {
 		return
 	}
-	r := e.snap.Resolved
+	r := e.Snap.Resolved
 	if p.Remote() == nil {
 		// Bounded: a store that hangs must not hold up the retention of
 		// the partitions after this one.

@@ -20,13 +20,14 @@ import (
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/agent/topics"
 	"github.com/strata-streaming/strata/agent/txn"
 )
 
 // txnTopic is the internal topic whose partitions hold the transaction
 // coordinators' state; partition group.Partition(id, N) coordinates
 // transactional id id, Kafka's hash for both topics.
-const txnTopic = "__transaction_state"
+const txnTopic = topics.TransactionState
 
 // txnTopicConfigs: __transaction_state is compacted, as in Kafka: a
 // coordinator needs only the newest record of each transactional id (and
@@ -37,8 +38,8 @@ var txnTopicConfigs = map[string]string{metadata.CleanupPolicy: "compact", metad
 
 // ensureTxnTopic returns __transaction_state, creating it on first use
 // with --transaction-state-partitions partitions.
-func (a *Agent) ensureTxnTopic(ctx context.Context) (*topicEntry, error) {
-	return a.ensureInternalTopic(ctx, txnTopic, a.cfg.TransactionStatePartitions, txnTopicConfigs)
+func (a *Agent) ensureTxnTopic(ctx context.Context) (*topics.Entry, error) {
+	return a.topics.EnsureInternal(ctx, txnTopic, a.cfg.TransactionStatePartitions, txnTopicConfigs)
 }
 
 // FindTxnCoordinator implements kafka.Transactions.
@@ -47,7 +48,7 @@ func (a *Agent) FindTxnCoordinator(ctx context.Context, transactionalID string) 
 	if err != nil {
 		return kafka.Broker{}, err
 	}
-	return a.leaderBroker(e, group.Partition(transactionalID, e.meta.Partitions))
+	return a.leaderBroker(e, group.Partition(transactionalID, e.Meta.Partitions))
 }
 
 // TxnCoordinator implements kafka.Transactions.
@@ -59,8 +60,8 @@ func (a *Agent) TxnCoordinator(ctx context.Context, transactionalID string) (*tx
 	if err != nil {
 		return nil, err
 	}
-	index := group.Partition(transactionalID, e.meta.Partitions)
-	for _, p := range e.parts {
+	index := group.Partition(transactionalID, e.Meta.Partitions)
+	for _, p := range e.Parts {
 		if p.Index() == index {
 			return a.loadTxnCoordinator(ctx, p)
 		}
@@ -97,7 +98,7 @@ func (a *Agent) GroupOffsetsPartition(ctx context.Context, groupID string) (int3
 	if err != nil {
 		return -1, err
 	}
-	return group.Partition(groupID, e.meta.Partitions), nil
+	return group.Partition(groupID, e.Meta.Partitions), nil
 }
 
 // unloadTxnCoordinator stops the coordinator of a partition this agent no
@@ -122,7 +123,7 @@ func (a *Agent) txnLoop() {
 		if !ok {
 			return
 		}
-		for _, p := range e.parts {
+		for _, p := range e.Parts {
 			if p.Leader() != a.id {
 				continue
 			}
@@ -156,7 +157,7 @@ func (a *Agent) WriteTxnMarker(ctx context.Context, topic string, index int32, p
 		return kafka.ErrUnknownTopicOrPartition
 	}
 	var p *partition.Partition
-	for _, q := range e.parts {
+	for _, q := range e.Parts {
 		if q.Index() == index {
 			p = q
 		}
@@ -207,11 +208,11 @@ func (h txnHost) CoordinatorLeader(ctx context.Context, transactionalID string) 
 	if err != nil {
 		return -1, err
 	}
-	index := group.Partition(transactionalID, e.meta.Partitions)
-	if int(index) >= len(e.snap.Partitions) {
+	index := group.Partition(transactionalID, e.Meta.Partitions)
+	if int(index) >= len(e.Snap.Partitions) {
 		return -1, fmt.Errorf("%w: %s-%d is not open here", kafka.ErrCoordinatorNotAvailable, txnTopic, index)
 	}
-	return e.snap.Partitions[index].Leader(), nil
+	return e.Snap.Partitions[index].Leader(), nil
 }
 
 func (h txnHost) Coordinator(ctx context.Context, transactionalID string) (*txn.Coordinator, error) {
@@ -220,10 +221,10 @@ func (h txnHost) Coordinator(ctx context.Context, transactionalID string) (*txn.
 
 func (h txnHost) PartitionLeader(topic string, partition int32) (int32, bool) {
 	e, ok := h.a.entry(topic)
-	if !ok || partition < 0 || int(partition) >= len(e.snap.Partitions) {
+	if !ok || partition < 0 || int(partition) >= len(e.Snap.Partitions) {
 		return -1, false
 	}
-	return e.snap.Partitions[partition].Leader(), true
+	return e.Snap.Partitions[partition].Leader(), true
 }
 
 func (h txnHost) AgentAddr(ctx context.Context, id int32) (string, error) {
