@@ -20,8 +20,8 @@ import (
 )
 
 const (
-	// replicaFetchMaxWait is how long a follower's fetch long-polls; a
-	// produce on the leader answers it at once.
+	// replicaFetchMaxWait is how long a follower's fetch long-polls at
+	// most (replicaFetchWait); a produce on the leader answers it at once.
 	replicaFetchMaxWait = 500 * time.Millisecond
 	// replicaFetchMaxBytes bounds one follower fetch.
 	replicaFetchMaxBytes = 8 << 20
@@ -169,7 +169,7 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 		})
 	case replica.ActionFetch:
 		res, err := client.Fetch(ctx, peer.ReplicaFetch{Topic: p.topic, Partition: p.index, ReplicaID: p.agentID,
-			LeaderEpoch: act.LeaderEpoch, Offset: act.Offset, MaxBytes: replicaFetchMaxBytes, MaxWait: replicaFetchMaxWait})
+			LeaderEpoch: act.LeaderEpoch, Offset: act.Offset, MaxBytes: replicaFetchMaxBytes, MaxWait: p.replicaFetchWait()})
 		if errors.Is(err, log.ErrOffsetOutOfRange) {
 			leaderEnd, err := client.LogEnd(ctx, p.topic, p.index, p.agentID, act.LeaderEpoch)
 			if err != nil {
@@ -210,6 +210,16 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 		})
 	}
 	return nil
+}
+
+// replicaFetchWait is the long poll of a follower's fetch: at most a
+// quarter of replica.lag.time.max.ms. A leader removes from the ISR a
+// follower it has not heard from for that long even when nothing is
+// written (agent/replica's CheckISR), so an idle follower must fetch
+// several times per lag period. (Kafka requires replica.fetch.wait.max.ms
+// <= replica.lag.time.max.ms for the same reason.)
+func (p *Partition) replicaFetchWait() time.Duration {
+	return min(replicaFetchMaxWait, p.cluster.ReplicaLagTimeMax()/4)
 }
 
 // connect returns a connection to leader, dialling when needed.

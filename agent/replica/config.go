@@ -9,8 +9,8 @@ import (
 // Kafka's.
 type Config struct {
 	// ReplicaLagTimeMax (replica.lag.time.max.ms): a follower in the ISR
-	// that has not been caught up to the leader's end within this long is
-	// proposed for removal.
+	// that has not been caught up to the leader's end within this long, or
+	// has not fetched for this long, is proposed for removal (CheckISR).
 	ReplicaLagTimeMax time.Duration
 	// MinInsyncReplicas (min.insync.replicas, a topic setting): acks=all
 	// appends need an ISR at least this large, and the HW does not advance

@@ -60,6 +60,9 @@
 //
 // Follower. After BecomeFollower the fetcher carries out FollowerAction,
 // one at a time, and reports each result with the action it carried out.
+// Its fetches long-poll for well under replica.lag.time.max.ms: a leader
+// that has not heard from a follower for that long removes it from the
+// ISR even on an idle partition.
 // It truncates or restarts the log only while its action is still the
 // current one, checked under a lock that state changes take too (Kafka's
 // partitionMapLock has this part); otherwise a fetcher racing a

@@ -14,14 +14,22 @@ type follower struct {
 	leo int64
 	// lastFetchLeaderLEO is the leader's LEO when that fetch was read.
 	lastFetchLeaderLEO int64
-	lastFetch          time.Time
+	// lastFetch is the time of its last fetch; zero before one under this
+	// leader.
+	lastFetch time.Time
+	// awaitedSince is when this leader began to expect its fetches: when
+	// it took over or began an epoch, or when the follower was added. Its
+	// silence counts from the later of this and lastFetch, so a leader
+	// never takes "no fetch yet" for "no fetch for the lag limit" (Kafka
+	// likewise restarts the clock of every ISR member on a leader change).
+	awaitedSince time.Time
 	// lastCaughtUp is the latest time at which the follower is known to
 	// have had everything the leader had; zero is never.
 	lastCaughtUp time.Time
 }
 
-func newFollower() *follower {
-	return &follower{leo: UndefinedOffset, lastFetchLeaderLEO: UndefinedOffset}
+func newFollower(now time.Time) *follower {
+	return &follower{leo: UndefinedOffset, lastFetchLeaderLEO: UndefinedOffset, awaitedSince: now}
 }
 
 // fetched records a fetch at offset read when the leader's LEO was
@@ -46,6 +54,7 @@ func (f *follower) fetched(offset, leaderLEO int64, now time.Time) {
 // caught up, so they do not hold the HW back, nor rejoin before a fetch
 // proves them caught up. A leader that just took over has fresh followers
 // (it knows nothing of their logs); a re-elected one keeps their LEOs.
+// Either way it awaits every follower's fetches from now.
 // (Kafka also sets the last fetch's leader LEO to the epoch start; with
 // the max in fetched that changes no outcome, so it is left out.)
 func (f *follower) reset(now time.Time, isNewLeader, inISR bool) {
@@ -57,6 +66,7 @@ func (f *follower) reset(now time.Time, isNewLeader, inISR bool) {
 	if !isNewLeader {
 		f.lastFetch = t
 	}
+	f.awaitedSince = now
 }
 
 // caughtUp is Kafka's isCaughtUp: at the leader's end, or caught up within
@@ -64,6 +74,12 @@ func (f *follower) reset(now time.Time, isNewLeader, inISR bool) {
 // caller that gives the durable end as LEO.)
 func (f *follower) caughtUp(leaderLEO int64, now time.Time, lag time.Duration) bool {
 	return f.leo >= leaderLEO || now.Sub(f.lastCaughtUp) <= lag
+}
+
+// silent: no fetch for longer than the lag limit, counted from when this
+// leader began to expect one.
+func (f *follower) silent(now time.Time, lag time.Duration) bool {
+	return now.Sub(later(f.lastFetch, f.awaitedSince)) > lag
 }
 
 func later(a, b time.Time) time.Time {
@@ -74,8 +90,8 @@ func later(a, b time.Time) time.Time {
 }
 
 // setFollowers makes the follower set match replicas: new ones start
-// unknown, removed ones are forgotten.
-func (m *Machine) setFollowers(replicas []int32) {
+// unknown, awaited from now; removed ones are forgotten.
+func (m *Machine) setFollowers(replicas []int32, now time.Time) {
 	for id := range m.followers {
 		if !slices.Contains(replicas, id) {
 			delete(m.followers, id)
@@ -83,7 +99,7 @@ func (m *Machine) setFollowers(replicas []int32) {
 	}
 	for _, id := range replicas {
 		if _, ok := m.followers[id]; !ok && id != m.self {
-			m.followers[id] = newFollower()
+			m.followers[id] = newFollower(now)
 		}
 	}
 }
@@ -143,16 +159,35 @@ func (m *Machine) LeaderEndMoved(end LogEnd, now time.Time) (LeaderUpdate, error
 }
 
 // CheckISR is the periodic ISR check (Kafka runs it every half lag
-// period): it proposes removing every ISR follower not caught up within
-// replica.lag.time.max.ms, and every ineligible one (dead or draining)
-// that has not fetched for half that, unless a change is in flight. The
-// second rule stands in for Kafka's controller, which removes fenced and
-// shutting-down brokers: a follower at the leader's end counts as caught
-// up however long it is silent, so a dead one would otherwise stay in the
-// ISR (holding acks=all) until the next append. The fetch condition keeps
-// a follower that gossip wrongly reports dead but that still fetches. It also
-// recomputes the HW, which time alone can free: a caught-up follower
-// outside the ISR stops holding it back once its lag expires.
+// period). Unless a change is in flight, it proposes removing every ISR
+// follower that
+//
+//   - is not caught up within replica.lag.time.max.ms (Kafka's rule);
+//   - has not fetched at all for replica.lag.time.max.ms;
+//   - is ineligible (dead or draining) and has not fetched for half that.
+//
+// The last two stand in for Kafka's controller. Kafka's leader counts a
+// follower at its end as caught up however long it is silent, so on an
+// idle partition its own rule never removes a follower that stopped; the
+// KRaft controller does, when the broker's heartbeats stop
+// (broker.session.timeout.ms) or it shuts down: it fences the broker and
+// takes it out of every ISR. Strata has no controller that every agent
+// heartbeats to. Gossip is the nearest thing, and the third rule acts on
+// it early; but gossip and replication can fail apart (a follower's
+// fetches cut off or wedged while its gossip goes on). Left in the ISR, a
+// silent follower would be reported in sync (Metadata, the
+// under-replicated count), counted for min.insync.replicas, and could be
+// elected leader. So the leader trusts its own evidence too: the time
+// since the follower's last fetch. Followers long-poll for a fraction of
+// the lag limit, so a live one fetches several times per lag period even
+// when nothing is written; a leader that just took over counts from then
+// (awaitedSince). The ineligible rule keeps a follower that gossip
+// wrongly reports dead while it still fetches. A silent follower that
+// comes back rejoins through maybeExpand once its fetch reaches the HW,
+// as any follower that catches up.
+//
+// It also recomputes the HW, which time alone can free: a caught-up
+// follower outside the ISR stops holding it back once its lag expires.
 func (m *Machine) CheckISR(end LogEnd, now time.Time) (LeaderUpdate, error) {
 	if m.role != RoleLeader {
 		return LeaderUpdate{HW: m.hw}, ErrNotLeader
@@ -161,7 +196,7 @@ func (m *Machine) CheckISR(end LogEnd, now time.Time) (LeaderUpdate, error) {
 	if m.pending == nil {
 		var out []int32
 		for _, id := range m.state.ISR {
-			if f := m.followers[id]; id != m.self && (f == nil || m.silentIneligible(id, f, now) || !f.caughtUp(end.LEO, now, m.cfg.ReplicaLagTimeMax)) {
+			if id != m.self && m.outOfSync(id, end, now) {
 				out = append(out, id)
 			}
 		}
@@ -170,6 +205,13 @@ func (m *Machine) CheckISR(end LogEnd, now time.Time) (LeaderUpdate, error) {
 		}
 	}
 	return m.update(end, now, change), nil
+}
+
+// outOfSync is CheckISR's test of one ISR follower.
+func (m *Machine) outOfSync(id int32, end LogEnd, now time.Time) bool {
+	f := m.followers[id]
+	lag := m.cfg.ReplicaLagTimeMax
+	return f == nil || !f.caughtUp(end.LEO, now, lag) || f.silent(now, lag) || m.silentIneligible(id, f, now)
 }
 
 // silentIneligible: an ineligible follower with no fetch for half the lag

@@ -174,7 +174,7 @@ func (m *Machine) BecomeLeader(st State, end LogEnd, now time.Time) (LeaderUpdat
 	}
 	m.role = RoleLeader
 	m.action = FollowerAction{Kind: ActionWait, Leader: st.Leader, LeaderEpoch: st.LeaderEpoch}
-	m.setFollowers(st.Replicas)
+	m.setFollowers(st.Replicas, now)
 	if isNewEpoch {
 		m.epochStart = end.LEO
 		for id, f := range m.followers {

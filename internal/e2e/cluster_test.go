@@ -40,6 +40,13 @@ func startProcCluster(t *testing.T, n int, store string, env []string, extra ...
 // options (its ExtraArgs are replaced).
 func startProcClusterWith(t *testing.T, n int, store string, base testagent.Options, extra ...string) *procCluster {
 	t.Helper()
+	return startProcClusterEach(t, n, store, func(int) testagent.Options { return base }, extra...)
+}
+
+// startProcClusterEach is startProcClusterWith with options of its own for
+// agent i (their ExtraArgs are replaced).
+func startProcClusterEach(t *testing.T, n int, store string, options func(i int) testagent.Options, extra ...string) *procCluster {
+	t.Helper()
 	c := &procCluster{t: t}
 	for i := range n {
 		args := append(slices.Clone(clusterArgs), "--store", store, "--agent-id", fmt.Sprint(i))
@@ -51,7 +58,7 @@ func startProcClusterWith(t *testing.T, n int, store string, base testagent.Opti
 		if len(join) > 0 {
 			args = append(args, "--join", strings.Join(join, ","))
 		}
-		opts := base
+		opts := options(i)
 		opts.ExtraArgs = args
 		a := testagent.Start(t, opts)
 		c.agents = append(c.agents, a)

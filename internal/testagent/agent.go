@@ -72,6 +72,11 @@ type Options struct {
 	// other than a protocol's needs --listener-security-protocol-map in
 	// ExtraArgs.
 	ExtraListeners []string
+	// Advertised replaces the address advertised for some of
+	// ExtraListeners, by name: a proxy the test runs in front of the
+	// listener, for instance, so that it can cut the agents' replication
+	// apart from their gossip. The others advertise where they listen.
+	Advertised map[string]string
 	// NetNS runs the agent inside this network namespace (`ip netns exec`,
 	// which execs, so signals still reach the agent itself), and IP is the
 	// address it listens on and advertises there (internal/netns). IP is
@@ -346,10 +351,16 @@ func (a *Agent) start() error {
 	}
 	if len(a.opts.ExtraListeners) > 0 {
 		listeners := "PLAINTEXT://" + a.kafkaAddr
+		advertised := listeners
 		for _, name := range a.opts.ExtraListeners {
 			listeners += "," + name + "://" + a.listenerAddrs[name]
+			addr, ok := a.opts.Advertised[name]
+			if !ok {
+				addr = a.listenerAddrs[name]
+			}
+			advertised += "," + name + "://" + addr
 		}
-		args = append(args, "--listeners", listeners, "--advertised-listeners", listeners)
+		args = append(args, "--listeners", listeners, "--advertised-listeners", advertised)
 	}
 	args = append(args, a.opts.ExtraArgs...)
 	argv := append([]string{a.bin}, args...)
