@@ -167,6 +167,16 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	if opts.FS == nil {
 		opts.FS = vfs.Default
 	}
+	if cfg.AgentIDFromHostname {
+		host, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("--agent-id-from-hostname: %w", err)
+		}
+		if cfg.AgentID, err = hostOrdinal(host); err != nil {
+			return nil, err
+		}
+		logger.Info("agent id from the host name", "host", host, "agent_id", cfg.AgentID)
+	}
 	a := &Agent{
 		cfg:              cfg,
 		fs:               opts.FS,
@@ -337,7 +347,7 @@ func (a *Agent) openStore(ctx context.Context) error {
 			a.cfg.DataDir, m.ClusterID, shown, a.clusterID)
 	}
 	if ok && a.cfg.AgentID >= 0 && m.AgentID != a.cfg.AgentID {
-		return fmt.Errorf("--agent-id %d: --data-dir %s holds the data of agent %d", a.cfg.AgentID, a.cfg.DataDir, m.AgentID)
+		return fmt.Errorf("%s %d: --data-dir %s holds the data of agent %d", a.cfg.idFlag(), a.cfg.AgentID, a.cfg.DataDir, m.AgentID)
 	}
 	info := metadata.AgentInfo{KafkaAddr: a.advertisedAddr(), HTTPAddr: a.HTTPAddr().String(), Rack: a.cfg.Rack}
 	switch {

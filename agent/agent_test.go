@@ -211,6 +211,7 @@ func TestConfigValidate(t *testing.T) {
 		}, "--sasl-oauthbearer-clock-skew"},
 		{"sub claim", func(c *Config) { c.OAuthBearer.JWKSEndpointURL, c.OAuthBearer.SubClaimName = "https://idp/jwks", "" }, "--sasl-oauthbearer-sub-claim-name"},
 		{"reauth", func(c *Config) { c.Kafka.ConnectionsMaxReauth = -time.Second }, "--connections-max-reauth"},
+		{"two ids", func(c *Config) { c.AgentID, c.AgentIDFromHostname = 2, true }, "--agent-id-from-hostname"},
 		{"replace after", func(c *Config) { c.ReplaceDeadAgentAfter = -time.Second }, "--replace-dead-agent-after"},
 		{"listeners", func(c *Config) { c.Listeners = "PLAINTEXT://:9092,SSL://:9094" }, "--tls-cert-file"},
 		{"listener mechanisms", func(c *Config) {
@@ -292,5 +293,18 @@ func TestUnreadableTopicKeepsItsData(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "log", "future-0", "00000000000000000000.log")); err != nil {
 		t.Errorf("the unreadable topic's data was removed: %v", err)
+	}
+}
+
+func TestHostOrdinal(t *testing.T) {
+	for host, want := range map[string]int32{"strata-3": 3, "strata-0": 0, "my-cluster-strata-12": 12, "strata-7.strata.ns.svc.cluster.local": 7} {
+		if got, err := hostOrdinal(host); err != nil || got != want {
+			t.Errorf("hostOrdinal(%q) = %d, %v; want %d", host, got, err, want)
+		}
+	}
+	for _, host := range []string{"strata", "strata-", "strata-x", "strata3", "strata-+3", "strata-99999999999", ""} {
+		if got, err := hostOrdinal(host); err == nil || !strings.Contains(err.Error(), "--agent-id-from-hostname") {
+			t.Errorf("hostOrdinal(%q) = %d, %v; want an error naming the flag", host, got, err)
+		}
 	}
 }

@@ -86,6 +86,11 @@ type Config struct {
 	// AgentID (--agent-id) is the agent's int32 id; -1 takes the one in
 	// meta.json, or registers the lowest free id in the store.
 	AgentID int32
+	// AgentIDFromHostname (--agent-id-from-hostname) takes AgentID from
+	// the host name's trailing ordinal (strata-3 is 3), so that a
+	// StatefulSet pod rescheduled onto an empty volume restores from the
+	// bucket as the same agent.
+	AgentIDFromHostname bool
 	// Rack (--rack) is reported in Metadata.
 	Rack string
 	// AutoCreateTopics (--auto-create-topics) is auto.create.topics.enable.
@@ -312,6 +317,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.HTTPPprof, "http-pprof", c.HTTPPprof, "Serve Go's profiles under /debug/pprof/ on the HTTP port (behind --http-token-file when set).")
 	fs.IntVar(&c.HTTPMaxConnections, "http-max-connections", c.HTTPMaxConnections, "Most HTTP connections open at once; past it a new one takes the place of the longest idle keep-alive connection, or is closed as soon as accepted when none is idle.")
 	fs.Int32Var(&c.AgentID, "agent-id", c.AgentID, "Agent id; -1 reuses the id in meta.json or registers the lowest free one.")
+	fs.BoolVar(&c.AgentIDFromHostname, "agent-id-from-hostname", c.AgentIDFromHostname, "Take the agent id from the host name's trailing ordinal (strata-3 is agent 3), as a Kubernetes StatefulSet names its pods: a pod rescheduled onto an empty volume comes back as the same agent and restores its partitions from the bucket. Not with --agent-id.")
 	fs.StringVar(&c.Rack, "rack", c.Rack, "Rack (availability zone) of this agent, reported to clients.")
 	fs.BoolVar(&c.AutoCreateTopics, "auto-create-topics", c.AutoCreateTopics, "Create a topic when a client asks for metadata of one that does not exist (auto.create.topics.enable).")
 	fs.Int32Var(&c.NumPartitions, "num-partitions", c.NumPartitions, "Partition count of topics created without one (num.partitions).")
@@ -435,6 +441,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.AgentID < -1:
 		return fmt.Errorf("--agent-id %d: must be -1 (automatic) or a non-negative id", c.AgentID)
+	case c.AgentIDFromHostname && c.AgentID >= 0:
+		return fmt.Errorf("--agent-id-from-hostname and --agent-id %d: set one", c.AgentID)
 	case c.NumPartitions < 1:
 		return fmt.Errorf("--num-partitions %d: must be at least 1", c.NumPartitions)
 	case c.DefaultReplicationFactor < 0:

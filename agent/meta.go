@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/strata-streaming/strata/internal/vfs"
 )
@@ -60,4 +62,26 @@ func writeMeta(fs vfs.FS, dataDir string, m meta) error {
 		return err
 	}
 	return vfs.WriteFileAtomic(fs, dataDir, filepath.Join(dataDir, metaFile), append(b, '\n'))
+}
+
+// hostOrdinal is the agent id --agent-id-from-hostname takes from host, a
+// StatefulSet pod's name <statefulset>-<ordinal> (strata-3 is 3); of a
+// dotted name, the first label counts.
+func hostOrdinal(host string) (int32, error) {
+	name, _, _ := strings.Cut(host, ".")
+	i := strings.LastIndexByte(name, '-')
+	digits := name[i+1:]
+	n, err := strconv.ParseInt(digits, 10, 32)
+	if i < 0 || err != nil || strings.Trim(digits, "0123456789") != "" {
+		return 0, fmt.Errorf("--agent-id-from-hostname: host name %q does not end in -<ordinal>, as a StatefulSet pod's (strata-3) does", host)
+	}
+	return int32(n), nil
+}
+
+// idFlag names where --agent-id's value came from, for errors.
+func (c Config) idFlag() string {
+	if c.AgentIDFromHostname {
+		return "--agent-id-from-hostname"
+	}
+	return "--agent-id"
 }

@@ -160,6 +160,9 @@ func TestKubernetesManifests(t *testing.T) {
 				t.Errorf("--join %q: want the headless Service %s (or its pods) on the gossip port %d", seed, sts.Spec.ServiceName, gossipPort)
 			}
 		}
+		if id := raw["agent-id"]; id == "" && raw["agent-id-from-hostname"] != "true" {
+			t.Errorf("the agents take neither --agent-id nor --agent-id-from-hostname: a pod rescheduled onto an empty volume would register as a new agent")
+		}
 		if id := raw["agent-id"]; id != "" {
 			for _, m := range envReference.FindAllStringSubmatch(id, -1) {
 				if env[m[1]] != "fieldRef:"+podIndexField {

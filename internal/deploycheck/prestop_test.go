@@ -27,7 +27,7 @@ import (
 // perPod are the settings that name this pod's addresses and storage, or
 // the cluster's bucket: the test's agent has its own.
 var perPod = map[string]bool{
-	"data-dir": true, "store": true, "agent-id": true, "kafka-addr": true, "advertised-kafka-addr": true,
+	"data-dir": true, "store": true, "agent-id": true, "agent-id-from-hostname": true, "kafka-addr": true, "advertised-kafka-addr": true,
 	"listeners": true, "advertised-listeners": true, "http-addr": true,
 	"gossip-addr": true, "gossip-advertise-addr": true, "join": true,
 }

@@ -95,18 +95,19 @@ func TestAgentIDFromHostname(t *testing.T) {
 	led := preferredOf(t, c, topic, 2)
 	set := kadm.TopicsSet{}
 	set.Add(topic, led...)
-	if _, err := adm.ElectLeaders(ctxT(t, opTimeout), kadm.ElectPreferredReplica, set); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range led {
-		waitFor(t, fmt.Sprintf("agent 2 to lead %s-%d", topic, p), func() string {
-			leader, _, _, err := c.partitionState(0, topic, p)
-			if err != nil || leader != 2 {
-				return fmt.Sprintf("leader %d, err %v", leader, err)
+	waitFor(t, fmt.Sprintf("agent 2 to lead %s %v", topic, led), func() string {
+		// Asked again until it holds: an election is refused while the
+		// preferred replica is not yet in sync on the leader.
+		if _, err := adm.ElectLeaders(ctxT(t, opTimeout), kadm.ElectPreferredReplica, set); err != nil {
+			return err.Error()
+		}
+		for _, p := range led {
+			if leader, _, _, err := c.partitionState(0, topic, p); err != nil || leader != 2 {
+				return fmt.Sprintf("partition %d: leader %d, err %v", p, leader, err)
 			}
-			return ""
-		})
-	}
+		}
+		return ""
+	})
 	c.checkAcked(topic, partitions, prod.log)
 	t.Logf("agent 2 restarted on an empty disk as strata-2, led partitions %v, and every one of %d acknowledged records read back", led, prod.log.count())
 
@@ -119,7 +120,6 @@ func TestAgentIDFromHostname(t *testing.T) {
 		"--join", c.agents[0].GossipAddr()}, clusterArgs...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), minio.Env()...)
-	t.Logf("running %s %v", bin, args)
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "agent id 1 is held by the live agent agent-1-") {
 		t.Fatalf("an agent claiming a live agent's id: err %v, output:\n%s", err, out)

@@ -82,6 +82,11 @@ type Options struct {
 	// address it listens on and advertises there (internal/netns). IP is
 	// 127.0.0.1 when empty.
 	NetNS, IP string
+	// Hostname, if set, runs the agent in a UTS namespace of its own
+	// whose host name it is (unshare(1), which execs, as does the shell
+	// that sets the name: the PID and signals are the agent's), as a
+	// Kubernetes pod is named. Needs root.
+	Hostname string
 	// OpenFileLimit, if positive, runs the agent with RLIMIT_NOFILE set to
 	// it, soft and hard (through prlimit(1), which execs the agent: the
 	// PID and signals are the agent's). Go cannot raise a soft limit past
@@ -366,6 +371,9 @@ func (a *Agent) start() error {
 	argv := append([]string{a.bin}, args...)
 	if n := a.opts.OpenFileLimit; n > 0 {
 		argv = append([]string{"prlimit", fmt.Sprintf("--nofile=%d:%d", n, n), "--"}, argv...)
+	}
+	if a.opts.Hostname != "" {
+		argv = append([]string{"unshare", "--uts", "--", "sh", "-c", `echo "$0" > /proc/sys/kernel/hostname && exec "$@"`, a.opts.Hostname}, argv...)
 	}
 	if a.opts.NetNS != "" {
 		argv = append([]string{"ip", "netns", "exec", a.opts.NetNS}, argv...)
