@@ -30,9 +30,16 @@ const (
 	LeaseTerm = 10 * time.Second
 )
 
-// balancerLoop runs balancer rounds until the agent stops.
+// busyRound is the wait between balancer rounds while there is work:
+// membership settling, or moves in flight. A move that completes frees a
+// slot for the next within about this, rather than a lease renewal
+// period later, so a join reaches its share in a few seconds.
+const busyRound = time.Second
+
+// balancerLoop runs balancer rounds until the agent stops: every
+// LeaseTerm/3, or every busyRound while BalanceOnce reports work.
 func (c *Controller) balancerLoop(stop context.Context) {
-	t := time.NewTicker(LeaseTerm / 3)
+	t := time.NewTimer(LeaseTerm / 3)
 	defer t.Stop()
 	for {
 		select {
@@ -41,16 +48,23 @@ func (c *Controller) balancerLoop(stop context.Context) {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), LeaseTerm/2)
-		c.BalanceOnce(ctx, time.Now())
+		busy := c.BalanceOnce(ctx, time.Now())
 		cancel()
+		if busy {
+			t.Reset(busyRound)
+		} else {
+			t.Reset(LeaseTerm / 3)
+		}
 	}
 }
 
 // BalanceOnce is one round: renew or take the lease, then, if held and
-// membership has settled, start moves and leader elections.
-func (c *Controller) BalanceOnce(ctx context.Context, now time.Time) {
+// membership has settled, start moves and leader elections. It reports
+// whether this agent holds the lease and has work soon: membership still
+// settling, or moves in flight.
+func (c *Controller) BalanceOnce(ctx context.Context, now time.Time) (busy bool) {
 	if !c.cfg.AutoRebalance && !c.cfg.AutoLeaderRebalance {
-		return
+		return false
 	}
 	// Alone, an agent has nothing to balance; renewing the lease every
 	// round would cost a PUT each (about 800,000 a month) for nothing.
@@ -59,18 +73,14 @@ func (c *Controller) BalanceOnce(ctx context.Context, now time.Time) {
 	// would, and it writes only when there is one to cancel.
 	if !c.hasPeers() {
 		c.cancelMovesToGone(ctx, now)
-		return
+		return false
 	}
-	_, held, err := c.store.AcquireLease(ctx, balancerLease, c.id, now, LeaseTerm)
-	if err != nil {
-		c.logger.Warn("balancer lease", "err", err)
-	}
-	if !held {
+	if !c.holdLease(ctx, now) {
 		// Absences this agent saw while it held the lease are stale by
 		// the time it holds it again: the agent may have come back and
 		// left since. The next term counts afresh.
 		c.forgetAbsences()
-		return
+		return false
 	}
 	// Moves to agents that left have their own grace, counted from when
 	// each agent left: waiting for membership to settle as well would
@@ -80,18 +90,38 @@ func (c *Controller) BalanceOnce(ctx context.Context, now time.Time) {
 	// A draining agent is waiting to leave: its moves start at once.
 	settled := now.Sub(time.Unix(0, c.membersChangedAt.Load())) >= c.cfg.RebalanceSettle || c.someoneDraining()
 	if !settled {
-		return
+		return true
 	}
 	live := c.ActiveAgents()
 	if len(live) == 0 {
-		return
+		return false
 	}
 	if c.cfg.AutoRebalance {
-		c.startMoves(ctx, live, lost)
+		busy = c.startMoves(ctx, live, lost, now)
 	}
 	if c.cfg.AutoLeaderRebalance {
 		c.electPreferred(ctx, live)
 	}
+	return busy
+}
+
+// holdLease takes or renews the balancer lease. A round within
+// LeaseTerm/3 of the last renewal does not renew again: busy rounds come
+// every busyRound, and each renewal is a PUT.
+func (c *Controller) holdLease(ctx context.Context, now time.Time) bool {
+	if !c.leaseRenewed.IsZero() && now.Sub(c.leaseRenewed) >= 0 && now.Sub(c.leaseRenewed) < LeaseTerm/3 {
+		return true
+	}
+	_, held, err := c.store.AcquireLease(ctx, balancerLease, c.id, now, LeaseTerm)
+	if err != nil {
+		c.logger.Warn("balancer lease", "err", err)
+	}
+	if held {
+		c.leaseRenewed = now
+	} else {
+		c.leaseRenewed = time.Time{}
+	}
+	return held
 }
 
 // hasPeers reports whether gossip lists any agent but this one.
@@ -207,18 +237,35 @@ func (c *Controller) placementInput(lost map[int32]bool) ([]placement.Partition,
 }
 
 // startMoves writes reassignments towards the placement, keeping at most
-// RebalanceMaxMoves in flight.
-func (c *Controller) startMoves(ctx context.Context, live []placement.Agent, lost map[int32]bool) {
-	parts, _ := c.placementInput(lost)
+// RebalanceMaxMoves in flight, and reports whether moves are in flight
+// or left to start.
+func (c *Controller) startMoves(ctx context.Context, live []placement.Agent, lost map[int32]bool, now time.Time) bool {
+	parts, states := c.placementInput(lost)
+	moving := 0
+	for _, as := range states {
+		if as.state.Moving() {
+			moving++
+		}
+	}
 	if !placementChanges(live, parts) {
-		return
+		return moving > 0
 	}
 	// This agent's view of other agents' partitions may lag (a missed
 	// broadcast waits for the reconcile interval); planning moves on it
-	// overshot. Re-read every state before deciding, which costs GETs
-	// only when something is to move.
+	// overshot. Re-read every state before deciding, which costs a GET
+	// per partition: only when a slot is free, and, in busy rounds, only
+	// once a move has completed since the last re-read (or LeaseTerm/3
+	// has passed).
+	if moving >= c.cfg.RebalanceMaxMoves {
+		return true
+	}
+	if moving >= c.lastMoving && now.Sub(c.lastRefresh) < LeaseTerm/3 && now.Sub(c.lastRefresh) >= 0 {
+		return true
+	}
 	c.RefreshStates(ctx, true)
-	parts, states := c.placementInput(lost)
+	c.lastRefresh = now
+	defer func() { c.lastMoving = moving }()
+	parts, states = c.placementInput(lost)
 	inFlight := 0
 	perAgent := map[int32]int{} // replicas each agent is receiving
 	for _, as := range states {
@@ -229,10 +276,12 @@ func (c *Controller) startMoves(ctx context.Context, live []placement.Agent, los
 			}
 		}
 	}
+	moving = inFlight
 	targets := placement.Place(live, parts)
 	for i, target := range targets {
 		if inFlight >= c.cfg.RebalanceMaxMoves {
-			return
+			moving = inFlight
+			return true
 		}
 		if parts[i].Fixed || slices.Equal(target, parts[i].Replicas) {
 			continue
@@ -262,12 +311,14 @@ func (c *Controller) startMoves(ctx context.Context, live []placement.Agent, los
 			continue
 		}
 		inFlight++
+		moving = inFlight
 		for _, r := range adding {
 			perAgent[r]++
 		}
 		c.metrics.movesStarted.Inc()
 		c.logger.Info("balancer: move started", "topic", ref.topic, "partition", ref.index, "from", parts[i].Replicas, "to", target)
 	}
+	return true
 }
 
 // placementChanges reports whether Place would move any replica.
