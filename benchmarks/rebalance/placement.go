@@ -23,6 +23,7 @@ type placement struct {
 }
 
 type partitionPlacement struct {
+	leader        int32
 	replicas, isr []int32
 }
 
@@ -48,7 +49,7 @@ func readPlacement(ctx context.Context, adm *kadm.Client, topic string) (placeme
 		if pd.Err != nil {
 			return placement{}, fmt.Errorf("partition %d: %w", pd.Partition, pd.Err)
 		}
-		p.partitions[pd.Partition] = partitionPlacement{replicas: pd.Replicas, isr: pd.ISR}
+		p.partitions[pd.Partition] = partitionPlacement{leader: pd.Leader, replicas: pd.Replicas, isr: pd.ISR}
 	}
 	return p, nil
 }
@@ -100,7 +101,8 @@ func (p placement) counts() map[int32]int {
 
 // balanced is nil once agent newID is live, no move is in flight, every
 // partition has rf replicas all in sync, and every agent (newID among
-// them) holds its fair share of the replicas: the mean rounded down or up,
+// them) holds its fair share of the replicas and of the leaders: the
+// mean rounded down or up,
 // so that counts differ by at most one, which is what the balancer's
 // placement (agent/placement.Place) aims for. A looser "within one of the
 // mean" would accept a pause between two balancer rounds as the end.
@@ -120,6 +122,18 @@ func (p placement) balanced(newID int32, rf int) error {
 	for id, n := range c {
 		if n < low || n > high {
 			return fmt.Errorf("%w: agent %d holds %d of %d replicas", errNotBalanced, id, n, total)
+		}
+	}
+	// Leaders too: the new agent takes its share of them, as the
+	// preferred replica of the partitions it received.
+	leads := map[int32]int{}
+	for _, pp := range p.partitions {
+		leads[pp.leader]++
+	}
+	low, high = len(p.partitions)/len(c), (len(p.partitions)+len(c)-1)/len(c)
+	for id := range c {
+		if n := leads[id]; n < low || n > high {
+			return fmt.Errorf("%w: agent %d leads %d of %d partitions", errNotBalanced, id, n, len(p.partitions))
 		}
 	}
 	return nil

@@ -48,8 +48,8 @@ type Config struct {
 	SegmentBytes        int64
 	LocalRetentionBytes int64
 	// RebalanceSettle, TieringInterval and RetentionCheckInterval are the
-	// agents' --rebalance-settle, --tiering-interval and
-	// --retention-check-interval.
+	// agents' --rebalance-settle (0: the agent's default), --tiering-interval
+	// and --retention-check-interval.
 	RebalanceSettle        time.Duration
 	TieringInterval        time.Duration
 	RetentionCheckInterval time.Duration
@@ -65,6 +65,10 @@ type Config struct {
 	Confirm time.Duration
 	// PollInterval is how often the placement is read.
 	PollInterval time.Duration
+	// LoadRate is the records a second an acks=all producer writes to the
+	// topic, RecordBytes each, from before the join until the end; 0 is
+	// none.
+	LoadRate int
 }
 
 // DefaultConfig is 3 agents joined by a 4th, a topic of 6 partitions with
@@ -78,7 +82,6 @@ func DefaultConfig() Config {
 		RecordBytes:            1024,
 		SegmentBytes:           1 << 20,
 		LocalRetentionBytes:    1 << 20,
-		RebalanceSettle:        2 * time.Second,
 		TieringInterval:        200 * time.Millisecond,
 		RetentionCheckInterval: 500 * time.Millisecond,
 		TieringWait:            60 * time.Second,
@@ -103,6 +106,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("rebalance: RecordBytes %d: want at least 1", c.RecordBytes)
 	case c.SegmentBytes < 1 || c.LocalRetentionBytes < 1:
 		return errors.New("rebalance: SegmentBytes and LocalRetentionBytes must be positive")
+	case c.LoadRate < 0 || c.RebalanceSettle < 0:
+		return errors.New("rebalance: LoadRate and RebalanceSettle must not be negative")
 	case c.TieringWait <= 0 || c.RebalanceTimeout <= 0 || c.PollInterval <= 0 || c.Confirm < 0:
 		return errors.New("rebalance: TieringWait, RebalanceTimeout and PollInterval must be positive, Confirm not negative")
 	}
@@ -141,6 +146,10 @@ type Result struct {
 	MovesStarted, MovesCompleted int64
 	// Trace is how the placement changed from the join to the end.
 	Trace []Step
+	// LoadAcked and LoadFailed are the load's records acknowledged and
+	// failed (Config.LoadRate), LoadErr the first failure.
+	LoadAcked, LoadFailed int64
+	LoadErr               error
 }
 
 // Measure runs one measurement and stops every agent it started.
@@ -154,19 +163,22 @@ func Measure(ctx context.Context, cfg Config) (res Result, err error) {
 		return res, err
 	}
 	defer os.RemoveAll(dir)
+	args := []string{
+		"--tiering-interval", cfg.TieringInterval.String(),
+		"--retention-check-interval", cfg.RetentionCheckInterval.String(),
+		// Stop at once on SIGTERM: teardown is not what is measured,
+		// and a draining agent would move replicas while the next one
+		// stops.
+		"--drain-timeout", "0s",
+	}
+	if cfg.RebalanceSettle > 0 {
+		args = append(args, "--rebalance-settle", cfg.RebalanceSettle.String())
+	}
 	cluster, err := loadgen.StartStrataCluster(ctx, loadgen.StrataClusterOptions{
 		Agents: cfg.Agents,
 		Binary: cfg.Binary,
 		Dir:    dir,
-		Args: []string{
-			"--rebalance-settle", cfg.RebalanceSettle.String(),
-			"--tiering-interval", cfg.TieringInterval.String(),
-			"--retention-check-interval", cfg.RetentionCheckInterval.String(),
-			// Stop at once on SIGTERM: teardown is not what is measured,
-			// and a draining agent would move replicas while the next
-			// one stops.
-			"--drain-timeout", "0s",
-		},
+		Args:   args,
 	})
 	if err != nil {
 		return res, err
@@ -189,13 +201,19 @@ func Measure(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	res.TieringSettled, res.LocalBytes, res.RemoteBytes = tier.settled, tier.localBytes, tier.remoteBytes
 
+	ld, err := startLoad(cluster.Seeds(), topic, cfg.LoadRate, cfg.RecordBytes)
+	if err != nil {
+		return res, err
+	}
 	start := time.Now()
 	joined, err := cluster.Join(ctx)
 	if err != nil {
+		ld.stop()
 		return res, err
 	}
 	newID := int32(cfg.Agents) // loadgen numbers agents 0, 1, ...
 	reached, replicas, trace, err := awaitBalanced(ctx, cluster.Seeds()[0], topic, newID, start, cfg)
+	res.LoadAcked, res.LoadFailed, res.LoadErr = ld.stop()
 	res.Trace = trace
 	if err != nil {
 		return res, fmt.Errorf("rebalance: %d MiB of history: %w", cfg.HistoryBytes>>20, err)

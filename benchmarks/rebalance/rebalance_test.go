@@ -8,7 +8,7 @@ import (
 )
 
 func TestBalanced(t *testing.T) {
-	pp := func(r ...int32) partitionPlacement { return partitionPlacement{replicas: r, isr: r} }
+	pp := func(r ...int32) partitionPlacement { return partitionPlacement{leader: r[0], replicas: r, isr: r} }
 	tests := []struct {
 		name string
 		p    placement
@@ -21,6 +21,8 @@ func TestBalanced(t *testing.T) {
 			0: pp(0, 1), 1: pp(1, 2), 2: pp(0, 1)}}, false},
 		{"even", placement{brokers: []int32{0, 1, 2}, partitions: map[int32]partitionPlacement{
 			0: pp(0, 1), 1: pp(1, 2), 2: pp(2, 0)}}, true},
+		{"leaders uneven", placement{brokers: []int32{0, 1, 2}, partitions: map[int32]partitionPlacement{
+			0: pp(0, 1), 1: {leader: 0, replicas: []int32{1, 2}, isr: []int32{1, 2}}, 2: pp(2, 0)}}, false},
 		{"moving", placement{brokers: []int32{0, 1, 2}, moving: 1, partitions: map[int32]partitionPlacement{
 			0: pp(0, 2), 1: pp(1, 2), 2: pp(0, 1)}}, false},
 		{"out of sync", placement{brokers: []int32{0, 1, 2}, partitions: map[int32]partitionPlacement{

@@ -38,6 +38,9 @@ func run() error {
 	flag.IntVar(&cfg.Partitions, "partitions", cfg.Partitions, "Partitions of the topic.")
 	flag.IntVar(&cfg.ReplicationFactor, "replication-factor", cfg.ReplicationFactor, "Replicas of each partition.")
 	flag.DurationVar(&cfg.Confirm, "confirm", cfg.Confirm, "How long the balanced placement must hold before it counts as reached.")
+	flag.IntVar(&cfg.Agents, "agents", cfg.Agents, "Agents before the join; one more joins.")
+	flag.IntVar(&cfg.LoadRate, "load-rate", cfg.LoadRate, "Records a second an acks=all producer writes to the topic during the join; 0 is none.")
+	flag.DurationVar(&cfg.RebalanceSettle, "rebalance-settle", cfg.RebalanceSettle, "The agents' --rebalance-settle; 0 keeps the agent's default.")
 	slow := flag.Duration("trace-slower-than", 10*time.Second, "Print how the placement changed, step by step, for runs that took longer than this to rebalance.")
 	flag.DurationVar(&cfg.RebalanceTimeout, "rebalance-timeout", cfg.RebalanceTimeout, "Longest wait for the balanced placement.")
 	flag.Parse()
@@ -65,9 +68,9 @@ func run() error {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "history %d MiB run %d: rebalance %v, copied %.2f MiB, new agent %d replicas, moves %d started %d completed, tiered %v (local %.2f MiB, store %.2f MiB)\n",
+			fmt.Fprintf(os.Stderr, "history %d MiB run %d: rebalance %v, copied %.2f MiB, new agent %d replicas, moves %d started %d completed, tiered %v (local %.2f MiB, store %.2f MiB), load %d acked %d failed %v\n",
 				h>>20, i+1, res.Rebalance.Round(time.Millisecond), mib(res.CopiedBytes), res.Replicas, res.MovesStarted, res.MovesCompleted,
-				res.TieringSettled, mib(res.LocalBytes), mib(res.RemoteBytes))
+				res.TieringSettled, mib(res.LocalBytes), mib(res.RemoteBytes), res.LoadAcked, res.LoadFailed, res.LoadErr)
 			if res.Rebalance > *slow {
 				fmt.Fprintln(os.Stderr, rebalance.Trace(res.Trace))
 			}
