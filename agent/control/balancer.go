@@ -66,6 +66,8 @@ func (c *Controller) BalanceOnce(ctx context.Context, now time.Time) (busy bool)
 	if !c.cfg.AutoRebalance && !c.cfg.AutoLeaderRebalance {
 		return false
 	}
+	c.roundMu.Lock()
+	defer c.roundMu.Unlock()
 	// Alone, an agent has nothing to balance; renewing the lease every
 	// round would cost a PUT each (about 800,000 a month) for nothing.
 	// It still cancels moves to agents that left (moves.go): when the

@@ -103,9 +103,11 @@ type Controller struct {
 	lostMu     sync.Mutex
 	lostSince  map[int32]time.Time
 	lostLogged map[int32]bool
-	// Owned by the balancer's rounds (BalanceOnce): when this agent last
-	// renewed the lease (zero: not held), and when it last re-read every
-	// state to plan moves, with the moves then in flight.
+	// roundMu makes balancer rounds (BalanceOnce) one at a time, and
+	// guards what they keep between them: when this agent last renewed
+	// the lease (zero: not held), and when it last re-read every state to
+	// plan moves, with the moves then in flight.
+	roundMu      sync.Mutex
 	leaseRenewed time.Time
 	lastRefresh  time.Time
 	lastMoving   int
