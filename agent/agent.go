@@ -2,11 +2,13 @@
 // meta.json, the object store and the metadata kept in it, the topic table
 // (agent/topics, which sees the agent's partition logs, replication and
 // gossip through topics.Host), the cluster controller (agent/control,
-// which sees the table through control.Host), the group coordinators,
+// which sees the table through control.Host), the group and transaction
+// coordinators (agent/coord, which see the agent through coord.Host),
 // tiering, the Kafka wire server, the HTTP server (agent/httpapi, which
-// sees the agent through httpapi.Host) and the background retention loop.
-// The wire server's families are the topic table (TopicReader,
-// TopicAdmin), the security state and the agent for the rest (backends).
+// sees the agent through httpapi.Host) and the background loops. The wire
+// server's families are the topic table (TopicReader, TopicAdmin), the
+// coordinators (Groups, Transactions, ProducerIDs), the security state
+// and the agent for the rest (backends).
 //
 // # Life cycle
 //
@@ -15,10 +17,11 @@
 // with an error that names it. Run serves until its context ends and then
 // closes the agent. Close stops, in order: gossip, the Kafka listener and
 // every connection (waiting for the requests in flight), the HTTP server,
-// the background loops (retention, tiering, reconcile, the controller's),
-// the group coordinators, the partitions (their fetchers and ISR writers,
-// then their logs: fsync and clean-shutdown mark) and tiering; it may be
-// called twice.
+// the background loops (retention, transactions, tiering, reconcile, the
+// controller's), the coordinators (transactions, waiting for their marker
+// writers, then groups), the connections to other agents, the partitions
+// (their fetchers and ISR writers, then their logs: fsync and
+// clean-shutdown mark) and tiering; it may be called twice.
 //
 // # Concurrency
 //
@@ -48,7 +51,7 @@ import (
 	"github.com/strata-streaming/strata/agent/acl"
 	"github.com/strata-streaming/strata/agent/cleaner"
 	"github.com/strata-streaming/strata/agent/control"
-	"github.com/strata-streaming/strata/agent/group"
+	"github.com/strata-streaming/strata/agent/coord"
 	"github.com/strata-streaming/strata/agent/httpapi"
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/listener"
@@ -58,7 +61,6 @@ import (
 	"github.com/strata-streaming/strata/agent/peer"
 	"github.com/strata-streaming/strata/agent/quota"
 	"github.com/strata-streaming/strata/agent/topics"
-	"github.com/strata-streaming/strata/agent/txn"
 	"github.com/strata-streaming/strata/agent/users"
 	"github.com/strata-streaming/strata/internal/oauthbearer"
 	"github.com/strata-streaming/strata/internal/tlsconfig"
@@ -102,14 +104,9 @@ type Agent struct {
 	topics *topics.Table
 
 	signal partition.Signal // wakes every long poll
-	pids   producerIDs
-	coords coordinators[*group.Coordinator]
-	// txnCoords are the transaction coordinators loaded here (txns.go);
-	// txnBeforeMarkers is Options.TxnBeforeMarkers.
-	txnCoords        coordinators[*txn.Coordinator]
-	txnBeforeMarkers func(transactionalID string) bool
-	txnMetrics       *txn.Metrics // shared by the transaction coordinators
-	txnRouter        *txn.Router  // verifications and markers between agents
+	// coords are the group and transaction coordinators loaded here and
+	// the producer ids (agent/coord); nil until the topic table exists.
+	coords *coord.Coordinators
 
 	// listeners are the Kafka listeners; kafkaLn and advertised are the
 	// first's, the one replication and the console use (agent/listener).
@@ -178,20 +175,18 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		logger.Info("agent id from the host name", "host", host, "agent_id", cfg.AgentID)
 	}
 	a := &Agent{
-		cfg:              cfg,
-		fs:               opts.FS,
-		logger:           logger,
-		registry:         prometheus.NewRegistry(),
-		stop:             make(chan struct{}),
-		wrapStore:        opts.WrapStore,
-		txnBeforeMarkers: opts.TxnBeforeMarkers,
-		reconcileNow:     make(chan struct{}, 1),
-		startedAt:        time.Now(),
-		running:          make(chan struct{}),
+		cfg:          cfg,
+		fs:           opts.FS,
+		logger:       logger,
+		registry:     prometheus.NewRegistry(),
+		stop:         make(chan struct{}),
+		wrapStore:    opts.WrapStore,
+		reconcileNow: make(chan struct{}, 1),
+		startedAt:    time.Now(),
+		running:      make(chan struct{}),
 	}
 	a.partMetrics = partition.NewMetrics(a.registry)
 	a.cleaner = cleaner.New(cfg.LogCleaner, cfg.DataDir, cleanerHost{a}, a.registry, logger.With("component", "cleaner"))
-	a.txnMetrics = txn.NewMetrics(a.registry)
 	a.flush, _ = log.ParseFlushPolicy(cfg.LogFlush) // checked by Validate
 	defer func() {
 		if err != nil {
@@ -218,7 +213,6 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	if a.peers, err = a.newPeerPool(); err != nil { // needs a.id
 		return nil, err
 	}
-	a.txnRouter = txn.NewRouter(txnHost{a}, a.peers)
 	if err := a.openTiering(); err != nil {
 		return nil, err
 	}
@@ -231,12 +225,13 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		ReplaceDeadAgentAfter: cfg.ReplaceDeadAgentAfter},
 		a.store, hostView{a}, a.partMetrics, a.registry, logger.With("component", "control"), a.startedAt)
 	a.topics = a.newTopicTable()
+	// Before the partitions open: applying their states may unload a
+	// coordinator (control.Host.LeaderMovedAway).
+	a.coords = coord.New(a.id, cfg.coordConfig(opts.TxnBeforeMarkers), a.topics, coordHost{a}, a.store, a.peers, a.registry, logger)
 	if err := a.loadTopics(ctx); err != nil {
 		return nil, err
 	}
 	a.topics.CompactInternalTopics(ctx)
-	a.pids.store = a.store
-	a.pids.block = cfg.ProducerIDBlock
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.registry.MustRegister(partition.NewCollector(a.id, a.localPartitions), newOpsCollector(a))
 	// Validate parsed the rules already.
@@ -514,11 +509,12 @@ func (a *Agent) Close() error {
 			cancel()
 		}
 		a.wg.Wait()
-		a.txnCoords.close()
+		if a.coords != nil {
+			a.coords.Close()
+		}
 		if a.peers != nil { // after the coordinators' marker writers and the requests that verify
 			a.peers.Close()
 		}
-		a.coords.close()
 		errs = append(errs, a.closePartitions())
 		if a.tier != nil {
 			a.tier.Close()
@@ -598,7 +594,7 @@ func (a *Agent) every(interval time.Duration, fn func()) {
 func (a *Agent) retentionLoop() { a.every(a.cfg.RetentionCheckInterval, a.applyRetention) }
 
 func (a *Agent) applyRetention() {
-	a.expireOffsets(context.Background())
+	a.coords.ExpireOffsets(context.Background())
 	for _, p := range a.localPartitions() {
 		n, err := p.LocalLog().ApplyRetention()
 		switch {

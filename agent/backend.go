@@ -3,8 +3,8 @@ package agent
 import (
 	"context"
 	"strconv"
-	"sync"
 
+	"github.com/strata-streaming/strata/agent/coord"
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/listener"
 	"github.com/strata-streaming/strata/agent/metadata"
@@ -12,17 +12,20 @@ import (
 )
 
 // backends are the families the Kafka server is built from: the topic
-// table (agent/topics) for topics, the agent for the rest of the data
-// plane, the coordinators and the cluster, and the security state for the
-// rest (security.go).
+// table (agent/topics) for topics, the coordinators (agent/coord) for
+// groups, transactions and producer ids, the agent for the cluster and
+// reassignments, and the security state for the rest (security.go).
 func (a *Agent) backends() kafka.Backends {
-	return kafka.Backends{Cluster: a, Topics: a.topics, TopicAdmin: a.topics, ProducerIDs: a, Groups: a, Transactions: a,
+	return kafka.Backends{Cluster: a, Topics: a.topics, TopicAdmin: a.topics, ProducerIDs: a.coords, Groups: a.coords, Transactions: a.coords,
 		Reassignments: a, Users: a.users, Authorizer: a.acls, Quotas: a.quotas}
 }
 
 var (
-	_ kafka.TopicReader = (*topics.Table)(nil)
-	_ kafka.TopicAdmin  = (*topics.Table)(nil)
+	_ kafka.TopicReader  = (*topics.Table)(nil)
+	_ kafka.TopicAdmin   = (*topics.Table)(nil)
+	_ kafka.ProducerIDs  = (*coord.Coordinators)(nil)
+	_ kafka.Groups       = (*coord.Coordinators)(nil)
+	_ kafka.Transactions = (*coord.Coordinators)(nil)
 )
 
 func (a *Agent) ClusterID() string { return a.clusterID }
@@ -57,35 +60,6 @@ func (a *Agent) AgentConfigs() []metadata.ConfigEntry {
 		out = append(out, e)
 	}
 	return out
-}
-
-// NewProducerID implements kafka.ProducerIDs.
-func (a *Agent) NewProducerID(ctx context.Context) (int64, error) { return a.pids.next(ctx) }
-
-// producerIDs hands out producer ids from blocks reserved in the store, so
-// that ids stay unique across agents and restarts; the unused rest of a
-// block is skipped after a restart.
-type producerIDs struct {
-	store *metadata.Store
-	block int64
-
-	mu          sync.Mutex
-	nextID, end int64
-}
-
-func (p *producerIDs) next(ctx context.Context) (int64, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.nextID >= p.end {
-		first, err := p.store.ReserveProducerIDs(ctx, p.block)
-		if err != nil {
-			return 0, err
-		}
-		p.nextID, p.end = first, first+p.block
-	}
-	id := p.nextID
-	p.nextID++
-	return id, nil
 }
 
 // AlterPartitionReassignment implements kafka.Reassignments: replicas nil

@@ -195,7 +195,7 @@ func checkConsumerGroupDescribe(t *testing.T, adm *kadm.Client, groupID, assigno
 // generation is the group's generation as its coordinator holds it.
 func generation(t *testing.T, a *running, groupID string) int32 {
 	t.Helper()
-	c, err := a.GroupCoordinator(ctxT(t), groupID)
+	c, err := a.coords.GroupCoordinator(ctxT(t), groupID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/topics"
 	"github.com/strata-streaming/strata/internal/kafkawire"
 	"github.com/strata-streaming/strata/internal/vfs"
 	"github.com/strata-streaming/strata/membership"
+)
+
+// The coordinators' internal topics (agent/coord), by the short names
+// the tests use.
+const (
+	offsetsTopic = topics.ConsumerOffsets
+	txnTopic     = topics.TransactionState
 )
 
 // quiet drops agent logs: tests report what they check themselves.

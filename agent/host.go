@@ -29,13 +29,10 @@ func (h hostView) PlacementAgents() []int32         { return h.a.placementAgents
 func (h hostView) UploadTiered(ctx context.Context) { h.a.tier.UploadOnce(ctx) }
 func (h hostView) StopAgent()                       { h.a.Close() }
 
+// LeaderMovedAway unloads the coordinator of p if it is a partition of
+// a coordinators' topic.
 func (h hostView) LeaderMovedAway(p *partition.Partition) {
-	switch p.Topic() {
-	case offsetsTopic:
-		h.a.unloadCoordinator(p.Index())
-	case txnTopic:
-		h.a.unloadTxnCoordinator(p.Index())
-	}
+	h.a.coords.Unload(p.Topic(), p.Index())
 }
 
 func (h hostView) MoveReplica(k control.Key, st metadata.PartitionState, etag string) {
@@ -84,12 +81,7 @@ func (a *Agent) moveReplica(k control.Key, st metadata.PartitionState, etag stri
 			return nil, nil, false
 		}
 		p := parts[i]
-		switch e.Meta.Name {
-		case offsetsTopic:
-			a.unloadCoordinator(k.Index)
-		case txnTopic:
-			a.unloadTxnCoordinator(k.Index)
-		}
+		a.coords.Unload(e.Meta.Name, k.Index)
 		p.MovedAway()
 		if err := p.Close(); err != nil {
 			a.logger.Warn("close a moved replica", "topic", e.Meta.Name, "partition", k.Index, "err", err)

@@ -21,7 +21,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/internal/vfs"
 )
@@ -61,7 +60,7 @@ func (c *opsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.diskFree, prometheus.GaugeValue, float64(ds.Free))
 		ch <- prometheus.MustNewConstMetric(c.diskSize, prometheus.GaugeValue, float64(ds.Total))
 	}
-	for _, coord := range c.a.currentCoordinators() {
+	for _, coord := range c.a.coords.CurrentGroupCoordinators() {
 		for _, g := range coord.List() {
 			offsets, err := coord.FetchOffsets(g.Group, nil)
 			if err != nil {
@@ -93,22 +92,4 @@ func (a *Agent) leaderlessPartitions() int {
 		}
 	}
 	return n
-}
-
-// currentCoordinators returns the loaded coordinators whose partition of
-// __consumer_offsets this agent still leads in the epoch it loaded them
-// in; a stale one stays loaded until its next use, and must not report
-// offsets its successor also reports.
-func (a *Agent) currentCoordinators() []*group.Coordinator {
-	e, ok := a.entry(offsetsTopic)
-	if !ok {
-		return nil
-	}
-	current := map[int32]int32{} // partition -> epoch, for those led here
-	for _, p := range e.Parts {
-		if p.Leader() == a.id {
-			current[p.Index()] = p.LeaderEpoch()
-		}
-	}
-	return a.coords.all(current)
 }

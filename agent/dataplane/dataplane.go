@@ -1,10 +1,11 @@
 // Package dataplane is the vocabulary the Kafka wire server (agent/kafka)
 // shares with the data plane below it (agent/partition, agent/control and
 // the agent root that wires them): a topic as the handlers see it, the
-// families of a partition replica, partition moves, and the errors the
-// data plane answers with, each of which the wire server maps to one Kafka
-// error code. It depends on no security, group or transaction package, so
-// the data plane does not either.
+// families of a partition replica, partition moves, a live agent and its
+// addresses (Broker), and the errors the data plane answers with, each of
+// which the wire server maps to one Kafka error code. It depends on no
+// security, group or transaction package, so the data plane does not
+// either.
 package dataplane
 
 import (
@@ -35,6 +36,37 @@ type Reassignments interface {
 	PartitionReassignments(only map[string][]int32) []Reassignment
 	// ElectPreferredLeader makes a partition's first replica its leader.
 	ElectPreferredLeader(ctx context.Context, topic string, partition int32) error
+}
+
+// Broker is one live agent as Metadata and FindCoordinator report it.
+type Broker struct {
+	ID   int32
+	Host string
+	Port int32
+	Rack *string
+	// Endpoints are the agent's advertised listeners by name; Host and
+	// Port are its default one (--advertised-kafka-addr).
+	Endpoints []Endpoint
+}
+
+// Endpoint is one agent's advertised address for one listener.
+type Endpoint struct {
+	Listener string
+	Host     string
+	Port     int32
+}
+
+// Address is where a client connected on listener should reach b: the
+// endpoint of that name, or b's default address when b publishes none of
+// that name (an agent started with only --kafka-addr, or a listener set
+// that differs between agents, which docs/security.md warns against).
+func (b Broker) Address(listener string) (string, int32) {
+	for _, e := range b.Endpoints {
+		if e.Listener == listener {
+			return e.Host, e.Port
+		}
+	}
+	return b.Host, b.Port
 }
 
 // Topic is a snapshot of a topic's metadata and its local partitions.

@@ -199,20 +199,11 @@ func BackendsOf(b Backend) Backends {
 	return Backends{Cluster: b, Topics: b, TopicAdmin: b, ProducerIDs: b, Groups: b, Transactions: b, Reassignments: b, Users: b, Authorizer: b, Quotas: b}
 }
 
-// Broker is one live agent as Metadata reports it.
-type Broker struct {
-	ID   int32
-	Host string
-	Port int32
-	Rack *string
-	// Endpoints are the agent's advertised listeners by name; Host and
-	// Port are its default one (--advertised-kafka-addr).
-	Endpoints []Endpoint
-}
-
 // The data plane's vocabulary (agent/dataplane), by the names the
 // handlers use.
 type (
+	Broker              = dataplane.Broker
+	Endpoint            = dataplane.Endpoint
 	Reassignment        = dataplane.Reassignment
 	Reassignments       = dataplane.Reassignments
 	Topic               = dataplane.Topic

@@ -68,7 +68,7 @@ func handleDescribeCluster(ctx context.Context, s *Server, r *request, req *kmsg
 	resp.ControllerID = s.cluster.AgentID()
 	for _, b := range s.cluster.Brokers() {
 		rb := kmsg.NewDescribeClusterResponseBroker()
-		rb.Host, rb.Port = b.address(r.listenerName())
+		rb.Host, rb.Port = b.Address(r.listenerName())
 		rb.NodeID, rb.Rack = b.ID, b.Rack
 		resp.Brokers = append(resp.Brokers, rb)
 	}

@@ -48,7 +48,7 @@ func handleFindCoordinator(ctx context.Context, s *Server, r *request, req *kmsg
 					c.ErrorCode = kerr.CoordinatorNotAvailable.Code
 				}
 			} else {
-				c.Host, c.Port = b.address(r.listenerName())
+				c.Host, c.Port = b.Address(r.listenerName())
 				c.NodeID = b.ID
 			}
 		default:

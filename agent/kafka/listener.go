@@ -43,26 +43,6 @@ type Listener struct {
 // DefaultListener is the single plaintext listener of --kafka-addr.
 var DefaultListener = Listener{Name: "PLAINTEXT", Protocol: Plaintext}
 
-// Endpoint is one agent's advertised address for one listener.
-type Endpoint struct {
-	Listener string
-	Host     string
-	Port     int32
-}
-
-// address is where a client connected on listener should reach b: the
-// endpoint of that name, or b's default address when b publishes none of
-// that name (an agent started with only --kafka-addr, or a listener set
-// that differs between agents, which docs/security.md warns against).
-func (b Broker) address(listener string) (string, int32) {
-	for _, e := range b.Endpoints {
-		if e.Listener == listener {
-			return e.Host, e.Port
-		}
-	}
-	return b.Host, b.Port
-}
-
 // listenerName is the name of the listener r arrived on.
 func (r *request) listenerName() string {
 	if r.conn == nil {

@@ -42,7 +42,7 @@ func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.Metada
 	for _, br := range s.cluster.Brokers() {
 		live[br.ID] = true
 		mb := kmsg.NewMetadataResponseBroker()
-		mb.Host, mb.Port = br.address(r.listenerName())
+		mb.Host, mb.Port = br.Address(r.listenerName())
 		mb.NodeID, mb.Rack = br.ID, br.Rack
 		resp.Brokers = append(resp.Brokers, mb)
 	}

@@ -213,7 +213,7 @@ func TestBrokerAddressPerListener(t *testing.T) {
 		{Listener: "EXTERNAL", Host: "kafka.example", Port: 9093},
 	}}
 	for listener, want := range map[string]string{"EXTERNAL": "kafka.example:9093", "PLAINTEXT": "10.0.0.1:9092", "OTHER": "10.0.0.1:9092"} {
-		host, port := b.address(listener)
+		host, port := b.Address(listener)
 		if got := net.JoinHostPort(host, strconv.Itoa(int(port))); got != want {
 			t.Errorf("listener %s: %s, want %s", listener, got, want)
 		}
