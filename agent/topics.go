@@ -111,6 +111,14 @@ func (a *Agent) loadTopics(ctx context.Context) error {
 			a.logger.Warn("keeping partition directory without a readable topic id", "dir", de.Name())
 			continue
 		}
+		if _, ok := a.topics.TopicByID(id); ok {
+			// A topic this agent serves, in a partition the store no
+			// longer gives it: moved to other agents while this one was
+			// away (control/lost.go). A later move back starts it empty,
+			// as a new replica.
+			a.removeDir(de.Name(), "the replica moved to other agents while this agent was away")
+			continue
+		}
 		exists, err := a.store.TopicIDExists(ctx, id)
 		if err != nil || exists {
 			a.logger.Error("keeping partition directory of a topic that could not be read", "dir", de.Name(),

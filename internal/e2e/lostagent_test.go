@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,6 +106,19 @@ func TestLostAgentReplaced(t *testing.T) {
 		}
 	}
 	t.Logf("unclean topic: partitions %v led by survivors; clean topic: partitions %v wait for agent %d", uncleanLost, cleanLost, victim)
+
+	// The lost agent comes back: it drops its copies of the replicas that
+	// moved, and serves the partition that waited for it.
+	c.agents[victim].Restart(t)
+	if n, want := strings.Count(c.agents[victim].Logs(), "the replica moved to other agents while this agent was away"), len(onVictim)+len(uncleanLost); n != want {
+		t.Fatalf("agent %d removed %d partition directories at its restart, want %d (its moved replicas)", victim, n, want)
+	}
+	for _, p := range cleanLost {
+		r := cl.ProduceSync(ctxT(t, opTimeout), &kgo.Record{Topic: "lost-clean", Partition: p, Value: []byte("back")})
+		if err := r.FirstErr(); err != nil {
+			t.Fatalf("produce to lost-clean-%d after agent %d came back: %v", p, victim, err)
+		}
+	}
 }
 
 // partitionsOn are topic's partitions with a replica on agent id, as agent
