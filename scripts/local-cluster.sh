@@ -188,9 +188,13 @@ stop_all() {
 # NAME's readiness endpoint. On failure it shows NAME's log, stops
 # everything it started, and exits.
 wait_ready() {
-	local name=$1 tries=0
+	local name=$1 tries=0 pid
+	pid=$(<"$work/$name.pid")
 	until http_ready "$2" "$3" "$4"; do
-		if ! pid_of "$name" >/dev/null; then
+		# Whether the process we just started is alive, not pid_of: its
+		# command-line check fails in the moment between the fork and the
+		# exec of the child, which a loaded machine stretches.
+		if ! alive "$pid"; then
 			fail "$name exited before it became ready" "$name"
 		fi
 		if [ "$tries" -ge $((ready_timeout * 10)) ]; then
