@@ -25,6 +25,11 @@ type Config struct {
 	// TokenFile (--http-token-file) holds the bearer tokens that
 	// state-changing requests and profiles need (auth.go).
 	TokenFile string
+	// AllowUnauthenticatedChanges (--http-allow-unauthenticated-changes)
+	// lets a port that takes no credentials serve state-changing
+	// requests to anyone although the agent has --authorizer acl, which
+	// it otherwise refuses (auth.go, "secure by default").
+	AllowUnauthenticatedChanges bool
 	// Pprof (--http-pprof) serves Go's profiles under /debug/pprof/.
 	Pprof bool
 	// TLS (--http-tls) serves the port over TLS with Certs' certificate,
@@ -79,6 +84,14 @@ func (c Config) Validate() error {
 			strings.Join(c.RequireAuthFor, ","))
 	}
 	return nil
+}
+
+// refusesChanges reports whether the port refuses every state-changing
+// request: it takes no credentials, the agent has ACLs, and the operator
+// did not say that anyone may make changes (secure by default: ACLs that
+// guard the Kafka API are not to be walked around through HTTP).
+func (c Config) refusesChanges() bool {
+	return c.TokenFile == "" && !c.principals() && c.ACLs && !c.AllowUnauthenticatedChanges
 }
 
 // principals reports whether client certificates' principals may

@@ -42,7 +42,13 @@
 //
 // With neither a token file nor principal authorization, nothing is asked,
 // as Kafka allows everything without an authorizer; the agent says so at
-// start. Prometheus scrapers and kubelet probes carry no credentials, so
+// start. But an agent with --authorizer acl is secure by default: while
+// its port takes no credentials it refuses every request that changes
+// state with 401 and a message naming --http-token-file, since its ACLs
+// would otherwise be walked around through HTTP (a drain stops a broker
+// Kafka would let only a CLUSTER ALTER stop), unless the operator says
+// otherwise with --http-allow-unauthenticated-changes. Reads, and
+// profiles with --http-pprof, are served as without ACLs. Prometheus scrapers and kubelet probes carry no credentials, so
 // /metrics, /healthz, /readyz and the read-only pages stay open unless
 // --http-require-auth-for names them. A request that changes state must
 // also be one no web page elsewhere could have made a browser send
