@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/strata-streaming/strata/agent/console"
+	"github.com/strata-streaming/strata/agent/console/history"
 	"github.com/strata-streaming/strata/internal/tlsconfig"
 )
 
@@ -52,6 +53,9 @@ type Config struct {
 	ACLs bool
 	// Console holds the store prices of the console's cost estimate.
 	Console console.Prices
+	// History bounds the console's history ring; the zero value is
+	// history.DefaultConfig(). Not a flag: tests set it.
+	History history.Config
 	// Rack (--rack) and LogFlush (--log-flush) are shown by the pages.
 	Rack, LogFlush string
 }
@@ -77,6 +81,11 @@ func (c Config) Validate() error {
 	for _, name := range c.RequireAuthFor {
 		if !slices.Contains(pathGroups, pathGroup(name)) {
 			return fmt.Errorf("--http-require-auth-for %q: want metrics, probes or pages", name)
+		}
+	}
+	if c.History != (history.Config{}) {
+		if err := c.History.Validate(); err != nil {
+			return err
 		}
 	}
 	if len(c.RequireAuthFor) > 0 && c.TokenFile == "" && !c.principals() {

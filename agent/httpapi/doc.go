@@ -12,6 +12,8 @@
 //	/console/           the web console (agent/console/assets, embedded)
 //	GET /v1/console     the cluster-wide view the console polls, as JSON (console.go)
 //	GET /v1/console/agent  this agent's own report, which the others fetch
+//	GET /v1/console/history        the charts' hour of every agent, merged (history.go)
+//	GET /v1/console/history/agent  this agent's history ring, which the others fetch
 //	GET /v1/tiering     every tiered partition's bytes, offsets and upload lag
 //	/v1/drain           GET a drain's progress, POST start one (drain.go)
 //
@@ -57,7 +59,8 @@
 // # Calls to other agents
 //
 // The agents of a cluster call each other's ports: a drain forwarded with
-// ?agent= and the console's fetch of each agent's report. They go only to
+// ?agent= and the console's fetch of each agent's report and history
+// ring. They go only to
 // the address the store registered for the agent (peer.go), in this
 // agent's scheme (tls.go), carry this agent's first token, and present its
 // certificate when the port asks for one, so their principal needs CLUSTER
@@ -69,9 +72,11 @@
 // token file), Listen (binds the port, with TLS), SetDeps (once the
 // agent's store, tiering, controller and gossip exist), then Serve and
 // WatchTokens each in a goroutine of its own, and at last Shutdown, which
-// ends Serve; WatchTokens ends when its stop channel closes. Close closes
+// ends Serve; WatchTokens ends when its stop channel closes. Serve owns
+// the goroutine that samples the console's history ring every 5 s: it
+// starts it, and stops it and waits for it before returning. Close closes
 // the listener of a server that never served (an agent whose start
 // failed). Handlers run concurrently, one goroutine per request; what
-// they share (the tokens, the console's last view) is guarded where it
-// is kept.
+// they share (the tokens, the console's last view, the history ring) is
+// guarded where it is kept.
 package httpapi
