@@ -65,7 +65,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "strata_topic_records_in_total", Help: "Records appended by Produce, by topic (the record counts of the batches strata_topic_bytes_in_total counts).",
 		}, []string{"topic"}),
 		recordsOut: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "strata_topic_records_out_total", Help: "Records returned by Fetch, by topic, to consumers and follower replicas alike (the record counts of the batches strata_topic_bytes_out_total counts).",
+			Name: "strata_topic_records_out_total", Help: "Records returned by Fetch to consumers, by topic (the record counts of the batches strata_topic_bytes_out_total counts; follower replicas' fetches are in neither).",
 		}, []string{"topic"}),
 		conns: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "strata_kafka_connections", Help: "Kafka connections open.",

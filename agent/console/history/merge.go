@@ -21,6 +21,8 @@ type View struct {
 	Groups []GroupSeries `json:"groups"`
 	Store  StoreSeries   `json:"store"`
 	Agents []AgentSeries `json:"agents"`
+	// Prices are the serving agent's, which the costs are at.
+	Prices console.Prices `json:"prices"`
 	// Notes say what the caps left out; Errors which agents' history
 	// did not arrive (their share of every sum is missing).
 	Notes  []string `json:"notes"`
@@ -101,7 +103,7 @@ const hoursPerMonth = 30 * 24
 // agent's; errs are problems met while gathering, kept as they are.
 func Merge(self int32, agents []Agent, internal map[string]bool, prices console.Prices, errs []string) View {
 	v := View{ServedBy: self, Times: []int64{}, Topics: []TopicSeries{}, Groups: []GroupSeries{}, Agents: []AgentSeries{},
-		Notes: []string{}, Errors: append([]string{}, errs...), Store: StoreSeries{Requests: map[string]Values{}}}
+		Notes: []string{}, Errors: append([]string{}, errs...), Store: StoreSeries{Requests: map[string]Values{}}, Prices: prices}
 	at := map[int64]int{}
 	for _, a := range agents {
 		if v.ResolutionSeconds == 0 {

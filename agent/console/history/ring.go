@@ -89,8 +89,8 @@ func (c Config) Validate() error {
 // Metrics, the Metric of a Key.
 const (
 	// Per topic (Key.Topic), per second: record batch bytes and records
-	// produced and fetched (fetches by followers included, as in
-	// strata_topic_bytes_out_total).
+	// produced, and fetched by consumers (strata_topic_bytes_out_total
+	// does not count follower replicas' fetches either).
 	TopicBytesIn    = "topic_bytes_in"
 	TopicBytesOut   = "topic_bytes_out"
 	TopicRecordsIn  = "topic_records_in"
