@@ -58,6 +58,11 @@ type Config struct {
 	// HTTPTokenFile (--http-token-file) holds the bearer tokens that
 	// state-changing HTTP requests and profiles need (agent/httpapi).
 	HTTPTokenFile string
+	// HTTPAllowUnauthenticatedChanges (--http-allow-unauthenticated-changes)
+	// lets anyone make changes through an HTTP port without credentials
+	// although the agent has --authorizer acl (agent/httpapi refuses
+	// them otherwise).
+	HTTPAllowUnauthenticatedChanges bool
 	// HTTPPprof (--http-pprof) serves Go's profiles under /debug/pprof/.
 	HTTPPprof bool
 	// HTTPTLS (--http-tls) serves the HTTP port over TLS with TLS's
@@ -305,7 +310,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.CredentialsRefreshInterval, "credentials-refresh-interval", c.CredentialsRefreshInterval, "How often the agent re-reads SCRAM credentials from the store, so that a change made through another agent applies here.")
 	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "Address of the HTTP server: /metrics, /healthz, /readyz, the console, drain, and /debug/pprof with --http-pprof.")
 	fs.DurationVar(&c.HTTPIdleTimeout, "http-idle-timeout", c.HTTPIdleTimeout, "Close a keep-alive HTTP connection that has been idle this long.")
-	fs.StringVar(&c.HTTPTokenFile, "http-token-file", c.HTTPTokenFile, "File of bearer tokens (one per line, at least 22 bytes each) that every HTTP request but GET and HEAD, and /debug/pprof, must carry; shared by the cluster's agents, re-read when it changes. Empty: the HTTP port asks no credentials.")
+	fs.StringVar(&c.HTTPTokenFile, "http-token-file", c.HTTPTokenFile, "File of bearer tokens (one per line, at least 22 bytes each) that every HTTP request but GET and HEAD, and /debug/pprof, must carry; shared by the cluster's agents, re-read when it changes. Empty: the HTTP port asks no credentials, and with --authorizer acl refuses those requests (see --http-allow-unauthenticated-changes).")
+	fs.BoolVar(&c.HTTPAllowUnauthenticatedChanges, "http-allow-unauthenticated-changes", c.HTTPAllowUnauthenticatedChanges, "Let anyone who reaches the HTTP port drain this agent and make every other change it serves, without credentials, although --authorizer acl guards the Kafka API; without this flag such an agent answers them 401 until --http-token-file or certificate principals are set. It changes nothing when the port takes credentials.")
 	fs.BoolVar(&c.HTTPTLS, "http-tls", c.HTTPTLS, "Serve the HTTP port over TLS with --tls-cert-file and --tls-key-file, and call the other agents' HTTP ports over HTTPS trusting --tls-client-ca-file (else the system's CAs).")
 	fs.Var(clientAuthFlag{&c.HTTPTLSClientAuth}, "http-tls-client-auth", "Client certificates on the HTTP port with --http-tls: none, requested (verified against --tls-client-ca-file when given) or required (probes and scrapers then need one too). With --authorizer acl, a certificate whose principal (--ssl-principal-mapping-rules) is allowed ALTER on the CLUSTER may do what a token may.")
 	fs.StringSliceVar(&c.HTTPRequireAuthFor, "http-require-auth-for", c.HTTPRequireAuthFor, "Read-only HTTP paths that need a token or a certificate principal too, of metrics (/metrics), probes (/healthz, /readyz) and pages (the status page, the console, GET /v1/...); empty: only changes and profiles do.")

@@ -5,12 +5,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/strata-streaming/strata/agent/console"
+	"github.com/strata-streaming/strata/agent/console/history"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/internal/testwait"
 	"github.com/strata-streaming/strata/membership"
@@ -87,5 +89,38 @@ func TestConsoleFetchesOnlyRegisteredAddresses(t *testing.T) {
 	}
 	for prefix, why := range want {
 		t.Errorf("view errors %q lack %s ... %s", v.Errors, prefix, why)
+	}
+
+	// The charts' history is gathered under the same rule.
+	resp, err = http.Get("http://" + a.HTTPAddr().String() + "/v1/console/history")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ = io.ReadAll(resp.Body)
+	var h history.View
+	if err := json.Unmarshal(b, &h); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the history was fetched %d times from addresses only gossip advertised", n)
+	}
+	var ids []int32
+	for _, as := range h.Agents {
+		ids = append(ids, as.ID)
+	}
+	if !slices.Equal(ids, []int32{0, 1}) {
+		t.Errorf("history of agents %v, want 0 and 1; errors %q", ids, h.Errors)
+	}
+	want = map[string]string{"agent 5:": "not the one registered", "agent 6:": "not registered in the store"}
+	for _, e := range h.Errors {
+		for prefix, why := range want {
+			if strings.HasPrefix(e, prefix) && strings.Contains(e, why) {
+				delete(want, prefix)
+			}
+		}
+	}
+	for prefix, why := range want {
+		t.Errorf("history errors %q lack %s ... %s", h.Errors, prefix, why)
 	}
 }

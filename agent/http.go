@@ -17,7 +17,7 @@ import (
 // httpConfig is the HTTP server's part of c.
 func (c Config) httpConfig() httpapi.Config {
 	return httpapi.Config{Addr: c.HTTPAddr, IdleTimeout: c.HTTPIdleTimeout, MaxConnections: c.HTTPMaxConnections,
-		TokenFile: c.HTTPTokenFile, Pprof: c.HTTPPprof, TLS: c.HTTPTLS, TLSClientAuth: c.HTTPTLSClientAuth,
+		TokenFile: c.HTTPTokenFile, AllowUnauthenticatedChanges: c.HTTPAllowUnauthenticatedChanges, Pprof: c.HTTPPprof, TLS: c.HTTPTLS, TLSClientAuth: c.HTTPTLSClientAuth,
 		RequireAuthFor: c.HTTPRequireAuthFor, Certs: c.TLS, PrincipalMappingRules: c.SSLPrincipalMappingRules,
 		ACLs: c.Authorizer == authorizerACL, Console: c.Console, Rack: c.Rack, LogFlush: c.LogFlush}
 }

@@ -6,8 +6,10 @@ import (
 	"net/http"
 )
 
-// assets are the page: index.html, style.css and app.js. They fetch
-// nothing from elsewhere, so the console works on a closed network.
+// assets are the pages: index.html with app.js, charts.html with
+// charts.js, style.css, and uPlot (vendor/uplot: the charting library,
+// its licence and a note of its version). They fetch nothing from
+// elsewhere, so the console works on a closed network.
 //
 //go:embed assets
 var assets embed.FS

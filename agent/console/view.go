@@ -1,6 +1,6 @@
 // Package console is the agent's web console: the JSON model of what it
 // shows, the pure function that builds it from what the agents report, and
-// the static page (HTML, CSS, JavaScript embedded in the binary; no CDN).
+// the static pages (HTML, CSS, JavaScript embedded in the binary; no CDN).
 //
 // Data flow. Each agent knows the cluster's partition states (metadata),
 // the live agents (gossip), but offsets, local bytes, tiering state and
@@ -11,6 +11,10 @@
 // through the Kafka API (as `strata group describe` does), and merges it
 // all with Build. The browser talks to one origin only, and a report that
 // does not arrive leaves its agent's numbers blank rather than wrong.
+//
+// The chart page (charts.html, drawn with the vendored uPlot) shows the
+// last hour instead of the present: each agent's history ring and their
+// merge are package history's.
 //
 // Build is pure and safe for concurrent use; the types are plain data.
 package console

@@ -83,11 +83,16 @@ func (s *Server) loadHTTPTokens() (*httpTokens, *secretfile.Watcher, error) {
 			s.logger.Info("the HTTP port takes client certificates only: changes need a principal allowed ALTER on the CLUSTER", "http_addr", s.cfg.Addr)
 			return nil, nil, nil
 		}
+		if s.cfg.refusesChanges() {
+			s.logger.Warn("the HTTP port takes no credentials and the agent has --authorizer acl: it refuses drains and every other change (401); set --http-token-file (docs/security.md), or --http-allow-unauthenticated-changes to let anyone who reaches the port make them",
+				"http_addr", s.cfg.Addr)
+			return nil, nil, nil
+		}
 		// Loud only where others can reach the port: on loopback (the
 		// embedded single agent, tests), or on a machine whose only
 		// addresses are loopback ones, only local users can.
 		level := slog.LevelInfo
-		if reachableFromOthers(s.cfg.Addr) {
+		if reachableFromOthers(s.cfg.Addr) || s.cfg.ACLs {
 			level = slog.LevelWarn
 		}
 		s.logger.Log(context.Background(), level, "the HTTP port asks no credentials: anyone who reaches it can drain this agent; set --http-token-file (docs/security.md)",
@@ -110,9 +115,13 @@ type httpGuard struct {
 	principals *httpPrincipals
 	// restricted are the read-only path groups that need credentials.
 	restricted map[pathGroup]bool
+	// refuseChanges: the port takes no credentials, yet the agent has
+	// ACLs (Config.refusesChanges): every change is refused.
+	refuseChanges bool
 }
 
-// newHTTPGuard is nil when the port asks no credentials.
+// newHTTPGuard is nil when the port asks no credentials and refuses
+// nothing.
 func (s *Server) newHTTPGuard() *httpGuard {
 	g := &httpGuard{tokens: s.tokens, restricted: map[pathGroup]bool{}}
 	if s.cfg.principals() {
@@ -121,6 +130,9 @@ func (s *Server) newHTTPGuard() *httpGuard {
 		g.principals = &httpPrincipals{mapper: mapper, authorize: s.host.Authorize}
 	}
 	if g.tokens == nil && g.principals == nil {
+		if s.cfg.refusesChanges() {
+			return &httpGuard{refuseChanges: true}
+		}
 		return nil
 	}
 	for _, name := range s.cfg.RequireAuthFor {
@@ -136,8 +148,22 @@ type httpAuthError struct {
 	msg    string
 }
 
+// refusedChangeMessage answers a change on a port that takes no
+// credentials while the agent has ACLs.
+const refusedChangeMessage = "this agent has --authorizer acl but its HTTP port takes no credentials, so it refuses requests that change state: " +
+	"set --http-token-file (and send Authorization: Bearer <token>), or --http-tls-client-auth with certificate principals; " +
+	"--http-allow-unauthenticated-changes lets anyone who reaches the port make them"
+
 // check returns nil when r may pass.
 func (g *httpGuard) check(r *http.Request) *httpAuthError {
+	if g.refuseChanges {
+		// Only changes: a port without credentials keeps serving its
+		// reads, and profiles with --http-pprof, as before.
+		if isChange(r) {
+			return &httpAuthError{http.StatusUnauthorized, refusedChangeMessage}
+		}
+		return nil
+	}
 	need := needOf(r, g.restricted)
 	if need == needNothing {
 		return nil

@@ -4,13 +4,19 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/acl"
+	"github.com/strata-streaming/strata/agent/dataplane"
+	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/internal/secretfile"
 	"github.com/strata-streaming/strata/internal/tlsconfig"
 )
@@ -80,4 +86,80 @@ func TestHTTPGuardAnswers(t *testing.T) {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
 		}
 	}
+}
+
+// TestChangesRefusedWithACLsAndNoCredentials: an agent with --authorizer
+// acl whose HTTP port takes no credentials answers a drain, and any other
+// request that changes state, 401 with a message naming the flags, and
+// the handler never runs; reads and profiles pass as before. The opt-out
+// flag, credentials, or no authorizer give the old behaviour.
+func TestChangesRefusedWithACLsAndNoCredentials(t *testing.T) {
+	drain := func() *http.Request {
+		r := httptest.NewRequest("POST", "/v1/drain", strings.NewReader(`{"force":true}`))
+		r.Header.Set("Content-Type", "application/json")
+		return r
+	}
+	for _, c := range []struct {
+		name     string
+		cfg      Config
+		r        *http.Request
+		want     int // 0: the handler runs
+		mentions []string
+	}{
+		{"drain, ACLs", Config{ACLs: true}, drain(), http.StatusUnauthorized, []string{"--http-token-file", "--http-allow-unauthenticated-changes", "--authorizer acl"}},
+		{"DELETE, ACLs", Config{ACLs: true}, httptest.NewRequest("DELETE", "/v1/anything", nil), http.StatusUnauthorized, nil},
+		{"read, ACLs", Config{ACLs: true}, httptest.NewRequest("GET", "/v1/drain", nil), 0, nil},
+		{"HEAD, ACLs", Config{ACLs: true}, httptest.NewRequest("HEAD", "/v1/console", nil), 0, nil},
+		{"profile, ACLs", Config{ACLs: true, Pprof: true}, httptest.NewRequest("GET", "/debug/pprof/heap", nil), 0, nil},
+		{"drain, ACLs, opted out", Config{ACLs: true, AllowUnauthenticatedChanges: true}, drain(), 0, nil},
+		{"drain, no authorizer", Config{}, drain(), 0, nil},
+	} {
+		s := newTestServer(t, c.cfg, prometheus.NewRegistry())
+		ran := false
+		h := s.newHTTPGuard().wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran = true }))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, c.r)
+		got := 0
+		if !ran {
+			got = w.Code
+		}
+		if got != c.want {
+			t.Errorf("%s: %d, want %d (0: the handler runs)", c.name, got, c.want)
+		}
+		for _, m := range c.mentions {
+			if !strings.Contains(w.Body.String(), m) {
+				t.Errorf("%s: the answer %q does not name %s", c.name, w.Body.String(), m)
+			}
+		}
+	}
+	// With a token file or certificate principals, the credentials decide,
+	// as before.
+	for _, cfg := range []Config{{ACLs: true, TokenFile: "tokens"}, {ACLs: true, TLS: true, TLSClientAuth: "requested"}} {
+		if cfg.refusesChanges() {
+			t.Errorf("%+v refuses every change", cfg)
+		}
+	}
+}
+
+// fakeHost is an agent with no partitions and the topics given.
+type fakeHost struct{ topics []*dataplane.Topic }
+
+func (fakeHost) Ready() bool                        { return true }
+func (fakeHost) Partitions() []*partition.Partition { return nil }
+func (h fakeHost) Topics() []*dataplane.Topic       { return h.topics }
+func (fakeHost) Authorize(string, string, kmsg.ACLOperation, kmsg.ACLResourceType, string) bool {
+	return false
+}
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// newTestServer is agent 3's server, with an internal topic and "t".
+func newTestServer(t *testing.T, cfg Config, reg *prometheus.Registry) *Server {
+	t.Helper()
+	s, err := New(cfg, fakeHost{topics: []*dataplane.Topic{{Name: "__consumer_offsets", Internal: true}, {Name: "t"}}}, quiet, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetDeps(Deps{ID: 3, StartedAt: time.Now()})
+	return s
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/strata-streaming/strata/agent/console"
+	"github.com/strata-streaming/strata/agent/console/history"
 	"github.com/strata-streaming/strata/internal/tlsconfig"
 )
 
@@ -25,6 +26,11 @@ type Config struct {
 	// TokenFile (--http-token-file) holds the bearer tokens that
 	// state-changing requests and profiles need (auth.go).
 	TokenFile string
+	// AllowUnauthenticatedChanges (--http-allow-unauthenticated-changes)
+	// lets a port that takes no credentials serve state-changing
+	// requests to anyone although the agent has --authorizer acl, which
+	// it otherwise refuses (auth.go, "secure by default").
+	AllowUnauthenticatedChanges bool
 	// Pprof (--http-pprof) serves Go's profiles under /debug/pprof/.
 	Pprof bool
 	// TLS (--http-tls) serves the port over TLS with Certs' certificate,
@@ -47,6 +53,9 @@ type Config struct {
 	ACLs bool
 	// Console holds the store prices of the console's cost estimate.
 	Console console.Prices
+	// History bounds the console's history ring; the zero value is
+	// history.DefaultConfig(). Not a flag: tests set it.
+	History history.Config
 	// Rack (--rack) and LogFlush (--log-flush) are shown by the pages.
 	Rack, LogFlush string
 }
@@ -74,11 +83,24 @@ func (c Config) Validate() error {
 			return fmt.Errorf("--http-require-auth-for %q: want metrics, probes or pages", name)
 		}
 	}
+	if c.History != (history.Config{}) {
+		if err := c.History.Validate(); err != nil {
+			return err
+		}
+	}
 	if len(c.RequireAuthFor) > 0 && c.TokenFile == "" && !c.principals() {
 		return fmt.Errorf("--http-require-auth-for %s: the HTTP port takes no credentials; set --http-token-file, or --http-tls-client-auth with --authorizer acl",
 			strings.Join(c.RequireAuthFor, ","))
 	}
 	return nil
+}
+
+// refusesChanges reports whether the port refuses every state-changing
+// request: it takes no credentials, the agent has ACLs, and the operator
+// did not say that anyone may make changes (secure by default: ACLs that
+// guard the Kafka API are not to be walked around through HTTP).
+func (c Config) refusesChanges() bool {
+	return c.TokenFile == "" && !c.principals() && c.ACLs && !c.AllowUnauthenticatedChanges
 }
 
 // principals reports whether client certificates' principals may

@@ -21,7 +21,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -80,6 +79,7 @@ func (s *Server) registerConsole(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/console/agent", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, s.consoleReport())
 	})
+	s.registerHistory(mux)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -258,26 +258,9 @@ func dialableHTTP(httpAddr, kafkaAddr string) string {
 // agent's scheme, with its client and credentials. Checking addr against
 // the store's registration (peerHTTP) is the caller's part.
 func (s *Server) FetchConsoleReport(ctx context.Context, addr string) (*console.Local, error) {
-	if addr == "" {
-		return nil, fmt.Errorf("advertises no HTTP address")
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.scheme+"://"+addr+"/v1/console/agent", nil)
-	if err != nil {
-		return nil, err
-	}
-	// The page may be restricted (--http-require-auth-for pages).
-	s.tokens.authorize(req)
-	resp, err := s.peerClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s answered %s", addr, resp.Status)
-	}
 	var l console.Local
-	if err := json.NewDecoder(io.LimitReader(resp.Body, consoleReportMaxBytes)).Decode(&l); err != nil {
-		return nil, fmt.Errorf("%s: %w", addr, err)
+	if err := s.peerGetJSON(ctx, addr, "/v1/console/agent", consoleReportMaxBytes, &l); err != nil {
+		return nil, err
 	}
 	return &l, nil
 }

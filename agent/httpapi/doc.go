@@ -12,6 +12,8 @@
 //	/console/           the web console (agent/console/assets, embedded)
 //	GET /v1/console     the cluster-wide view the console polls, as JSON (console.go)
 //	GET /v1/console/agent  this agent's own report, which the others fetch
+//	GET /v1/console/history        the charts' hour of every agent, merged (history.go)
+//	GET /v1/console/history/agent  this agent's history ring, which the others fetch
 //	GET /v1/tiering     every tiered partition's bytes, offsets and upload lag
 //	/v1/drain           GET a drain's progress, POST start one (drain.go)
 //
@@ -42,7 +44,13 @@
 //
 // With neither a token file nor principal authorization, nothing is asked,
 // as Kafka allows everything without an authorizer; the agent says so at
-// start. Prometheus scrapers and kubelet probes carry no credentials, so
+// start. But an agent with --authorizer acl is secure by default: while
+// its port takes no credentials it refuses every request that changes
+// state with 401 and a message naming --http-token-file, since its ACLs
+// would otherwise be walked around through HTTP (a drain stops a broker
+// Kafka would let only a CLUSTER ALTER stop), unless the operator says
+// otherwise with --http-allow-unauthenticated-changes. Reads, and
+// profiles with --http-pprof, are served as without ACLs. Prometheus scrapers and kubelet probes carry no credentials, so
 // /metrics, /healthz, /readyz and the read-only pages stay open unless
 // --http-require-auth-for names them. A request that changes state must
 // also be one no web page elsewhere could have made a browser send
@@ -51,7 +59,8 @@
 // # Calls to other agents
 //
 // The agents of a cluster call each other's ports: a drain forwarded with
-// ?agent= and the console's fetch of each agent's report. They go only to
+// ?agent= and the console's fetch of each agent's report and history
+// ring. They go only to
 // the address the store registered for the agent (peer.go), in this
 // agent's scheme (tls.go), carry this agent's first token, and present its
 // certificate when the port asks for one, so their principal needs CLUSTER
@@ -63,9 +72,11 @@
 // token file), Listen (binds the port, with TLS), SetDeps (once the
 // agent's store, tiering, controller and gossip exist), then Serve and
 // WatchTokens each in a goroutine of its own, and at last Shutdown, which
-// ends Serve; WatchTokens ends when its stop channel closes. Close closes
+// ends Serve; WatchTokens ends when its stop channel closes. Serve owns
+// the goroutine that samples the console's history ring every 5 s: it
+// starts it, and stops it and waits for it before returning. Close closes
 // the listener of a server that never served (an agent whose start
 // failed). Handlers run concurrently, one goroutine per request; what
-// they share (the tokens, the console's last view) is guarded where it
-// is kept.
+// they share (the tokens, the console's last view, the history ring) is
+// guarded where it is kept.
 package httpapi

@@ -58,11 +58,17 @@ func needOf(r *http.Request, restricted map[pathGroup]bool) httpNeed {
 	if strings.HasPrefix(r.URL.Path, "/debug/pprof/") {
 		return needAlter
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	if isChange(r) {
 		return needAlter
 	}
 	if restricted[groupOf(r.URL.Path)] {
 		return needDescribe
 	}
 	return needNothing
+}
+
+// isChange reports whether r may change state: any method but GET and
+// HEAD.
+func isChange(r *http.Request) bool {
+	return r.Method != http.MethodGet && r.Method != http.MethodHead
 }

@@ -102,6 +102,7 @@ type Server struct {
 	scheme     string
 
 	console consoleGate // one /v1/console gathering at a time (console.go)
+	history historyRing // the console's charts (history.go)
 }
 
 // New reads --http-token-file, and says at start what the port asks of
@@ -151,8 +152,19 @@ func (s *Server) SetDeps(d Deps) { s.deps = d }
 // Addr is the address the server is bound to; after Listen.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
-// Serve serves until Shutdown, and then returns nil.
+// Serve serves until Shutdown, and then returns nil. While it serves, a
+// goroutine it owns samples the agent into the console's history ring
+// (history.go); Serve stops it and waits for it before returning.
 func (s *Server) Serve() error {
+	stop, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		s.runHistory(stop)
+	}()
+	defer func() {
+		close(stop)
+		<-sampled
+	}()
 	if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

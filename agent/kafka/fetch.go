@@ -298,7 +298,7 @@ func (s *Server) fetchPartition(ctx context.Context, t *Topic, p PartitionReader
 	if len(data) > 0 {
 		fp.RecordBatches = data
 	}
-	s.metrics.out(t.Name, len(data))
+	s.metrics.out(t.Name, data)
 	return len(data)
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/agent/quota"
 )
 
@@ -19,9 +20,13 @@ type metrics struct {
 	latency  *prometheus.HistogramVec
 	bytesIn  *prometheus.CounterVec
 	bytesOut *prometheus.CounterVec
-	conns    prometheus.Gauge
-	accepted prometheus.Counter
-	refusals *prometheus.CounterVec
+	// recordsIn and recordsOut count the records of those batches, as
+	// their headers say (a compressed batch is not opened).
+	recordsIn  *prometheus.CounterVec
+	recordsOut *prometheus.CounterVec
+	conns      prometheus.Gauge
+	accepted   prometheus.Counter
+	refusals   *prometheus.CounterVec
 
 	fetchSessionCount      prometheus.Gauge
 	fetchSessionPartitions prometheus.Gauge
@@ -55,6 +60,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"topic"}),
 		bytesOut: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_topic_bytes_out_total", Help: "Record batch bytes returned by Fetch, by topic.",
+		}, []string{"topic"}),
+		recordsIn: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_topic_records_in_total", Help: "Records appended by Produce, by topic (the record counts of the batches strata_topic_bytes_in_total counts).",
+		}, []string{"topic"}),
+		recordsOut: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_topic_records_out_total", Help: "Records returned by Fetch to consumers, by topic (the record counts of the batches strata_topic_bytes_out_total counts; follower replicas' fetches are in neither).",
 		}, []string{"topic"}),
 		conns: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "strata_kafka_connections", Help: "Kafka connections open.",
@@ -113,7 +124,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.refusals.WithLabelValues(reason) // exported at 0 from the start
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut, m.conns, m.accepted, m.refusals,
+		reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut, m.recordsIn, m.recordsOut, m.conns, m.accepted, m.refusals,
 			m.fetchSessionCount, m.fetchSessionPartitions, m.fetchSessionEvictions, m.fetchesBySession,
 			m.decompressionChecks, m.requestBytesInUse, m.requestBudgetWaits, m.autoCreateDeferrals, m.authentications, m.denials,
 			m.throttledRequests, m.throttleTime)
@@ -157,16 +168,40 @@ func (m *metrics) refused(reason string) {
 	}
 }
 
-func (m *metrics) in(topic string, n int) {
+// in counts a produced batch of n bytes holding records records.
+func (m *metrics) in(topic string, n, records int) {
 	if m != nil {
 		m.bytesIn.WithLabelValues(topic).Add(float64(n))
+		m.recordsIn.WithLabelValues(topic).Add(float64(records))
 	}
 }
 
-func (m *metrics) out(topic string, n int) {
+// out counts the batches a fetch returns.
+func (m *metrics) out(topic string, batches []byte) {
 	if m != nil {
-		m.bytesOut.WithLabelValues(topic).Add(float64(n))
+		m.bytesOut.WithLabelValues(topic).Add(float64(len(batches)))
+		m.recordsOut.WithLabelValues(topic).Add(float64(recordCount(batches)))
 	}
+}
+
+// recordCount sums the record counts of the batch headers in b, up to
+// the first that is short or not a v2 batch (a fetch may end in part of
+// one). It reads headers only: no CRC, no decompression.
+func recordCount(b []byte) int {
+	n := 0
+	for len(b) > 0 {
+		size, err := batch.PeekSize(b)
+		if err != nil || size > len(b) {
+			break
+		}
+		h, err := batch.ParseHeader(b)
+		if err != nil {
+			break
+		}
+		n += int(h.RecordCount)
+		b = b[size:]
+	}
+	return n
 }
 
 func (m *metrics) fetchSessions(sessions, partitions int) {

@@ -90,11 +90,12 @@ type produceCall struct {
 
 // pendingAppend is one partition's written batch awaiting its acks.
 type pendingAppend struct {
-	wait  AppendWait
-	res   log.AppendResult
-	rp    *kmsg.ProduceResponseTopicPartition
-	topic string
-	bytes int
+	wait    AppendWait
+	res     log.AppendResult
+	rp      *kmsg.ProduceResponseTopicPartition
+	topic   string
+	bytes   int
+	records int // the batch header's record count
 }
 
 // startProduce checks and writes every partition's batch, in request order.
@@ -170,7 +171,11 @@ func (s *Server) writePartition(call *produceCall, t *Topic, p PartitionWriter, 
 		rp.ErrorMessage = errorMessage(err)
 		return
 	}
-	call.pending = append(call.pending, pendingAppend{wait: wait, res: res, rp: rp, topic: t.Name, bytes: len(raw)})
+	count := 0
+	if h, err := batch.ParseHeader(raw); err == nil { // prepareBatch checked it
+		count = int(h.RecordCount)
+	}
+	call.pending = append(call.pending, pendingAppend{wait: wait, res: res, rp: rp, topic: t.Name, bytes: len(raw), records: count})
 }
 
 // finish waits for every written batch's acks, all at once so that their
@@ -198,7 +203,7 @@ func (c *produceCall) await(pa *pendingAppend) {
 		pa.rp.ErrorMessage = errorMessage(err)
 		return
 	}
-	c.s.metrics.in(pa.topic, pa.bytes)
+	c.s.metrics.in(pa.topic, pa.bytes, pa.records)
 	pa.rp.BaseOffset = pa.res.BaseOffset
 	pa.rp.LogAppendTime = pa.res.LogAppendTime
 	pa.rp.LogStartOffset = pa.res.LogStartOffset

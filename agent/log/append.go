@@ -3,6 +3,7 @@ package log
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/internal/vfs"
@@ -191,13 +192,14 @@ func (l *Log) rollLocked() error {
 	if err != nil {
 		return storageErr("roll", old.logPath(), err) // nothing written yet
 	}
+	start := time.Now()
 	err = vfs.SyncData(f)
 	old.release()
 	if err != nil {
 		l.syncFailedLocked(old, err)
 		return storageErr("roll", old.logPath(), err)
 	}
-	l.fsyncs.Add(1)
+	l.countFsync(start)
 	l.flushed = max(l.flushed, old.next)
 	if err := old.writeIndexes(); err != nil {
 		return err
@@ -270,6 +272,7 @@ func (l *Log) syncTo(target int64, gen uint64) error {
 	// segment may be retired meanwhile (a truncation): its sync then
 	// fails as a fileOpenError, and the generation check below reports
 	// the truncation.
+	start := time.Now()
 	serr := l.syncer.sync(seg)
 	var openErr *fileOpenError
 	if errors.As(serr, &openErr) {
@@ -286,7 +289,7 @@ func (l *Log) syncTo(target int64, gen uint64) error {
 		}
 		return openErr.err
 	}
-	l.fsyncs.Add(1)
+	l.countFsync(start)
 
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -388,10 +388,12 @@ func TestGroupCommitSharesFsyncs(t *testing.T) {
 	errs := make(chan error, waiters+1)
 	go func() { _, err := l.Append(mkBatch(t, spec{}), 0); errs <- err }()
 	<-g.entered // the first append is inside its fsync
+	entered := time.Now()
 	for i := 0; i < waiters; i++ {
 		go func() { _, err := l.Append(mkBatch(t, spec{}), 0); errs <- err }()
 	}
 	waitFor(t, "all appends written", func() bool { return l.Stats().Appends-before.Appends == waiters+1 })
+	held := time.Since(entered)
 	close(g.release)
 	for i := 0; i < waiters+1; i++ {
 		if err := <-errs; err != nil {
@@ -401,6 +403,10 @@ func TestGroupCommitSharesFsyncs(t *testing.T) {
 	// One fsync for the first append, one shared by the eight behind it.
 	if n := l.Stats().Fsyncs - before.Fsyncs; n != 2 {
 		t.Fatalf("%d fsyncs for %d appends, want 2", n, waiters+1)
+	}
+	// The first fsync was held at least this long, and FsyncTime counts it.
+	if d := l.Stats().FsyncTime - before.FsyncTime; d < held {
+		t.Fatalf("FsyncTime grew %v while an fsync was held %v", d, held)
 	}
 	if l.FlushedOffset() != waiters+2 {
 		t.Fatalf("flushed %d", l.FlushedOffset())

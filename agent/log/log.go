@@ -44,6 +44,9 @@ type Stats struct {
 	Appends int64 // batches written
 	Bytes   int64 // bytes written
 	Fsyncs  int64 // fsyncs of segment files (group commits and rolls)
+	// FsyncTime is the time those fsyncs took, as the log waited for
+	// them: a group commit's wait for a shared syncfs (Syncer) included.
+	FsyncTime time.Duration
 }
 
 // Log is one partition's log. See the package comment for the contract.
@@ -95,6 +98,7 @@ type Log struct {
 	closeErr  error
 
 	appends, bytes, fsyncs atomic.Int64
+	fsyncNanos             atomic.Int64 // Stats.FsyncTime
 }
 
 // truncation records that generation gen cut the log to point.
@@ -228,9 +232,15 @@ func (l *Log) EndOffsetForEpoch(epoch int32) (foundEpoch int32, endOffset int64)
 	return l.epochs.endOffsetFor(epoch, l.leoLocked())
 }
 
+// countFsync counts an fsync that started at start.
+func (l *Log) countFsync(start time.Time) {
+	l.fsyncs.Add(1)
+	l.fsyncNanos.Add(int64(time.Since(start)))
+}
+
 // Stats returns counters since Open.
 func (l *Log) Stats() Stats {
-	return Stats{Appends: l.appends.Load(), Bytes: l.bytes.Load(), Fsyncs: l.fsyncs.Load()}
+	return Stats{Appends: l.appends.Load(), Bytes: l.bytes.Load(), Fsyncs: l.fsyncs.Load(), FsyncTime: time.Duration(l.fsyncNanos.Load())}
 }
 
 // SetConfig changes the settings; a smaller segment.bytes applies from the
@@ -331,10 +341,11 @@ func (l *Log) shutdownLocked() error {
 	if err := l.trimLocked(a); err != nil {
 		return err
 	}
+	start := time.Now()
 	if err := a.withFile("sync", func(f vfs.File) error { return f.Sync() }); err != nil {
 		return storageErr("sync", a.logPath(), err)
 	}
-	l.fsyncs.Add(1)
+	l.countFsync(start)
 	if err := a.writeIndexes(); err != nil {
 		return err
 	}

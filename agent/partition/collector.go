@@ -13,6 +13,7 @@ type collector struct {
 	partitions                            func() []*Partition
 	logEnd, highWater, logStart, sizeDesc *prometheus.Desc
 	underReplicated, appends, fsyncs      *prometheus.Desc
+	fsyncSeconds                          *prometheus.Desc
 }
 
 // NewCollector exports the offsets, size and counters of the partitions
@@ -31,11 +32,13 @@ func NewCollector(self int32, partitions func() []*Partition) prometheus.Collect
 		underReplicated: prometheus.NewDesc("strata_under_replicated_partitions", "Partitions led here whose ISR is smaller than their replica set.", nil, nil),
 		appends:         prometheus.NewDesc("strata_partition_appends_total", "Batches appended since the agent started.", labels, nil),
 		fsyncs:          prometheus.NewDesc("strata_partition_fsyncs_total", "Fsyncs of segment files since the agent started; below appends_total means group commit.", labels, nil),
+		fsyncSeconds: prometheus.NewDesc("strata_partition_fsync_seconds_total",
+			"Time the partition's fsyncs took since the agent started, a wait for a shared --log-group-sync included; divided by strata_partition_fsyncs_total, the mean fsync.", labels, nil),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.logEnd, c.highWater, c.logStart, c.sizeDesc, c.underReplicated, c.appends, c.fsyncs} {
+	for _, d := range []*prometheus.Desc{c.logEnd, c.highWater, c.logStart, c.sizeDesc, c.underReplicated, c.appends, c.fsyncs, c.fsyncSeconds} {
 		ch <- d
 	}
 }
@@ -54,6 +57,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		st := p.LocalLog().Stats()
 		ch <- prometheus.MustNewConstMetric(c.appends, prometheus.CounterValue, float64(st.Appends), l...)
 		ch <- prometheus.MustNewConstMetric(c.fsyncs, prometheus.CounterValue, float64(st.Fsyncs), l...)
+		ch <- prometheus.MustNewConstMetric(c.fsyncSeconds, prometheus.CounterValue, st.FsyncTime.Seconds(), l...)
 		if p.Leader() == c.self && len(p.ISR()) < len(p.Replicas()) {
 			under++
 		}
