@@ -222,7 +222,8 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	a.ctl = control.New(a.id, control.Config{Rack: cfg.Rack, ReplicaLagTimeMax: cfg.ReplicaLagTimeMax, ReconcileInterval: cfg.ReconcileInterval,
 		AutoRebalance: cfg.AutoRebalance, AutoLeaderRebalance: cfg.AutoLeaderRebalance, RebalanceSettle: cfg.RebalanceSettle,
 		RebalanceMaxMoves: cfg.RebalanceMaxMoves, RebalanceMaxMovesPerAgent: cfg.RebalanceMaxMovesPerAgent, DrainTimeout: cfg.DrainTimeout,
-		ReplaceDeadAgentAfter: cfg.ReplaceDeadAgentAfter},
+		ReplaceDeadAgentAfter: cfg.ReplaceDeadAgentAfter, RebalanceByLoad: cfg.RebalanceBy == "load",
+		LoadBalance: cfg.loadBalance(), LoadReportInterval: cfg.LoadReportInterval},
 		a.store, hostView{a}, a.partMetrics, a.registry, logger.With("component", "control"), a.startedAt)
 	a.topics = a.newTopicTable()
 	// Before the partitions open: applying their states may unload a

@@ -16,6 +16,7 @@ import (
 	"github.com/strata-streaming/strata/agent/listener"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/placement"
 	"github.com/strata-streaming/strata/internal/scram"
 	"github.com/strata-streaming/strata/internal/tlsconfig"
 	"github.com/strata-streaming/strata/membership"
@@ -130,6 +131,17 @@ type Config struct {
 	// agent holding replicas may be gone from gossip before the balancer
 	// moves its replicas to live agents (agent/control, lost.go); 0 never.
 	ReplaceDeadAgentAfter time.Duration
+	// RebalanceBy (--rebalance-by) is what the balancer evens out: "load"
+	// (the agents' measured network, then disk, then counts) or "count"
+	// (replicas and preferred leaders).
+	RebalanceBy string
+	// RebalanceLoadTolerance (--rebalance-load-tolerance) is how far from
+	// the mean, as a fraction of it, an agent's load may be before
+	// replicas move for it.
+	RebalanceLoadTolerance float64
+	// LoadReportInterval (--load-report-interval) is how often an agent
+	// checks whether to rewrite its load report in the store.
+	LoadReportInterval time.Duration
 	// DrainTimeout (--drain-timeout) bounds the drain a stopping agent
 	// does first (SIGTERM) and the one POST /v1/drain starts; 0 stops
 	// without draining.
@@ -243,6 +255,9 @@ func DefaultConfig() Config {
 		RebalanceMaxMoves:              8,
 		RebalanceMaxMovesPerAgent:      4,
 		ReplaceDeadAgentAfter:          10 * time.Minute,
+		RebalanceBy:                    "load",
+		RebalanceLoadTolerance:         0.10,
+		LoadReportInterval:             30 * time.Second,
 		DrainTimeout:                   60 * time.Second,
 		LogFlush:                       "always",
 		LogFlushInterval:               log.DefaultFlushInterval,
@@ -335,6 +350,9 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.RebalanceMaxMovesPerAgent, "rebalance-max-moves-per-agent", c.RebalanceMaxMovesPerAgent, "Most replicas one agent receives at once.")
 	fs.DurationVar(&c.ReplaceDeadAgentAfter, "replace-dead-agent-after", c.ReplaceDeadAgentAfter, "How long an agent that holds replicas may be gone from gossip before the balancer (with --auto-rebalance) moves its replicas to live agents, restoring each partition's replication factor; a partition whose replicas were all on such agents gets a new one only with unclean.leader.election.enable. 0 never replaces.")
 	fs.IntVar(&c.RebalanceMaxMoves, "rebalance-max-moves", c.RebalanceMaxMoves, "Most partition moves in flight at once, cluster-wide.")
+	fs.StringVar(&c.RebalanceBy, "rebalance-by", c.RebalanceBy, "What the balancer evens out across agents: load (the bytes per second each agent's replicas receive and send, then their disk bytes, then replica and leader counts) or count (replicas and preferred leaders only).")
+	fs.Float64Var(&c.RebalanceLoadTolerance, "rebalance-load-tolerance", c.RebalanceLoadTolerance, "With --rebalance-by load, how far from the mean, as a fraction of it, an agent's network or disk load may be before replicas move for it; balancing then aims at half of it.")
+	fs.DurationVar(&c.LoadReportInterval, "load-report-interval", c.LoadReportInterval, "With --rebalance-by load, how often the agent checks whether its replicas' load changed enough to rewrite its report in the store (at least every 5 minutes it does).")
 	fs.DurationVar(&c.ReplicaLagTimeMax, "replica-lag-time-max", c.ReplicaLagTimeMax, "A follower not caught up with its leader for this long leaves the ISR (replica.lag.time.max.ms).")
 	fs.StringVar(&c.LogFlush, "log-flush", c.LogFlush, "When appends are fsynced before they are acknowledged: always, interval or never.")
 	fs.DurationVar(&c.LogFlushInterval, "log-flush-interval", c.LogFlushInterval, "How often the log is fsynced under --log-flush=interval.")
@@ -467,6 +485,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--rebalance-max-moves %d: must be at least 1", c.RebalanceMaxMoves)
 	case c.RebalanceMaxMovesPerAgent < 1:
 		return fmt.Errorf("--rebalance-max-moves-per-agent %d: must be at least 1", c.RebalanceMaxMovesPerAgent)
+	case c.RebalanceBy != "load" && c.RebalanceBy != "count":
+		return fmt.Errorf("--rebalance-by %q: want load or count", c.RebalanceBy)
+	case !(c.RebalanceLoadTolerance > 0 && c.RebalanceLoadTolerance < 1):
+		return fmt.Errorf("--rebalance-load-tolerance %v: must be above 0 and below 1", c.RebalanceLoadTolerance)
+	case c.LoadReportInterval < time.Second:
+		return fmt.Errorf("--load-report-interval %v: must be at least 1s", c.LoadReportInterval)
 	case c.ReplicaLagTimeMax < 10*time.Millisecond:
 		return fmt.Errorf("--replica-lag-time-max %v: must be at least 10ms", c.ReplicaLagTimeMax)
 	case c.LogMaxOpenFiles < 0:
@@ -565,6 +589,14 @@ func (c Config) storeURL() string {
 		abs = filepath.Join(c.DataDir, "store")
 	}
 	return "file://" + abs
+}
+
+// loadBalance is the balancer's placement.Balance: the default floors
+// with --rebalance-load-tolerance.
+func (c Config) loadBalance() placement.Balance {
+	b := placement.DefaultBalance()
+	b.Tolerance = c.RebalanceLoadTolerance
+	return b
 }
 
 // clientAuthFlag is --tls-client-auth; Validate checks the value.

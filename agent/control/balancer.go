@@ -2,12 +2,16 @@ package control
 
 // The balancer (docs/design.md §8): one agent at a time, the holder of the
 // "balancer" lease in the store, computes target replica sets with
-// placement.Place once membership has been stable for --rebalance-settle,
-// and writes them as reassignments (reassign.go), at most
-// --rebalance-max-moves in flight. The partitions' leaders carry the moves
-// out. With --auto-leader-rebalance it also hands leadership back to each
-// partition's preferred (first) replica. A holder that dies loses the lease
-// after its term; the next one continues from the states in the store.
+// placement.PlaceByLoad (--rebalance-by load, the partitions' loads from
+// load.go) or placement.Place (count) once membership has been stable for
+// --rebalance-settle. With --auto-leader-rebalance it first hands
+// leadership back to each partition's preferred (first) replica. A target
+// that only reorders a partition's replicas is written at once, with the
+// new first replica leading: no data moves. The others it writes as
+// reassignments (reassign.go), at most --rebalance-max-moves in flight,
+// which the partitions' leaders carry out. A holder that dies loses the
+// lease after its term; the next one continues from the states in the
+// store.
 
 import (
 	"context"
@@ -98,11 +102,12 @@ func (c *Controller) BalanceOnce(ctx context.Context, now time.Time) (busy bool)
 	if len(live) == 0 {
 		return false
 	}
-	if c.cfg.AutoRebalance {
-		busy = c.startMoves(ctx, live, lost, now)
-	}
+	// Leadership first: it moves no data.
 	if c.cfg.AutoLeaderRebalance {
 		c.electPreferred(ctx, live)
+	}
+	if c.cfg.AutoRebalance {
+		busy = c.startMoves(ctx, live, lost, now)
 	}
 	return busy
 }
@@ -203,7 +208,9 @@ func (c *Controller) appliedStates() []appliedState {
 // replica is lost, by unclean replacement where the topic allows it.
 // (Treating joining like draining once moved an agent's replicas away,
 // and back, because its "active" announcement reached the balancer late.)
-func (c *Controller) placementInput(lost map[int32]bool) ([]placement.Partition, []appliedState) {
+//
+// loads (nil: none) gives each partition its Load (withLoads).
+func (c *Controller) placementInput(lost map[int32]bool, loads map[Key]placement.Load) ([]placement.Partition, []appliedState) {
 	settled := map[int32]bool{} // active or draining
 	if self := c.members.Self(); self.State != membership.StateJoining {
 		settled[c.id] = true
@@ -235,21 +242,40 @@ func (c *Controller) placementInput(lost map[int32]bool) ([]placement.Partition,
 		parts = append(parts, placement.Partition{Topic: as.ref.topic, Index: as.ref.index, Replicas: replicas,
 			ReplicationFactor: st.WantedReplicas(), Fixed: fixed})
 	}
+	if loads != nil {
+		refs := make([]stateRef, len(states))
+		for i, as := range states {
+			refs[i] = as.ref
+		}
+		withLoads(parts, refs, loads)
+	}
 	return parts, states
+}
+
+// place is the balancer's placement: by load or by counts.
+func (c *Controller) place(live []placement.Agent, parts []placement.Partition) [][]int32 {
+	if c.cfg.RebalanceByLoad {
+		return placement.PlaceByLoad(live, parts, c.cfg.LoadBalance)
+	}
+	return placement.Place(live, parts)
 }
 
 // startMoves writes reassignments towards the placement, keeping at most
 // RebalanceMaxMoves in flight, and reports whether moves are in flight
 // or left to start.
 func (c *Controller) startMoves(ctx context.Context, live []placement.Agent, lost map[int32]bool, now time.Time) bool {
-	parts, states := c.placementInput(lost)
+	var loads map[Key]placement.Load
+	if c.cfg.RebalanceByLoad {
+		loads = c.partitionLoads(ctx, now)
+	}
+	parts, states := c.placementInput(lost, loads)
 	moving := 0
 	for _, as := range states {
 		if as.state.Moving() {
 			moving++
 		}
 	}
-	if !placementChanges(live, parts) {
+	if !c.placementChanges(live, parts) {
 		return moving > 0
 	}
 	// This agent's view of other agents' partitions may lag (a missed
@@ -267,7 +293,7 @@ func (c *Controller) startMoves(ctx context.Context, live []placement.Agent, los
 	c.RefreshStates(ctx, true)
 	c.lastRefresh = now
 	defer func() { c.lastMoving = moving }()
-	parts, states = c.placementInput(lost)
+	parts, states = c.placementInput(lost, loads)
 	inFlight := 0
 	perAgent := map[int32]int{} // replicas each agent is receiving
 	for _, as := range states {
@@ -279,13 +305,20 @@ func (c *Controller) startMoves(ctx context.Context, live []placement.Agent, los
 		}
 	}
 	moving = inFlight
-	targets := placement.Place(live, parts)
+	targets := c.place(live, parts)
+	// Leaderships before copies: a target that only reorders replicas
+	// is written at once and takes no move slot.
+	for i, target := range targets {
+		if !parts[i].Fixed && !slices.Equal(target, parts[i].Replicas) && sameReplicas(target, parts[i].Replicas) {
+			c.reorder(ctx, states[i].ref, target, live)
+		}
+	}
 	for i, target := range targets {
 		if inFlight >= c.cfg.RebalanceMaxMoves {
 			moving = inFlight
 			return true
 		}
-		if parts[i].Fixed || slices.Equal(target, parts[i].Replicas) {
+		if parts[i].Fixed || sameReplicas(target, parts[i].Replicas) {
 			continue
 		}
 		ref := states[i].ref
@@ -323,14 +356,71 @@ func (c *Controller) startMoves(ctx context.Context, live []placement.Agent, los
 	return true
 }
 
-// placementChanges reports whether Place would move any replica.
-func placementChanges(live []placement.Agent, parts []placement.Partition) bool {
-	for i, target := range placement.Place(live, parts) {
+// placementChanges reports whether the placement would change any
+// partition's replicas or their order.
+func (c *Controller) placementChanges(live []placement.Agent, parts []placement.Partition) bool {
+	for i, target := range c.place(live, parts) {
 		if !parts[i].Fixed && !slices.Equal(target, parts[i].Replicas) {
 			return true
 		}
 	}
 	return false
+}
+
+// sameReplicas reports whether a and b hold the same agents, in any order.
+func sameReplicas(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, r := range a {
+		if !slices.Contains(b, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// reorder writes target, a new order of a partition's replicas, and with
+// --auto-leader-rebalance hands leadership to its first replica at once
+// (reorderState).
+func (c *Controller) reorder(ctx context.Context, ref stateRef, target []int32, live []placement.Agent) {
+	ids := make([]int32, 0, len(live))
+	for _, l := range live {
+		ids = append(ids, l.ID)
+	}
+	var before metadata.PartitionState
+	next, err := c.changeState(ctx, ref.topicID, ref.index, func(cur metadata.PartitionState) (metadata.PartitionState, error) {
+		before = cur
+		return reorderState(cur, target, ids, c.cfg.AutoLeaderRebalance), nil
+	})
+	if err != nil {
+		c.logger.Warn("balancer: reorder replicas", "topic", ref.topic, "partition", ref.index, "target", target, "err", err)
+		return
+	}
+	if next.StateEpoch == before.StateEpoch {
+		return // nothing written: the state changed meanwhile
+	}
+	c.metrics.leadershipMoves.Inc()
+	c.logger.Info("balancer: preferred leader changed", "topic", ref.topic, "partition", ref.index,
+		"from", before.Replicas, "to", next.Replicas, "leader", next.Leader, "leader_epoch", next.LeaderEpoch)
+}
+
+// reorderState is st with its replicas in target's order, and, when lead
+// is set and target's first replica is live, in sync and not leading,
+// that replica leading in a new epoch (as preferredLeaderState). It
+// returns st unchanged when st is moving or target is not a new order of
+// st's replicas.
+func reorderState(st metadata.PartitionState, target, live []int32, lead bool) metadata.PartitionState {
+	if st.Moving() || !sameReplicas(st.Replicas, target) || slices.Equal(st.Replicas, target) {
+		return st
+	}
+	next := st
+	next.Replicas = slices.Clone(target)
+	next.StateEpoch = st.StateEpoch + 1
+	if pref := target[0]; lead && st.Leader != pref && slices.Contains(st.ISR, pref) && slices.Contains(live, pref) {
+		next.Leader, next.LeaderEpoch = pref, st.LeaderEpoch+1
+	}
+	return next
 }
 
 // electPreferred hands leadership to each partition's first replica where
@@ -340,7 +430,7 @@ func (c *Controller) electPreferred(ctx context.Context, live []placement.Agent)
 	for _, l := range live {
 		ids = append(ids, l.ID)
 	}
-	_, states := c.placementInput(nil)
+	_, states := c.placementInput(nil, nil)
 	for _, as := range states {
 		st := as.state
 		if st.Moving() || len(st.Replicas) == 0 || st.Leader == st.Replicas[0] || st.Leader < 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/agent/placement"
 	"github.com/strata-streaming/strata/membership"
 )
 
@@ -71,6 +72,13 @@ type Config struct {
 	// be absent from gossip before the balancer re-places them (lost.go);
 	// 0 never.
 	ReplaceDeadAgentAfter time.Duration
+	// RebalanceByLoad places replicas by the agents' measured load
+	// (placement.PlaceByLoad, within LoadBalance's tolerance) rather
+	// than by counts alone, and makes every agent report its load every
+	// LoadReportInterval (load.go).
+	RebalanceByLoad    bool
+	LoadBalance        placement.Balance
+	LoadReportInterval time.Duration
 }
 
 // Controller is one agent's part of the cluster control plane (package
@@ -111,6 +119,11 @@ type Controller struct {
 	leaseRenewed time.Time
 	lastRefresh  time.Time
 	lastMoving   int
+	// loadReports are the other agents' load reports as last read, and
+	// loadMemory each partition's last settled load (load.go); guarded
+	// by roundMu too.
+	loadReports map[int32]cachedReport
+	loadMemory  map[Key]rememberedLoad
 }
 
 type metrics struct {
@@ -123,12 +136,16 @@ type metrics struct {
 	// uncleanReplacements counts the partitions given new replicas after
 	// every replica's agent was lost (lost.go).
 	uncleanReplacements prometheus.Counter
+	// leadershipMoves counts the preferred leaders the balancer changed
+	// without a move (balancer.go).
+	leadershipMoves prometheus.Counter
 }
 
 // New builds the controller of agent id; Run runs its loops.
 func New(id int32, cfg Config, store *metadata.Store, host Host, partMetrics *partition.Metrics, reg prometheus.Registerer, logger *slog.Logger, now time.Time) *Controller {
 	c := &Controller{id: id, cfg: cfg, store: store, host: host, logger: logger, partMetrics: partMetrics, startedAt: now,
-		refresh: stateRefresh{wake: make(chan struct{}, 1)}, movesSeen: map[Key]time.Time{}}
+		refresh: stateRefresh{wake: make(chan struct{}, 1)}, movesSeen: map[Key]time.Time{},
+		loadReports: map[int32]cachedReport{}, loadMemory: map[Key]rememberedLoad{}}
 	c.metrics = metrics{
 		elections: prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_leader_elections_total",
 			Help: "Partition leaderships this agent took over from a dead or restarted leader."}),
@@ -143,8 +160,10 @@ func New(id int32, cfg Config, store *metadata.Store, host Host, partMetrics *pa
 	}
 	c.metrics.uncleanReplacements = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_unclean_replacements_total",
 		Help: "Partitions this agent, as balancer, gave new replicas after every replica's agent was lost; the records acknowledged after their last upload to the bucket were lost (unclean.leader.election.enable)."})
+	c.metrics.leadershipMoves = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_balancer_leadership_moves_total",
+		Help: "Preferred leaders this agent, as balancer, changed by reordering a partition's replicas: no data copied."})
 	reg.MustRegister(c.metrics.elections, c.metrics.movesDone, c.metrics.movesStarted, c.metrics.movesCancelled, c.metrics.moveSeconds,
-		c.metrics.uncleanReplacements)
+		c.metrics.uncleanReplacements, c.metrics.leadershipMoves)
 	c.MemberChanged(now)
 	return c
 }
@@ -152,15 +171,16 @@ func New(id int32, cfg Config, store *metadata.Store, host Host, partMetrics *pa
 // SetMembers hands the controller the gossip membership, once, before Run.
 func (c *Controller) SetMembers(m Members) { c.members = m }
 
-// Run runs the replication loop and the balancer until ctx ends.
+// Run runs the replication loop, the balancer and (with RebalanceByLoad)
+// the load reports until ctx ends, and waits for all of them.
 func (c *Controller) Run(ctx context.Context) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.balancerLoop(ctx)
-	}()
+	var wg sync.WaitGroup
+	wg.Go(func() { c.balancerLoop(ctx) })
+	if c.cfg.AutoRebalance && c.cfg.RebalanceByLoad && c.cfg.LoadReportInterval > 0 {
+		wg.Go(func() { c.loadReportLoop(ctx) })
+	}
 	c.replicationLoop(ctx)
-	<-done
+	wg.Wait()
 }
 
 // MemberChanged records a membership change at now: the balancer waits

@@ -7,9 +7,12 @@
 //     for each local partition whose leader is gone, completes the
 //     reassignments this agent leads, and runs the leaders' ISR checks;
 //   - the balancer: the holder of the "balancer" lease plans moves with
-//     agent/placement and writes them as reassignments, cancels moves
-//     to agents that left (moves.go), and hands leadership back to
-//     preferred replicas;
+//     agent/placement (by the loads the agents report, load.go, or by
+//     counts) and writes them as reassignments, cancels moves to agents
+//     that left (moves.go), and hands leadership back to preferred
+//     replicas, before any move;
+//   - the load report: with --rebalance-by load, this agent's replicas'
+//     load, written to the store when it changes (load.go);
 //   - drains: hand leaderships over and wait while the balancer moves the
 //     replicas away.
 //
@@ -24,8 +27,8 @@
 //
 // # Concurrency
 //
-// Run owns the replication loop and the balancer loop, and waits for both
-// when its context ends. The partition.Cluster methods, Drain and the
+// Run owns the replication loop, the balancer loop and the load report
+// loop, and waits for all of them when its context ends. The partition.Cluster methods, Drain and the
 // Kafka-facing methods (Reassign, ElectPreferredLeader,
 // PartitionReassignments) may be called concurrently from any goroutine.
 package control

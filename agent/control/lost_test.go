@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/agent/placement"
 	"github.com/strata-streaming/strata/membership"
 	"github.com/strata-streaming/strata/tiering/objstore"
 )
@@ -99,6 +101,39 @@ func states(t *testing.T, store *metadata.Store, host *fakeHost) []metadata.Part
 // ordinary reassignments that keep the live replicas; leaders are
 // untouched (the live leader carries the move out).
 func TestLostAgentReplicasMove(t *testing.T) {
+	for _, byLoad := range []bool{false, true} {
+		t.Run(fmt.Sprint("by load ", byLoad), func(t *testing.T) { testLostAgentReplicasMove(t, byLoad) })
+	}
+}
+
+// byLoad makes c place by load, the live agents reporting partition hot
+// of host's topic at ten times the others' rate.
+func byLoad(t *testing.T, c *Controller, store *metadata.Store, host *fakeHost, hot int32, now time.Time) {
+	t.Helper()
+	c.cfg.RebalanceByLoad, c.cfg.LoadBalance, c.cfg.LoadReportInterval = true, placement.DefaultBalance(), 30*time.Second
+	reports := map[int32]*metadata.AgentLoad{}
+	for i, p := range host.peers {
+		st := p.State()
+		in := float64(100 << 10)
+		if int32(i) == hot {
+			in *= 10
+		}
+		for _, r := range st.Replicas {
+			if reports[r] == nil {
+				reports[r] = &metadata.AgentLoad{AgentID: r, WrittenAt: now}
+			}
+			reports[r].Partitions = append(reports[r].Partitions, metadata.PartitionLoad{TopicID: host.topic.ID, Partition: int32(i),
+				Leader: r == st.Leader, RoleAge: time.Hour, BytesIn: in, LocalBytes: 1 << 20})
+		}
+	}
+	for _, r := range reports {
+		if err := store.PutAgentLoad(context.Background(), *r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func testLostAgentReplicasMove(t *testing.T, placeByLoad bool) {
 	ctx := context.Background()
 	// Agent 5 held a replica of each partition; elections already gave
 	// the partitions it led to the other replica.
@@ -121,6 +156,9 @@ func TestLostAgentReplicasMove(t *testing.T) {
 		}
 		p.SetState(st)
 	}
+	if placeByLoad {
+		byLoad(t, c, store, host, 0, t0)
+	}
 	for _, at := range []time.Duration{time.Second, 4 * time.Minute, 5 * time.Minute} {
 		c.BalanceOnce(ctx, t0.Add(at))
 		if n := moving(t, store, host.topic.ID, 3); n != 0 {
@@ -142,9 +180,13 @@ func TestLostAgentReplicasMove(t *testing.T) {
 // lost agent gets a new replica leading in a new epoch when the topic
 // allows unclean leader election, and stays offline otherwise.
 func TestLostAgentHeadlessPartition(t *testing.T) {
-	for _, unclean := range []bool{false, true} {
+	for _, mode := range []struct{ unclean, byLoad bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		unclean := mode.unclean
 		ctx := context.Background()
 		c, host, store, t0 := lostCluster(t, [][]int32{{5}, {0}}, unclean)
+		if mode.byLoad {
+			byLoad(t, c, store, host, 1, t0)
+		}
 		before := host.peers[0].State()
 		c.BalanceOnce(ctx, t0.Add(time.Second))
 		c.BalanceOnce(ctx, t0.Add(5*time.Minute+2*time.Second))

@@ -15,6 +15,7 @@
 //	topics/<topic-id>/topic.json      partitions, configs                   CAS
 //	topics/<topic-id>/<p>/state.json  leader, epoch, replicas, ISR          CAS
 //	users/<user>.json                 SCRAM credentials of a user (users.go) CAS
+//	loads/<id>.json                   an agent's replicas' load (loads.go)  overwritten
 //
 // <topic-id> is the 16-byte Kafka topic UUID written as 32 lowercase hex
 // digits without dashes (FormatTopicID). It is random and never the zero UUID

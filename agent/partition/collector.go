@@ -2,6 +2,7 @@ package partition
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -14,6 +15,10 @@ type collector struct {
 	logEnd, highWater, logStart, sizeDesc *prometheus.Desc
 	underReplicated, appends, fsyncs      *prometheus.Desc
 	fsyncSeconds                          *prometheus.Desc
+	// The load (package loadstat), per partition and summed over the
+	// agent's, and the agent's id, which the per-agent numbers belong to
+	// (`strata cluster status --http` reads them).
+	bytesIn, bytesOut, agentIn, agentOut, agentLocal, agentInfo *prometheus.Desc
 }
 
 // NewCollector exports the offsets, size and counters of the partitions
@@ -34,17 +39,31 @@ func NewCollector(self int32, partitions func() []*Partition) prometheus.Collect
 		fsyncs:          prometheus.NewDesc("strata_partition_fsyncs_total", "Fsyncs of segment files since the agent started; below appends_total means group commit.", labels, nil),
 		fsyncSeconds: prometheus.NewDesc("strata_partition_fsync_seconds_total",
 			"Time the partition's fsyncs took since the agent started, a wait for a shared --log-group-sync included; divided by strata_partition_fsyncs_total, the mean fsync.", labels, nil),
+		bytesIn: prometheus.NewDesc("strata_partition_in_bytes_per_second",
+			"Bytes per second this replica appended (produced to it as leader, copied from the leader as follower), a moving average over about 20 s.", labels, nil),
+		bytesOut: prometheus.NewDesc("strata_partition_out_bytes_per_second",
+			"Bytes per second read from this replica by consumers and followers, a moving average over about 20 s.", labels, nil),
+		agentIn: prometheus.NewDesc("strata_agent_in_bytes_per_second",
+			"strata_partition_in_bytes_per_second summed over the agent's replicas: the network load the balancer's placement evens out (--rebalance-by load).", nil, nil),
+		agentOut: prometheus.NewDesc("strata_agent_out_bytes_per_second",
+			"strata_partition_out_bytes_per_second summed over the agent's replicas.", nil, nil),
+		agentLocal: prometheus.NewDesc("strata_agent_local_log_bytes",
+			"strata_partition_log_size_bytes summed over the agent's replicas: the disk load the balancer's placement evens out.", nil, nil),
+		agentInfo: prometheus.NewDesc("strata_agent_info", "Always 1; agent_id is this agent's id.", []string{"agent_id"}, nil),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.logEnd, c.highWater, c.logStart, c.sizeDesc, c.underReplicated, c.appends, c.fsyncs, c.fsyncSeconds} {
+	for _, d := range []*prometheus.Desc{c.logEnd, c.highWater, c.logStart, c.sizeDesc, c.underReplicated, c.appends, c.fsyncs, c.fsyncSeconds,
+		c.bytesIn, c.bytesOut, c.agentIn, c.agentOut, c.agentLocal, c.agentInfo} {
 		ch <- d
 	}
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	under := 0
+	now := time.Now()
+	var in, out, local float64
 	for _, p := range c.partitions() {
 		l := []string{p.Topic(), strconv.Itoa(int(p.Index()))}
 		gauge := func(d *prometheus.Desc, v int64) {
@@ -53,7 +72,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.logEnd, p.LogEndOffset())
 		gauge(c.highWater, p.HighWatermark())
 		gauge(c.logStart, p.LogStartOffset())
-		gauge(c.sizeDesc, p.Size())
+		size := p.Size()
+		gauge(c.sizeDesc, size)
+		r := p.Load(now)
+		ch <- prometheus.MustNewConstMetric(c.bytesIn, prometheus.GaugeValue, r.BytesIn, l...)
+		ch <- prometheus.MustNewConstMetric(c.bytesOut, prometheus.GaugeValue, r.BytesOut+r.ReplicaBytesOut, l...)
+		in, out, local = in+r.BytesIn, out+r.BytesOut+r.ReplicaBytesOut, local+float64(size)
 		st := p.LocalLog().Stats()
 		ch <- prometheus.MustNewConstMetric(c.appends, prometheus.CounterValue, float64(st.Appends), l...)
 		ch <- prometheus.MustNewConstMetric(c.fsyncs, prometheus.CounterValue, float64(st.Fsyncs), l...)
@@ -63,4 +87,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(c.underReplicated, prometheus.GaugeValue, float64(under))
+	ch <- prometheus.MustNewConstMetric(c.agentIn, prometheus.GaugeValue, in)
+	ch <- prometheus.MustNewConstMetric(c.agentOut, prometheus.GaugeValue, out)
+	ch <- prometheus.MustNewConstMetric(c.agentLocal, prometheus.GaugeValue, local)
+	ch <- prometheus.MustNewConstMetric(c.agentInfo, prometheus.GaugeValue, 1, strconv.Itoa(int(c.self)))
 }

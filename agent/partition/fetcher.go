@@ -192,6 +192,7 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 					return act, err
 				}
 				p.metrics.copiedBytes.WithLabelValues(p.topic).Add(float64(len(res.Records)))
+				p.load.AddIn(len(res.Records))
 				if p.copiedFrom.CompareAndSwap(0, act.Offset+1) {
 					p.logger.Info("follower: copying from the leader", "topic", p.topic, "partition", p.index,
 						"from_offset", act.Offset, "leader_log_end", res.HighWatermark)

@@ -111,6 +111,7 @@ func Open(cfg Config, deps Deps) (*Partition, error) {
 		minISR: cfg.MinISR, state: cfg.Stored, etag: cfg.ETag,
 		hwCh: make(chan struct{}), changed: make(chan struct{}), stopped: make(chan struct{}),
 	}
+	p.load.Start(time.Now())
 	// No HW checkpoint is kept: the log start is a safe floor, and a
 	// leader's HW moves up at its followers' first fetches.
 	var err error

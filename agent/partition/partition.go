@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/strata-streaming/strata/agent/dataplane"
+	"github.com/strata-streaming/strata/agent/loadstat"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/peer"
@@ -54,6 +55,9 @@ type Partition struct {
 	// from a leader since it was opened (0: none yet), so that a move's
 	// log line and its test can show where the copy began.
 	copiedFrom atomic.Int64
+	// load counts the bytes appended and read (one atomic add each) for
+	// the balancer's load-aware placement and the load metrics.
+	load loadstat.Meter
 
 	// txnMu guards txnGuards, the KIP-890 verifications in flight by
 	// producer id (txnguard.go). It is held across a verified batch's or
@@ -146,6 +150,12 @@ func (p *Partition) AbortedTransactions(ctx context.Context, from, upper int64) 
 // below the local log start. A remote read waits for the store at most
 // until ctx ends.
 func (p *Partition) Read(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error) {
+	b, err := p.read(ctx, offset, maxBytes, minOne)
+	p.load.AddOut(len(b))
+	return b, err
+}
+
+func (p *Partition) read(ctx context.Context, offset int64, maxBytes int, minOne bool) ([]byte, error) {
 	if start := p.LogStartOffset(); offset < start {
 		return nil, fmt.Errorf("%w: offset %d is below the log start %d", log.ErrOffsetOutOfRange, offset, start)
 	}
@@ -160,6 +170,10 @@ func (p *Partition) Read(ctx context.Context, offset int64, maxBytes int, minOne
 	}
 	return b, p.closedErr(err)
 }
+
+// Load is the replica's moving averages of bytes in and out as of now
+// (package loadstat).
+func (p *Partition) Load(now time.Time) loadstat.Rates { return p.load.Rates(now) }
 
 // DecompressionChecks are the log's: its W and the verdicts on older
 // batches, below the local log and in the bucket alike.

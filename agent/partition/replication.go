@@ -97,6 +97,7 @@ func (p *Partition) ApplyState(st metadata.PartitionState, etag string) (bool, e
 		return false, fmt.Errorf("%s-%d: apply state %+v: %w", p.topic, p.index, st, err)
 	}
 	p.state, p.etag = st, etag
+	p.load.SetRole(st.Leader == p.agentID, time.Now())
 	p.hw.Store(p.rep.HighWatermark())
 	close(p.changed)
 	p.changed = make(chan struct{})
@@ -187,6 +188,7 @@ func (p *Partition) Append(raw []byte, acks int16) (log.AppendResult, dataplane.
 		p.appending.Done()
 		return log.AppendResult{}, nil, err
 	}
+	p.load.AddIn(len(raw))
 	p.appended.Notify()
 	wait := func(ctx context.Context) error {
 		err := durable.Wait()
@@ -280,6 +282,7 @@ func (p *Partition) ReplicaRead(replicaID, leaderEpoch int32, offset int64, maxB
 	if err != nil {
 		return out, p.closedErr(err)
 	}
+	p.load.AddReplicaOut(len(data))
 	p.mu.Lock()
 	u, err := p.rep.FollowerFetched(replicaID, offset, end, time.Now())
 	if err == nil {

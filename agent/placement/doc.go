@@ -6,7 +6,9 @@
 //   - Order lists the live agents so that round-robin neighbours sit in
 //     different racks.
 //   - Place moves existing replica sets towards balance (the balancer's
-//     targets, and `strata cluster plan`).
+//     targets, and `strata reassign generate`) by counts of replicas and
+//     preferred leaders; PlaceByLoad (load.go) weighs each partition's
+//     measured network and disk load first, within a tolerance.
 //
 // The metadata store only stores what these decide.
 package placement

@@ -10,6 +10,9 @@ package placement
 //   - and move as few replicas as possible: a replica moves only to fix
 //     one of the above, and leaders are balanced by reordering replicas,
 //     which copies nothing.
+//
+// PlaceByLoad (load.go) puts the agents' measured network and disk load
+// before the counts.
 
 import (
 	"cmp"
@@ -33,6 +36,9 @@ type Partition struct {
 	Replicas          []int32
 	ReplicationFactor int
 	Fixed             bool
+	// Load is what the partition costs the agents that hold it; only
+	// PlaceByLoad reads it.
+	Load Load
 }
 
 // placer holds the working state of one Place call.
@@ -45,6 +51,15 @@ type placer struct {
 	// orig are each part's replicas before Place: balancing moves a
 	// replica Place added before one that holds data.
 	orig [][]int32
+	// byLoad is set by PlaceByLoad: the network and disk each agent
+	// carries (load.go), kept up to date by every change, and the count
+	// steps refuse what would unbalance them.
+	byLoad     bool
+	bal        Balance
+	net, disk  map[int32]float64
+	netSpread  spread
+	diskSpread spread
+	dataOrder  []int // byData's answer, computed once
 }
 
 // maxPlacementRounds bounds each balancing loop; every round moves one
@@ -56,7 +71,16 @@ const maxPlacementRounds = 1 << 16
 // agents than that exist (then as many as there are agents): a partition
 // left short by a drain grows back once agents are there.
 func Place(agents []Agent, parts []Partition) [][]int32 {
-	pl := &placer{rack: map[int32]string{}, load: map[int32]int{}, leaders: map[int32]int{}}
+	return place(agents, parts, nil)
+}
+
+// place is Place, and PlaceByLoad when bal is set.
+func place(agents []Agent, parts []Partition, bal *Balance) [][]int32 {
+	pl := &placer{rack: map[int32]string{}, load: map[int32]int{}, leaders: map[int32]int{},
+		net: map[int32]float64{}, disk: map[int32]float64{}}
+	if bal != nil {
+		pl.byLoad, pl.bal = true, *bal
+	}
 	pl.agents = slices.Clone(agents)
 	slices.SortFunc(pl.agents, func(a, b Agent) int { return cmp.Compare(a.ID, b.ID) })
 	pl.agents = slices.CompactFunc(pl.agents, func(a, b Agent) bool { return a.ID == b.ID })
@@ -85,8 +109,12 @@ func Place(agents []Agent, parts []Partition) [][]int32 {
 		pl.dropInactive()
 		pl.count()
 		pl.fill()
-		pl.balanceReplicas()
-		pl.balanceLeaders()
+		if pl.byLoad {
+			pl.balanceByLoad()
+		} else {
+			pl.balanceReplicas()
+			pl.balanceLeaders()
+		}
 	}
 	out := make([][]int32, len(parts))
 	for k, i := range order {
@@ -125,15 +153,26 @@ func (pl *placer) dropInactive() {
 }
 
 func (pl *placer) count() {
-	for _, p := range pl.parts {
+	for k, p := range pl.parts {
 		for i, r := range p.Replicas {
 			if pl.active(r) {
-				pl.load[r]++
-				if i == 0 {
-					pl.leaders[r]++
-				}
+				pl.add(k, i, r, 1)
 			}
 		}
+	}
+}
+
+// add counts (sign 1) or uncounts (-1) the replica at position pos of
+// part k as agent r's.
+func (pl *placer) add(k, pos int, r int32, sign int) {
+	pl.load[r] += sign
+	if pos == 0 {
+		pl.leaders[r] += sign
+	}
+	if pl.byLoad {
+		p := &pl.parts[k]
+		pl.net[r] += float64(sign) * p.Load.network(pos, len(p.Replicas))
+		pl.disk[r] += float64(sign) * float64(p.Load.DiskBytes)
 	}
 }
 
@@ -148,24 +187,21 @@ func (pl *placer) fill() {
 			}
 			best := pl.pick(p.Replicas, -1)
 			p.Replicas[j] = best
-			pl.load[best]++
-			if j == 0 {
-				pl.leaders[best]++
-			}
+			pl.add(i, j, best, 1)
 		}
 	}
 }
 
 // pick returns the best agent to add to replicas in place of old (-1: a
-// placeholder): not in the partition, new rack first, then least loaded,
-// then lowest id.
+// placeholder): not in the partition, new rack first, then (PlaceByLoad)
+// the least network, then the fewest replicas, then lowest id.
 func (pl *placer) pick(replicas []int32, old int32) int32 {
-	best, bestKey := int32(-1), [3]int{}
+	best, bestKey := int32(-1), [4]float64{}
 	for _, a := range pl.agents {
 		if slices.Contains(replicas, a.ID) {
 			continue
 		}
-		key := [3]int{pl.rackPenalty(replicas, old, a.ID), pl.load[a.ID], int(a.ID)}
+		key := [4]float64{float64(pl.rackPenalty(replicas, old, a.ID)), pl.net[a.ID], float64(pl.load[a.ID]), float64(a.ID)}
 		if best < 0 || slices.Compare(key[:], bestKey[:]) < 0 {
 			best, bestKey = a.ID, key
 		}
@@ -221,29 +257,39 @@ func (pl *placer) improve(counts map[int32]int, step func(from, to int32) bool) 
 
 // moveReplica moves one replica from from to to: one that Place itself
 // added (fill) if any can go, since moving it copies nothing more, else
-// one that holds data.
+// one that holds data (PlaceByLoad: the one with the least, and only one
+// whose move leaves network and disk no less balanced).
 func (pl *placer) moveReplica(from, to int32) bool {
 	for _, added := range []bool{true, false} {
-		for i := range pl.parts {
+		for _, i := range pl.byData() {
 			p := &pl.parts[i]
 			j := slices.Index(p.Replicas, from)
 			if p.Fixed || j < 0 || slices.Contains(p.Replicas, to) || added && slices.Contains(pl.orig[i], from) {
 				continue
 			}
-			if pl.rackPenalty(p.Replicas, from, to) > pl.rackPenalty(p.Replicas, from, from) {
+			if !pl.rackAllows(i, from, to) || pl.byLoad && !pl.keepsLoad(i, j, to) {
 				continue
 			}
-			p.Replicas[j] = to
-			pl.load[from]--
-			pl.load[to]++
-			if j == 0 {
-				pl.leaders[from]--
-				pl.leaders[to]++
-			}
+			pl.move(i, j, to)
 			return true
 		}
 	}
 	return false
+}
+
+// rackAllows reports whether part k's replica on from may move to to:
+// never into a rack that more of its other replicas share.
+func (pl *placer) rackAllows(k int, from, to int32) bool {
+	p := &pl.parts[k]
+	return pl.rackPenalty(p.Replicas, from, to) <= pl.rackPenalty(p.Replicas, from, from)
+}
+
+// move gives the replica at position pos of part k to agent to.
+func (pl *placer) move(k, pos int, to int32) {
+	p := &pl.parts[k]
+	pl.add(k, pos, p.Replicas[pos], -1)
+	p.Replicas[pos] = to
+	pl.add(k, pos, to, 1)
 }
 
 // balanceLeaders evens out preferred leaders by swapping a replica to the
@@ -263,13 +309,23 @@ func (pl *placer) swapLeader(from, to int32) bool {
 			continue
 		}
 		j := slices.Index(p.Replicas, to)
-		if j < 0 {
+		if j < 0 || pl.byLoad && !pl.keepsNetwork(i, j) {
 			continue
 		}
-		p.Replicas[0], p.Replicas[j] = to, from
-		pl.leaders[from]--
-		pl.leaders[to]++
+		pl.swap(i, j)
 		return true
 	}
 	return false
+}
+
+// swap makes the replica at position j of part k its preferred leader,
+// and the leader's replica takes position j: no data moves.
+func (pl *placer) swap(k, j int) {
+	p := &pl.parts[k]
+	from, to := p.Replicas[0], p.Replicas[j]
+	pl.add(k, 0, from, -1)
+	pl.add(k, j, to, -1)
+	p.Replicas[0], p.Replicas[j] = to, from
+	pl.add(k, 0, to, 1)
+	pl.add(k, j, from, 1)
 }

@@ -12,9 +12,14 @@
 // replica restores from the store and copies only the untiered tail, so
 // both numbers should stay flat as the history grows.
 //
-// Measure runs one cluster at a time and stops every process it started
-// before it returns; it may be called again afterwards but not
-// concurrently with itself on one machine (the numbers would interfere).
+// MeasureHot (hot.go) measures whether a join evens out the agents'
+// measured load when one partition takes ten times the others' rate, with
+// the balancer placing by load or by counts.
+//
+// Measure and MeasureHot run one cluster at a time and stop every process
+// they started before they return; they may be called again afterwards
+// but not concurrently with each other on one machine (the numbers would
+// interfere).
 package rebalance
 
 import (

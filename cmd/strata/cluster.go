@@ -2,7 +2,8 @@ package main
 
 // `strata cluster status` shows the agents and, per agent, the replicas and
 // leaderships it holds and the partitions being moved, from Metadata and
-// ListPartitionReassignments. `strata reassign` moves partitions with
+// ListPartitionReassignments, and with --http each agent's load
+// (clusterload.go). `strata reassign` moves partitions with
 // AlterPartitionReassignments: a plan in kafka-reassign-partitions' JSON,
 // then execute, verify or cancel. `strata agent drain` asks an agent to
 // drain (POST /v1/drain) and, with --wait, waits until it has stopped.
@@ -32,21 +33,35 @@ import (
 func newClusterCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "cluster", Short: "Show the agents and what each holds"}
 	var cf clientFlags
+	var lf loadFlags
 	status := &cobra.Command{
 		Use:   "status",
-		Short: "Agents, replicas and leaderships per agent, and partition moves in flight",
+		Short: "Agents, replicas, leaderships and (with --http) load per agent, and partition moves in flight",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var loads map[int32]agentLoad
+			if lf.addrs != "" {
+				h, err := lf.open(&cf)
+				if err != nil {
+					return err
+				}
+				if loads, err = fetchAgentLoads(cmd.Context(), h, lf.addrs, cf.timeout); err != nil {
+					return err
+				}
+			}
 			return runAdmin(cmd, &cf, func(ctx context.Context, adm *kadm.Client) error {
 				md, moves, err := metadataAndMoves(ctx, adm)
 				if err == nil {
-					printClusterStatus(cmd, md, moves)
+					printClusterStatus(cmd, md, moves, loads)
 				}
 				return err
 			})
 		},
 	}
 	cf.register(status.Flags())
+	status.Flags().StringVar(&lf.addrs, "http", "", "Comma-separated HTTP addresses (--http-addr) of the agents whose load to show: bytes in and out per second (moving averages over about 20 s) and local log bytes, read from their /metrics. Empty shows no load.")
+	status.Flags().BoolVar(&lf.tls, "http-tls", false, "Call those agents over HTTPS (their --http-tls), with --tls-ca-file, --tls-cert-file and --tls-key-file.")
+	status.Flags().StringVar(&lf.tokenFile, "http-token-file", "", "The agents' --http-token-file; its first token authorizes the requests.")
 	cmd.AddCommand(status)
 	return cmd
 }
@@ -61,7 +76,9 @@ func metadataAndMoves(ctx context.Context, adm *kadm.Client) (kadm.Metadata, kad
 	return md, moves, err
 }
 
-func printClusterStatus(cmd *cobra.Command, md kadm.Metadata, moves kadm.ListPartitionReassignmentsResponses) {
+// printClusterStatus prints the agents, and, when loads is not nil, each
+// one's load ("-" for an agent whose HTTP address was not given).
+func printClusterStatus(cmd *cobra.Command, md kadm.Metadata, moves kadm.ListPartitionReassignmentsResponses, loads map[int32]agentLoad) {
 	replicas, leaders := map[int32]int{}, map[int32]int{}
 	leaderless := 0
 	underReplicated := 0
@@ -81,13 +98,25 @@ func printClusterStatus(cmd *cobra.Command, md kadm.Metadata, moves kadm.ListPar
 		}
 	}
 	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "AGENT\tADDRESS\tRACK\tREPLICAS\tLEADERS")
+	header := "AGENT\tADDRESS\tRACK\tREPLICAS\tLEADERS"
+	if loads != nil {
+		header += "\tIN/S\tOUT/S\tLOCAL"
+	}
+	fmt.Fprintln(w, header)
 	for _, b := range md.Brokers {
 		rack := "-"
 		if b.Rack != nil {
 			rack = *b.Rack
 		}
-		fmt.Fprintf(w, "%d\t%s:%d\t%s\t%d\t%d\n", b.NodeID, b.Host, b.Port, rack, replicas[b.NodeID], leaders[b.NodeID])
+		fmt.Fprintf(w, "%d\t%s:%d\t%s\t%d\t%d", b.NodeID, b.Host, b.Port, rack, replicas[b.NodeID], leaders[b.NodeID])
+		if loads != nil {
+			if l, ok := loads[b.NodeID]; ok {
+				fmt.Fprintf(w, "\t%s\t%s\t%s", formatBytes(l.in), formatBytes(l.out), formatBytes(l.local))
+			} else {
+				fmt.Fprint(w, "\t-\t-\t-")
+			}
+		}
+		fmt.Fprintln(w)
 	}
 	w.Flush()
 	fmt.Fprintf(cmd.OutOrStdout(), "\npartitions: leaderless %d, under-replicated %d, moving %d\n", leaderless, underReplicated, len(moves.Sorted()))
