@@ -181,14 +181,20 @@ func TestTxnCommitAndAbort(t *testing.T) {
 	if st, ok := r.Topic(txnTopic); !ok || !st.Internal || st.Configs[metadata.CleanupPolicy] != "compact" {
 		t.Fatalf("%s: %+v, want an internal compacted topic", txnTopic, st)
 	}
-	// The coordinator's view, through kadm.
+	// The coordinator's view, through kadm. Its CompleteAbort record
+	// follows the markers' acknowledgement, so it may trail them.
 	adm := kadm.NewClient(admin)
-	d, err := adm.DescribeTransactions(ctxT(t), "tx-commit-abort")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := d["tx-commit-abort"]; s.Err != nil || s.State != "CompleteAbort" || len(s.Topics) != 0 {
-		t.Fatalf("described %+v", s)
+	var described kadm.DescribedTransaction
+	testwait.Until(t, 20*time.Second, func() bool {
+		d, err := adm.DescribeTransactions(ctxT(t), "tx-commit-abort")
+		if err != nil {
+			t.Fatal(err)
+		}
+		described = d["tx-commit-abort"]
+		return described.Err == nil && described.State == "CompleteAbort"
+	}, "the coordinator to complete the abort")
+	if len(described.Topics) != 0 {
+		t.Fatalf("described %+v", described)
 	}
 	listed, err := adm.ListTransactions(ctxT(t), nil, []string{"CompleteAbort"})
 	if err != nil {
