@@ -151,8 +151,18 @@ func TestGroupSurvivesCoordinatorSIGKILL(t *testing.T) {
 		}
 		return ""
 	})
-	// Let the second rebalance of the cooperative protocol settle.
-	time.Sleep(2 * time.Second)
+	// Let the second rebalance of the cooperative protocol settle: no
+	// JoinGroup for 3 s (a loaded machine delays it past a fixed pause).
+	quiet := joins.n.Load()
+	waitFor(t, "gsk-live's JoinGroups to stop", func() string {
+		time.Sleep(3 * time.Second)
+		n := joins.n.Load()
+		if g := describe(adm); n != quiet || g.State != "Stable" {
+			quiet = n
+			return fmt.Sprintf("%d JoinGroups, %s", n, g.State)
+		}
+		return ""
+	})
 	before, joined := describe(adm), joins.n.Load()
 	t.Logf("%d JoinGroups so far", joined)
 	_, adm2 := f.killCoordinator()
