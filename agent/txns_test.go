@@ -291,6 +291,19 @@ func TestTxnTimeout(t *testing.T) {
 // consumer does, exactly up to the last stable offset: without the
 // records of aborted transactions (the Fetch's aborted_transactions,
 // applied by kgo).
+// readStable is readToStable once it returns at least n values, waited
+// for (bounded): a commit's markers land after EndTxn's answer, so the
+// stable offset may trail it.
+func readStable(t *testing.T, leader *running, topic string, partition int32, n int) []string {
+	t.Helper()
+	var got []string
+	testwait.Until(t, 20*time.Second, func() bool {
+		got = readToStable(t, leader, topic, partition)
+		return len(got) >= n
+	}, "%d records below the stable offset of %s-%d", n, topic, partition)
+	return got
+}
+
 func readToStable(t *testing.T, leader *running, topic string, partition int32) []string {
 	t.Helper()
 	cl := leader.client(t)

@@ -121,7 +121,7 @@ func TestTxnV2EpochBumpPerTransaction(t *testing.T) {
 			t.Fatalf("DescribeProducers: %+v, want epoch %d (the last marker's)", dp, epochs[2])
 		}
 	}
-	if got := readToStable(t, r, "tv2", 0); !slices.Equal(got, []string{"v2-a", "v2-b", "v2-c"}) {
+	if got := readStable(t, r, "tv2", 0, 3); !slices.Equal(got, []string{"v2-a", "v2-b", "v2-c"}) {
 		t.Fatalf("read_committed read %q", got)
 	}
 }
@@ -241,7 +241,7 @@ func TestTxnVersionPinnedTo1(t *testing.T) {
 	if epochs[0] != epochs[1] {
 		t.Fatalf("epochs after each commit %v, want them equal (transaction version 1)", epochs)
 	}
-	if got := readToStable(t, r, "tv1", 0); !slices.Equal(got, []string{"v1-a", "v1-b"}) {
+	if got := readStable(t, r, "tv1", 0, 2); !slices.Equal(got, []string{"v1-a", "v1-b"}) {
 		t.Fatalf("read_committed read %q", got)
 	}
 }
@@ -290,7 +290,7 @@ func TestTxnV2RemoteCoordinator(t *testing.T) {
 	if code != kerr.InvalidProducerEpoch.Code {
 		t.Fatalf("zombie Produce v12 at the previous epoch: %v, want INVALID_PRODUCER_EPOCH", kerr.ErrorForCode(code))
 	}
-	if got := readToStable(t, leader, "tv2-r", target); len(got) != 2 {
+	if got := readStable(t, leader, "tv2-r", target, 2); len(got) != 2 {
 		t.Fatalf("read_committed read %q, want the two committed records", got)
 	}
 }
