@@ -30,7 +30,7 @@ func (a *Agent) startMembership() error {
 	if err != nil {
 		return err
 	}
-	if holder, held := a.idHeldBy(m); held {
+	if holder, held := m.IDHeldBy(); held {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		m.Leave(ctx)
@@ -40,42 +40,6 @@ func (a *Agent) startMembership() error {
 	}
 	a.members = m
 	return nil
-}
-
-// idJoinWait bounds how long idHeldBy waits for the first join: with
-// seeds that do not answer yet (a cluster starting all at once) the check
-// is skipped rather than the start held up; a duplicate found later is
-// still reported (EventDuplicate).
-const idJoinWait = 2 * time.Second
-
-// idHeldBy returns another live member that claims this agent's id, if
-// one stays for as long as gossip takes to declare a dead node failed: a
-// rescheduled pod may join before its previous incarnation, on another
-// address, is known to be gone. One on this agent's own gossip address is
-// its previous process, which cannot be running, and is not waited for.
-// The join runs in the background, so the view is polled until it lists
-// another agent (or idJoinWait passes).
-func (a *Agent) idHeldBy(m *membership.Membership) (membership.Member, bool) {
-	self := m.Self()
-	g := a.cfg.Gossip
-	start := time.Now()
-	deadline := start.Add(g.ProbeInterval * time.Duration(4*g.SuspicionMult+4))
-	for {
-		members := m.Members()
-		var holder *membership.Member
-		for _, o := range members {
-			if o.ID == self.ID && o.Name != self.Name && o.GossipAddr != self.GossipAddr {
-				holder = &o
-			}
-		}
-		switch {
-		case holder != nil && time.Now().After(deadline):
-			return *holder, true
-		case holder == nil && (len(g.Join) == 0 || len(members) > 1 || time.Since(start) > idJoinWait):
-			return membership.Member{}, false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // alone reports whether gossip shows no live agent but this one.
