@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
-	"net"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/strata-streaming/strata/internal/freeport"
 	"github.com/strata-streaming/strata/internal/testwait"
 )
 
@@ -167,25 +166,13 @@ func memberNames(m *member) []string {
 	return names
 }
 
-// freePort asks the kernel for a port that is free for both TCP and UDP on
-// 127.0.0.1 and releases it, for a member that must start later on a
-// port known in advance.
+// freePort returns a port free for both TCP and UDP on 127.0.0.1, for a
+// member that must start later on a port known in advance.
 func freePort(t *testing.T) int {
 	t.Helper()
-	for range 10 {
-		tl, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := tl.Addr().(*net.TCPAddr).Port
-		ul, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		tl.Close()
-		if err != nil {
-			continue
-		}
-		ul.Close()
-		return port
+	ports, err := freeport.Loopback(1)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no port free for both TCP and UDP")
-	return 0
+	return ports[0]
 }

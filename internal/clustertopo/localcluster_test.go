@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/internal/freeport"
 	"github.com/strata-streaming/strata/internal/miniotest"
 )
 
@@ -262,33 +263,18 @@ func poll(ctx context.Context, done func() bool) error {
 	return nil
 }
 
-// freePorts returns n distinct loopback ports that were free for TCP and
-// UDP (gossip uses both) a moment ago. Another process may take one before
-// the cluster binds it; the script then fails and says which.
+// freePorts returns n loopback ports for the script's processes.
 func freePorts(t *testing.T, n int) []string {
 	t.Helper()
-	var ports []string
-	var held []func() error
-	defer func() {
-		for _, release := range held {
-			release()
-		}
-	}()
-	for len(ports) < n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, l.Close)
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err != nil {
-			continue // taken for UDP; keep the TCP one held so it is not chosen again
-		}
-		held = append(held, u.Close)
-		ports = append(ports, strconv.Itoa(port))
+	ports, err := freeport.Loopback(n)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return ports
+	var s []string
+	for _, p := range ports {
+		s = append(s, strconv.Itoa(p))
+	}
+	return s
 }
 
 // recordedPIDs reads the PID files of the work directory.

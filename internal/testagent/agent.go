@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/strata-streaming/strata/internal/freeport"
 )
 
 var (
@@ -139,7 +141,7 @@ func Start(t testing.TB, opts Options) *Agent {
 		a.dataDir = t.TempDir()
 	}
 	a.logPath = filepath.Join(t.TempDir(), "agent.log")
-	ports, err := freePorts(3 + len(opts.ExtraListeners))
+	ports, err := freeport.Loopback(3 + len(opts.ExtraListeners))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package testagent
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"time"
 )
@@ -50,20 +49,4 @@ func (a *Agent) tail() string {
 		s = "...\n" + s[len(s)-logTailBytes:]
 	}
 	return s
-}
-
-// freePorts reserves n distinct loopback ports by listening on them all at
-// once, then releases them for the agent. Another process could take one in
-// between; on a test machine that is rare enough to accept.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("testagent: free port: %w", err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
