@@ -134,7 +134,7 @@ func Start(cfg Config, self Member) (*Membership, error) {
 			"dropped", dropped, "limit", cfg.EventQueueLimit)
 	})
 	m.bq = &memberlist.TransmitLimitedQueue{RetransmitMult: cfg.RetransmitMult}
-	m.del = newDelegate(self.Name, meta, logger, m.queue, m.bq)
+	m.del = newDelegate(self.Name, meta, logger, m.queue, m.bq, m.kickJoiner)
 	// The queue's retransmit count grows with the cluster. The view's size
 	// is read under the delegate's lock, never memberlist's: GetBroadcasts
 	// may run where memberlist holds its node lock.
