@@ -124,7 +124,6 @@ func (m *Membership) joinLoop() {
 				joins++
 				if joins == 1 {
 					m.logger.Info("joined the cluster", "seeds_contacted", contacted, "attempts", m.joinFailures.Load()+1)
-					m.reannounce()
 				}
 				m.joinFailures.Store(0)
 				if learned == 0 {

@@ -308,25 +308,6 @@ func (m *Membership) SetState(ctx context.Context, s State) error {
 	return nil
 }
 
-// reannounce gossips this agent's meta again, under a new incarnation,
-// after a join has brought in members. A state set while the join was
-// under way (an agent marks itself active as soon as it serves, and joins
-// in the background) otherwise reached no one until the next push/pull,
-// up to PushPullInterval later: the join carried the old meta, and the
-// update was gossiped before the others were known.
-func (m *Membership) reannounce() {
-	m.life.RLock()
-	defer m.life.RUnlock()
-	if m.usableLocked() != nil {
-		return
-	}
-	m.announceMu.Lock()
-	defer m.announceMu.Unlock()
-	if err := m.list.UpdateNode(min(m.cfg.UpdateTimeout, time.Second)); err != nil {
-		m.logger.Debug("re-announce after joining", "err", err)
-	}
-}
-
 // Broadcast gossips a small message to the other members, who receive it
 // as an EventBroadcast: "the object named key is now at the version in
 // payload". key names what the message is about: a broadcast still queued
