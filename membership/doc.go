@@ -26,6 +26,13 @@
 // exchange lists with every seed instead of learning of some members only
 // from gossip, which may miss one until the next push/pull (30 s).
 //
+// # memberlist
+//
+// The gossip library is hashicorp/memberlist v0.6.0 with one fix, in
+// third_party/memberlist (STRATA.md there): the release could drop a gossip
+// message that replaced the only one queued, such as this agent's new state
+// set while it joined, a relayed alive or suspect message, or a Broadcast.
+//
 // # Identity
 //
 // Each Start makes a new memberlist node named agent-<id>-<8 random hex
