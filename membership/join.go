@@ -124,6 +124,8 @@ func (m *Membership) joinLoop() {
 				joins++
 				if joins == 1 {
 					m.logger.Info("joined the cluster", "seeds_contacted", contacted, "attempts", m.joinFailures.Load()+1)
+					// The failures' backoff does not space these joins.
+					backoff = m.cfg.JoinRetryMin
 				}
 				m.joinFailures.Store(0)
 				if learned == 0 {
