@@ -107,3 +107,7 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/ini.v1 v1.67.3 // indirect
 )
+
+// memberlist v0.6.0 with one fix: a gossip broadcast that replaced the only
+// queued one could be dropped (third_party/memberlist/STRATA.md).
+replace github.com/hashicorp/memberlist => ./third_party/memberlist

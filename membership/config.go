@@ -27,11 +27,12 @@ type Config struct {
 	AdvertiseAddr string
 	// Join (--join) lists host:port gossip addresses of other agents. Start
 	// returns without waiting for them: joining is retried in the background
-	// for as long as this agent sees no other member.
+	// for as long as this agent sees no other member, and repeated once it
+	// does until a join brings no new member (join.go).
 	Join []string
 	// JoinRetryMin and JoinRetryMax (--join-retry-max) bound the backoff
-	// between join attempts; JoinRetryMax is also how often an agent that is
-	// alone looks again.
+	// between join attempts, failed or bringing new members; JoinRetryMax
+	// is also how often an agent that is alone looks again.
 	JoinRetryMin, JoinRetryMax time.Duration
 
 	// ProbeInterval (--gossip-probe-interval) is how often each agent pings

@@ -18,6 +18,9 @@ type delegate struct {
 	logger     *slog.Logger
 	queue      *eventQueue
 	broadcasts *memberlist.TransmitLimitedQueue
+	// onFirstPeer is called, without blocking, when a member other than
+	// this node appears in a view that had none: it wakes the joiner.
+	onFirstPeer func()
 
 	metaMu sync.Mutex
 	meta   []byte // this node's encoded meta; replaced, never modified
@@ -39,15 +42,17 @@ var (
 // the set starts over (and a node may be logged again).
 const badMetaLogLimit = 1024
 
-func newDelegate(self string, meta []byte, logger *slog.Logger, queue *eventQueue, bq *memberlist.TransmitLimitedQueue) *delegate {
+func newDelegate(self string, meta []byte, logger *slog.Logger, queue *eventQueue, bq *memberlist.TransmitLimitedQueue,
+	onFirstPeer func()) *delegate {
 	return &delegate{
-		logger:     logger,
-		queue:      queue,
-		broadcasts: bq,
-		meta:       meta,
-		view:       newView(self),
-		dedup:      newDedup(dedupWindow),
-		badMeta:    make(map[string]struct{}),
+		logger:      logger,
+		queue:       queue,
+		broadcasts:  bq,
+		onFirstPeer: onFirstPeer,
+		meta:        meta,
+		view:        newView(self),
+		dedup:       newDedup(dedupWindow),
+		badMeta:     make(map[string]struct{}),
 	}
 }
 
@@ -136,9 +141,13 @@ func (d *delegate) upsert(t EventType, n *memberlist.Node) {
 		return
 	}
 	d.mu.Lock()
+	first := !d.view.hasOther() && m.Name != d.view.self
 	evs := d.view.upsert(t, m)
 	d.mu.Unlock()
 	d.deliver(evs)
+	if first {
+		d.onFirstPeer()
+	}
 }
 
 func (d *delegate) NotifyLeave(n *memberlist.Node) {

@@ -17,9 +17,21 @@
 //	m.Close()    // without Leave, the others see EventFail after failure detection
 //
 // Start returns once the listener is bound; the --join seeds are joined in
-// the background and retried with backoff, so an agent starts while the
-// others are down, and an agent that finds itself alone (every other member
-// failed) tries its seeds again.
+// the background (join.go). A join exchanges the full member list with
+// every seed that answers. While an agent is alone its joins are retried
+// with backoff, so it starts while the others are down and tries again when
+// every other member has failed. Once in a cluster it joins again, a
+// JoinRetryMin or so apart, until a join brings no member it did not know:
+// agents started all at once, whose first joins are all refused, each
+// exchange lists with every seed instead of learning of some members only
+// from gossip, which may miss one until the next push/pull (30 s).
+//
+// # memberlist
+//
+// The gossip library is hashicorp/memberlist v0.6.0 with one fix, in
+// third_party/memberlist (STRATA.md there): the release could drop a gossip
+// message that replaced the only one queued, such as this agent's new state
+// set while it joined, a relayed alive or suspect message, or a Broadcast.
 //
 // # Identity
 //
@@ -33,8 +45,8 @@
 // # Concurrency
 //
 // All methods of Membership may be called concurrently. memberlist's
-// callbacks never block: they update the member view and append to a
-// bounded queue (Config.EventQueueLimit, updates of one node coalesced,
+// callbacks never block: they update the member view, wake the joiner when
+// the first other member appears, and append to a bounded queue (Config.EventQueueLimit, updates of one node coalesced,
 // overflow reported as EventOverflow) that one goroutine feeds to the Events
 // channel. Members() is updated before the event is queued, so it is never
 // behind the events a reader has seen.

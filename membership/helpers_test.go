@@ -78,6 +78,10 @@ func (c *cluster) start(id int32, seeds ...string) *member {
 
 func (c *cluster) startWith(cfg Config, id int32) *member {
 	c.t.Helper()
+	if cfg.Logger == c.logger {
+		// Every member logs into one buffer: say whose line it is.
+		cfg.Logger = c.logger.With("self", id)
+	}
 	m, err := Start(cfg, testSelf(id))
 	if err != nil {
 		c.t.Fatalf("start agent %d: %v", id, err)

@@ -134,7 +134,7 @@ func Start(cfg Config, self Member) (*Membership, error) {
 			"dropped", dropped, "limit", cfg.EventQueueLimit)
 	})
 	m.bq = &memberlist.TransmitLimitedQueue{RetransmitMult: cfg.RetransmitMult}
-	m.del = newDelegate(self.Name, meta, logger, m.queue, m.bq)
+	m.del = newDelegate(self.Name, meta, logger, m.queue, m.bq, m.kickJoiner)
 	// The queue's retransmit count grows with the cluster. The view's size
 	// is read under the delegate's lock, never memberlist's: GetBroadcasts
 	// may run where memberlist holds its node lock.
@@ -306,25 +306,6 @@ func (m *Membership) SetState(ctx context.Context, s State) error {
 		return fmt.Errorf("membership: state %v is set but was not gossiped within %v: %w", s, timeout, err)
 	}
 	return nil
-}
-
-// reannounce gossips this agent's meta again, under a new incarnation,
-// after a join has brought in members. A state set while the join was
-// under way (an agent marks itself active as soon as it serves, and joins
-// in the background) otherwise reached no one until the next push/pull,
-// up to PushPullInterval later: the join carried the old meta, and the
-// update was gossiped before the others were known.
-func (m *Membership) reannounce() {
-	m.life.RLock()
-	defer m.life.RUnlock()
-	if m.usableLocked() != nil {
-		return
-	}
-	m.announceMu.Lock()
-	defer m.announceMu.Unlock()
-	if err := m.list.UpdateNode(min(m.cfg.UpdateTimeout, time.Second)); err != nil {
-		m.logger.Debug("re-announce after joining", "err", err)
-	}
 }
 
 // Broadcast gossips a small message to the other members, who receive it

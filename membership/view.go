@@ -55,6 +55,16 @@ func (v *view) upsert(t EventType, m Member) []Event {
 	return out
 }
 
+// hasOther reports whether a member other than this node is live.
+func (v *view) hasOther() bool {
+	for name := range v.members {
+		if name != v.self {
+			return true
+		}
+	}
+	return false
+}
+
 // markLeaving records a live member's leave intent. Intents from nodes not
 // in the view are ignored, which keeps the set within the member count.
 func (v *view) markLeaving(name string) {
