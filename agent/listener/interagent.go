@@ -30,24 +30,10 @@ import (
 func (c Config) PeerOptions(proto kafka.SecurityProtocol, files tlsconfig.Files) (peer.Options, error) {
 	var opts peer.Options
 	if proto.TLS() {
-		tc := &tls.Config{MinVersion: tls.VersionTLS12}
-		if ca := files.ClientCAFile; ca != "" {
-			pem, err := os.ReadFile(ca)
-			if err != nil {
-				return opts, fmt.Errorf("--tls-client-ca-file: %w", err)
-			}
-			tc.RootCAs = x509.NewCertPool()
-			if !tc.RootCAs.AppendCertsFromPEM(pem) {
-				return opts, fmt.Errorf("--tls-client-ca-file %s: no PEM certificate in it", ca)
-			}
+		var err error
+		if opts.TLS, err = ClientTLS(files); err != nil {
+			return opts, err
 		}
-		// Read at each handshake, so a renewed certificate is presented.
-		cert, key := files.CertFile, files.KeyFile
-		tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-			pair, err := tls.LoadX509KeyPair(cert, key)
-			return &pair, err
-		}
-		opts.TLS = tc
 	}
 	if proto.SASL() {
 		switch c.InterAgentSASLMechanism {
@@ -61,6 +47,30 @@ func (c Config) PeerOptions(proto kafka.SecurityProtocol, files tlsconfig.Files)
 		opts.SASL = filePassword{mechanism: c.InterAgentSASLMechanism, user: c.InterAgentSASLUser, file: c.InterAgentSASLPasswordFile}
 	}
 	return opts, nil
+}
+
+// ClientTLS is how the agent's own clients dial a TLS listener of an
+// agent: verifying it against --tls-client-ca-file (else the system's
+// CAs) and presenting the agent's certificate, read at each handshake so
+// that a renewed one is presented.
+func ClientTLS(files tlsconfig.Files) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if ca := files.ClientCAFile; ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-client-ca-file: %w", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-client-ca-file %s: no PEM certificate in it", ca)
+		}
+	}
+	cert, key := files.CertFile, files.KeyFile
+	tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		return &pair, err
+	}
+	return tc, nil
 }
 
 // filePassword is a SASL mechanism whose password is the first line of a
