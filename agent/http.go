@@ -10,6 +10,7 @@ import (
 	"github.com/strata-streaming/strata/agent/control"
 	"github.com/strata-streaming/strata/agent/httpapi"
 	"github.com/strata-streaming/strata/agent/kafka"
+	"github.com/strata-streaming/strata/agent/listener"
 	"github.com/strata-streaming/strata/agent/partition"
 	"github.com/strata-streaming/strata/membership"
 )
@@ -30,7 +31,39 @@ func (a *Agent) httpDeps() httpapi.Deps {
 	if a.members != nil { // a nil *Membership in the interface would not be nil
 		d.Members = a.members
 	}
+	d.Login = a.consoleLogin()
 	return d
+}
+
+// consoleLogin is the listener the console's users sign in on: the first
+// SASL one (listeners[0] is the inter-agent one), with the mechanisms it
+// takes a password with; nil without one.
+func (a *Agent) consoleLogin() *httpapi.ConsoleLogin {
+	var mechs []string
+	for _, m := range a.cfg.Kafka.SASLEnabledMechanisms {
+		if m == "PLAIN" || m == "SCRAM-SHA-256" || m == "SCRAM-SHA-512" {
+			mechs = append(mechs, m)
+		}
+	}
+	if len(mechs) == 0 {
+		return nil
+	}
+	for _, l := range a.listeners {
+		if !l.Protocol.SASL() {
+			continue
+		}
+		login := &httpapi.ConsoleLogin{Addr: l.Advertised.String(), Mechanisms: mechs}
+		if l.Protocol.TLS() {
+			tc, err := listener.ClientTLS(a.cfg.TLS)
+			if err != nil {
+				a.logger.Warn("the console cannot sign users in on a SASL_SSL listener", "listener", l.Name, "error", err)
+				continue
+			}
+			login.TLS = tc
+		}
+		return login
+	}
+	return nil
 }
 
 // httpHost implements httpapi.Host.
@@ -47,4 +80,7 @@ func (h httpHost) Partitions() []*partition.Partition { return h.a.localPartitio
 func (h httpHost) Topics() []*kafka.Topic             { return h.a.Topics() }
 func (h httpHost) Authorize(principal, host string, op kmsg.ACLOperation, typ kmsg.ACLResourceType, name string) bool {
 	return h.a.acls.Authorize(principal, host, op, typ, name)
+}
+func (h httpHost) AuthorizeAny(principal, host string, op kmsg.ACLOperation, typ kmsg.ACLResourceType) bool {
+	return h.a.acls.AuthorizeAny(principal, host, op, typ)
 }

@@ -164,7 +164,26 @@ func (g *httpGuard) check(r *http.Request) *httpAuthError {
 		}
 		return nil
 	}
-	need := needOf(r, g.restricted)
+	return g.checkNeed(r, needOf(r, g.restricted))
+}
+
+// operator returns nil when r carries an operator's credential, the one a
+// change needs (a token, or a principal allowed ALTER on the CLUSTER), or
+// the port asks none (a nil guard); else the refusal. The console's
+// actions run as the agent's own Kafka client only for such a request
+// (consoleadmin.go).
+func (g *httpGuard) operator(r *http.Request) *httpAuthError {
+	switch {
+	case g == nil:
+		return nil
+	case g.refuseChanges:
+		return &httpAuthError{http.StatusUnauthorized, refusedChangeMessage}
+	}
+	return g.checkNeed(r, needAlter)
+}
+
+// checkNeed returns nil when r's credentials allow need.
+func (g *httpGuard) checkNeed(r *http.Request, need httpNeed) *httpAuthError {
 	if need == needNothing {
 		return nil
 	}
@@ -207,6 +226,12 @@ func (g *httpGuard) wrap(h http.Handler) http.Handler {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if consoleAuthenticates(r.URL.Path) {
+			// A signed-in session is a credential the guard does not
+			// know: these handlers ask for what they need themselves.
+			h.ServeHTTP(w, r)
+			return
+		}
 		if e := g.check(r); e != nil {
 			if e.status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="strata"`)

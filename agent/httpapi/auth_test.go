@@ -150,6 +150,9 @@ func (h fakeHost) Topics() []*dataplane.Topic       { return h.topics }
 func (fakeHost) Authorize(string, string, kmsg.ACLOperation, kmsg.ACLResourceType, string) bool {
 	return false
 }
+func (fakeHost) AuthorizeAny(string, string, kmsg.ACLOperation, kmsg.ACLResourceType) bool {
+	return false
+}
 
 var quiet = slog.New(slog.DiscardHandler)
 

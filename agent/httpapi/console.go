@@ -28,7 +28,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-streaming/strata/agent/console"
 	"github.com/strata-streaming/strata/membership"
@@ -76,6 +75,7 @@ func (g *consoleGate) get(ctx context.Context, gather func(context.Context) []by
 func (s *Server) registerConsole(mux *http.ServeMux) {
 	mux.Handle("GET /console/", http.StripPrefix("/console/", console.Assets()))
 	mux.HandleFunc("GET /v1/console", s.consoleView)
+	s.registerConsoleAdmin(mux)
 	mux.HandleFunc("GET /v1/console/agent", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, s.consoleReport())
 	})
@@ -268,15 +268,7 @@ func (s *Server) FetchConsoleReport(ctx context.Context, addr string) (*console.
 // consoleGroups describes every consumer group with its lag, through a
 // Kafka client of this agent that lives for one answer.
 func (s *Server) consoleGroups(ctx context.Context) ([]console.Group, error) {
-	// Through the inter-agent listener, as the agent's followers connect.
-	opts := []kgo.Opt{kgo.SeedBrokers(s.deps.KafkaAddr)}
-	if s.deps.InterAgent.TLS != nil {
-		opts = append(opts, kgo.DialTLSConfig(s.deps.InterAgent.TLS))
-	}
-	if s.deps.InterAgent.SASL != nil {
-		opts = append(opts, kgo.SASL(s.deps.InterAgent.SASL))
-	}
-	cl, err := kgo.NewClient(opts...)
+	cl, err := s.agentKafkaClient()
 	if err != nil {
 		return nil, err
 	}

@@ -91,36 +91,53 @@ type drainBody struct {
 // maxStateChangeBody bounds the body of a state-changing request.
 const maxStateChangeBody = 4 << 10
 
-// stateChangeRequest admits a request that changes the agent's state only
+// stateChangeRequest admits a drain only when no web page elsewhere could
+// have made a browser send it (sameOriginJSON), and decodes its body.
+func stateChangeRequest(w http.ResponseWriter, r *http.Request) (drainBody, bool) {
+	var body drainBody
+	if !sameOriginJSON(w, r) {
+		return body, false
+	}
+	return body, decodeJSONBody(w, r, maxStateChangeBody, &body, `{"force": false}`)
+}
+
+// sameOriginJSON admits a request that changes the agent's state only
 // when no web page elsewhere could have made a browser send it: it must
 // carry a JSON object with Content-Type: application/json (a cross-origin
 // page cannot send that type without a CORS preflight, which this server
 // never grants), and an Origin header, if any, must name the host the
-// request was sent to. It answers the refusal itself (415, 403 or 400) and
-// then reports false. Until the HTTP API has authentication this is what
-// keeps a browser on the operator's network from draining agents; it does
-// not stop DNS rebinding, which makes the attacker's page same-origin
-// (docs/operations.md).
-func stateChangeRequest(w http.ResponseWriter, r *http.Request) (drainBody, bool) {
-	var body drainBody
+// request was sent to. It answers the refusal itself (415 or 403) and
+// then reports false. Where the HTTP API takes no credentials this is
+// what keeps a browser on the operator's network from draining agents; it
+// does not stop DNS rebinding, which makes the attacker's page
+// same-origin (docs/operations.md). The console's actions, which a cookie
+// may authorize, need a CSRF token besides (consolesession.go).
+func sameOriginJSON(w http.ResponseWriter, r *http.Request) bool {
 	if origin := r.Header.Get("Origin"); origin != "" {
 		u, err := url.Parse(origin)
 		if err != nil || u.Host == "" || u.Host != r.Host {
 			writeDrainJSON(w, http.StatusForbidden, map[string]any{"error": fmt.Sprintf("Origin %q is not this agent (%s): cross-origin requests are refused", origin, r.Host)})
-			return body, false
+			return false
 		}
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		writeDrainJSON(w, http.StatusUnsupportedMediaType, map[string]any{"error": "send a JSON object body with Content-Type: application/json"})
-		return body, false
+		return false
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxStateChangeBody))
+	return true
+}
+
+// decodeJSONBody decodes r's body, at most limit bytes, into v, refusing
+// unknown fields; on failure it answers 400 naming example and reports
+// false.
+func decodeJSONBody(w http.ResponseWriter, r *http.Request, limit int64, v any, example string) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil {
-		writeDrainJSON(w, http.StatusBadRequest, map[string]any{"error": fmt.Sprintf("body: want a JSON object such as {\"force\": false}: %v", err)})
-		return body, false
+	if err := dec.Decode(v); err != nil {
+		writeDrainJSON(w, http.StatusBadRequest, map[string]any{"error": fmt.Sprintf("body: want a JSON object such as %s: %v", example, err)})
+		return false
 	}
-	return body, true
+	return true
 }
 
 // forwardDrain passes a drain request on to agent n's HTTP address, body

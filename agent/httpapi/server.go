@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,8 +37,10 @@ type Host interface {
 	// Topics are the served topics, ordered by name.
 	Topics() []*dataplane.Topic
 	// Authorize is the agent's ACL decision, asked about a client
-	// certificate's principal (principal.go).
+	// certificate's principal (principal.go) and, with AuthorizeAny (any
+	// resource of a type), about a console user's (admin.CanOf).
 	Authorize(principal, host string, op kmsg.ACLOperation, typ kmsg.ACLResourceType, name string) bool
+	AuthorizeAny(principal, host string, op kmsg.ACLOperation, typ kmsg.ACLResourceType) bool
 }
 
 // Drainer is the controller's drain (agent/control): StartDrain starts one
@@ -79,6 +82,9 @@ type Deps struct {
 	Drains Drainer
 	// Members is gossip; nil without it.
 	Members Members
+	// Login is where a console user signs in (consoleadmin.go); nil
+	// when the agent has no SASL listener.
+	Login *ConsoleLogin
 }
 
 // Server is the agent's HTTP server (see the package comment for its
@@ -97,19 +103,27 @@ type Server struct {
 
 	ln  net.Listener // bounded by --http-max-connections, then TLS's (Listen)
 	srv *http.Server
+	// guard decides who may pass (auth.go); nil when the port asks no
+	// credentials and refuses nothing. Set by Listen.
+	guard *httpGuard
 	// peerClient and scheme call the other agents' HTTP ports (tls.go).
 	peerClient *http.Client
 	scheme     string
 
 	console consoleGate // one /v1/console gathering at a time (console.go)
 	history historyRing // the console's charts (history.go)
+	// sessions are the console's signed-in users (consolesession.go);
+	// logins holds a token per sign-in in progress.
+	sessions *consoleSessions
+	logins   chan struct{}
 }
 
 // New reads --http-token-file, and says at start what the port asks of
 // its clients. logger is the agent's; registry is the one /metrics
 // serves, which the server registers its connection metrics with.
 func New(cfg Config, host Host, logger *slog.Logger, registry *prometheus.Registry) (*Server, error) {
-	s := &Server{cfg: cfg, host: host, logger: logger, registry: registry}
+	s := &Server{cfg: cfg, host: host, logger: logger, registry: registry,
+		sessions: newConsoleSessions(consoleMaxSessions, consoleSessionIdle, time.Now), logins: make(chan struct{}, consoleLoginsAtOnce)}
 	var err error
 	if s.tokens, s.tokenWatch, err = s.loadHTTPTokens(); err != nil {
 		return nil, err
@@ -130,8 +144,9 @@ func (s *Server) Listen() error {
 	if err := s.setupHTTPTLS(); err != nil {
 		return err
 	}
+	s.guard = s.newHTTPGuard()
 	s.srv = &http.Server{
-		Handler:           s.newHTTPGuard().wrap(s.routes()),
+		Handler:           s.guard.wrap(s.routes()),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Every request body here is a few bytes of JSON.
 		ReadTimeout:    time.Minute,
@@ -152,18 +167,18 @@ func (s *Server) SetDeps(d Deps) { s.deps = d }
 // Addr is the address the server is bound to; after Listen.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
-// Serve serves until Shutdown, and then returns nil. While it serves, a
-// goroutine it owns samples the agent into the console's history ring
-// (history.go); Serve stops it and waits for it before returning.
+// Serve serves until Shutdown, and then returns nil. While it serves,
+// goroutines it owns sample the agent into the console's history ring
+// (history.go) and end idle console sessions (consolesession.go); Serve
+// stops them and waits for them before returning, every session ended.
 func (s *Server) Serve() error {
-	stop, sampled := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(sampled)
-		s.runHistory(stop)
-	}()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { s.runHistory(stop) })
+	wg.Go(func() { s.sessions.run(stop) })
 	defer func() {
 		close(stop)
-		<-sampled
+		wg.Wait()
 	}()
 	if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err

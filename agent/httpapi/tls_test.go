@@ -28,6 +28,9 @@ func (idleHost) Topics() []*dataplane.Topic         { return nil }
 func (idleHost) Authorize(string, string, kmsg.ACLOperation, kmsg.ACLResourceType, string) bool {
 	return false
 }
+func (idleHost) AuthorizeAny(string, string, kmsg.ACLOperation, kmsg.ACLResourceType) bool {
+	return false
+}
 
 // serve starts a server of agent id on a loopback port with cfg, and
 // stops it when the test ends.
