@@ -1,0 +1,229 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// consoleHTTPToken is the agent's --http-token-file token in these tests.
+const consoleHTTPToken = "Y29uc29sZS1hZG1pbi1lMmUtdG9rZW4tMDEyMzQ1Njc4OQ"
+
+// consoleCall is one JSON request to an agent's console, with the
+// browser's cookie jar.
+type consoleCall struct {
+	t      *testing.T
+	base   string
+	client *http.Client
+	csrf   string // sent as X-Strata-CSRF when set
+	bearer string // sent as a bearer token when set
+}
+
+func newConsoleCall(t *testing.T, httpAddr string) *consoleCall {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &consoleCall{t: t, base: "http://" + httpAddr, client: &http.Client{Jar: jar, Timeout: opTimeout}}
+}
+
+// do sends body (JSON, when not nil) and decodes the JSON answer.
+func (c *consoleCall) do(method, path string, body any) (int, map[string]any) {
+	c.t.Helper()
+	var payload io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		payload = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, c.base+path, payload)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.csrf != "" {
+		req.Header.Set("X-Strata-CSRF", c.csrf)
+	}
+	if c.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+c.bearer)
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	out := map[string]any{}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			out["raw"] = string(raw)
+		}
+	}
+	return resp.StatusCode, out
+}
+
+// TestConsoleAdminSecurity (issue 32, items 3 and 4): an agent with
+// SASL/SCRAM, --authorizer acl and an HTTP token file. Without
+// credentials a console action gets 401; bob signs in with SCRAM and his
+// create-topic is refused by Kafka's authorizer (403,
+// TOPIC_AUTHORIZATION_FAILED) until an ACL grants him CREATE, when the
+// same action creates the topic; an action without the CSRF header is
+// refused; the bearer token acts without one; signing out ends it.
+func TestConsoleAdminSecurity(t *testing.T) {
+	tokens := filepath.Join(t.TempDir(), "http-tokens")
+	if err := os.WriteFile(tokens, []byte(consoleHTTPToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := startSASLAgent(t, append(slices.Clone(authzArgs), "--http-token-file", tokens)...)
+	saslAddr := a.ListenerAddr("SASL_PLAINTEXT")
+	// Metadata answers are cached for MetadataMinAge (5 s by default):
+	// this client asks afresh each time.
+	adm := kadm.NewClient(newKgo(t, saslAddr, kgo.SASL(saslMechanism("SCRAM-SHA-512", saslAdminUser, saslAdminPassword)),
+		kgo.MetadataMinAge(10*time.Millisecond)))
+	if _, err := adm.AlterUserSCRAMs(ctxT(t, opTimeout), nil, []kadm.UpsertSCRAM{{User: authzUser, Mechanism: kadm.ScramSha512, Password: authzPassword}}); err != nil {
+		t.Fatal(err)
+	}
+	topicExists := func(name string) bool {
+		t.Helper()
+		m, err := adm.Metadata(ctxT(t, opTimeout))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Contains(m.Topics.Names(), name)
+	}
+	create := func(name string) map[string]any {
+		return map[string]any{"topic": name, "partitions": 2, "replication_factor": 1}
+	}
+
+	// No credentials: 401, and the session answer offers the sign-in.
+	c := newConsoleCall(t, a.HTTPAddr())
+	if code, out := c.do("POST", "/v1/console/actions/create-topic", create("anon-topic")); code != http.StatusUnauthorized {
+		t.Fatalf("an action without credentials: %d %v, want 401", code, out)
+	}
+	code, who := c.do("GET", "/v1/console/session", nil)
+	if code != http.StatusOK || who["via"] != "" || !slices.Contains(anyStrings(who["login"]), "SCRAM-SHA-512") || who["csrf"] == "" {
+		t.Fatalf("GET /v1/console/session signed out: %d %v", code, who)
+	}
+	if code, out := c.do("POST", "/v1/console/session", map[string]string{"username": authzUser, "password": "wrong", "mechanism": "SCRAM-SHA-512"}); code != http.StatusUnauthorized || out["code"] != "SASL_AUTHENTICATION_FAILED" {
+		t.Fatalf("a wrong password: %d %v, want 401 SASL_AUTHENTICATION_FAILED", code, out)
+	}
+
+	// bob signs in: he may not create topics, and Kafka says so.
+	code, who = c.do("POST", "/v1/console/session", map[string]string{"username": authzUser, "password": authzPassword, "mechanism": "SCRAM-SHA-512"})
+	if code != http.StatusOK || who["principal"] != "User:"+authzUser || who["via"] != "session" {
+		t.Fatalf("sign in as bob: %d %v", code, who)
+	}
+	if can := who["can"].(map[string]any); can["createTopic"] != false || can["acls"] != false {
+		t.Fatalf("bob without ACLs may, says the console: %v", can)
+	}
+	c.csrf = who["csrf"].(string)
+	code, out := c.do("POST", "/v1/console/actions/create-topic", create("bob-orders"))
+	if code != http.StatusForbidden || (out["code"] != "TOPIC_AUTHORIZATION_FAILED" && out["code"] != "CLUSTER_AUTHORIZATION_FAILED") {
+		t.Fatalf("create-topic as bob without ACLs: %d %v, want 403 TOPIC_AUTHORIZATION_FAILED", code, out)
+	}
+	if topicExists("bob-orders") {
+		t.Fatal("bob-orders exists after the refusal")
+	}
+	if code, out := c.do("GET", "/v1/console/admin/acls", nil); code != http.StatusForbidden || out["code"] != "CLUSTER_AUTHORIZATION_FAILED" {
+		t.Fatalf("listing ACLs as bob: %d %v, want 403 CLUSTER_AUTHORIZATION_FAILED", code, out)
+	}
+
+	// The admin grants bob CREATE on topics prefixed bob-.
+	createACLs(t, adm, kadm.NewACLs().Allow("User:"+authzUser).AllowHosts("*").Topics("bob-").
+		ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpCreate))
+	waitFor(t, "the console to show bob the create-topic action", func() string {
+		_, who := c.do("GET", "/v1/console/session", nil)
+		if can, _ := who["can"].(map[string]any); can["createTopic"] != true {
+			return "can: " + mapString(who["can"])
+		}
+		return ""
+	})
+	// Without the CSRF header the action is refused, and nothing is made.
+	csrf := c.csrf
+	c.csrf = ""
+	if code, out := c.do("POST", "/v1/console/actions/create-topic", create("bob-orders")); code != http.StatusForbidden || !strings.Contains(mapString(out), "X-Strata-CSRF") {
+		t.Fatalf("create-topic without the CSRF header: %d %v, want 403", code, out)
+	}
+	if topicExists("bob-orders") {
+		t.Fatal("bob-orders exists after an action without the CSRF header")
+	}
+	c.csrf = csrf
+	if code, out := c.do("POST", "/v1/console/actions/create-topic", create("bob-orders")); code != http.StatusOK {
+		t.Fatalf("create-topic as bob with CREATE: %d %v", code, out)
+	}
+	waitForTopic(t, adm, "bob-orders")
+	if code, out := c.do("POST", "/v1/console/actions/create-topic", create("bob-orders")); code != http.StatusConflict || out["code"] != "TOPIC_ALREADY_EXISTS" {
+		t.Fatalf("creating bob-orders again: %d %v, want 409 TOPIC_ALREADY_EXISTS", code, out)
+	}
+	if code, out := c.do("POST", "/v1/console/actions/create-topic", create("other-orders")); code != http.StatusForbidden || out["code"] != "TOPIC_AUTHORIZATION_FAILED" {
+		t.Fatalf("create-topic outside bob's prefix: %d %v, want 403", code, out)
+	}
+
+	// Signing out ends the session: the cookie no longer acts.
+	if code, _ := c.do("DELETE", "/v1/console/session", nil); code != http.StatusNoContent {
+		t.Fatalf("sign out: %d", code)
+	}
+	if code, out := c.do("POST", "/v1/console/actions/create-topic", create("bob-after")); code != http.StatusUnauthorized {
+		t.Fatalf("an action after signing out: %d %v, want 401", code, out)
+	}
+
+	// The bearer token acts as the agent, with no cookie and no CSRF
+	// header.
+	op := newConsoleCall(t, a.HTTPAddr())
+	op.bearer = consoleHTTPToken
+	if code, out := op.do("POST", "/v1/console/actions/create-topic", create("operator-topic")); code != http.StatusOK {
+		t.Fatalf("create-topic with the bearer token: %d %v", code, out)
+	}
+	waitForTopic(t, adm, "operator-topic")
+	if code, out := op.do("GET", "/v1/console/admin/acls", nil); code != http.StatusOK || !strings.Contains(mapString(out), "bob-") {
+		t.Fatalf("listing ACLs with the token: %d %v", code, out)
+	}
+}
+
+// waitForTopic waits until Metadata lists topic: as in Kafka, a topic
+// CreateTopics made shows in Metadata a moment later.
+func waitForTopic(t *testing.T, adm *kadm.Client, topic string) {
+	t.Helper()
+	waitFor(t, topic+" in Metadata", func() string {
+		m, err := adm.Metadata(ctxT(t, opTimeout))
+		if err != nil {
+			return err.Error()
+		}
+		if !slices.Contains(m.Topics.Names(), topic) {
+			return "listed: " + strings.Join(m.Topics.Names(), ",")
+		}
+		return ""
+	})
+}
+
+func anyStrings(v any) []string {
+	var out []string
+	for _, x := range asSlice(v) {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func asSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
+}
+
+func mapString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
