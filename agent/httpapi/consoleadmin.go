@@ -54,6 +54,9 @@ const (
 	consoleLoginTimeout = 10 * time.Second
 	// consoleActionMaxBody bounds an action's JSON body.
 	consoleActionMaxBody = 16 << 10
+	// consoleMetadataMinAge is how long a session's client reuses a
+	// Metadata answer (franz-go's default is 5 s).
+	consoleMetadataMinAge = 100 * time.Millisecond
 	// consoleLoginsAtOnce bounds the sign-ins in progress; more get 503.
 	consoleLoginsAtOnce = 4
 )
@@ -271,7 +274,11 @@ func (s *Server) consoleSignIn(w http.ResponseWriter, r *http.Request) {
 		writeDrainJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "too many sign-ins at once; try again"})
 		return
 	}
-	opts := []kgo.Opt{kgo.SeedBrokers(login.Addr), kgo.SASL(mech), kgo.ClientID("strata-console"), kgo.RequestRetries(1)}
+	// A session's client lives for many page loads: its Metadata, which
+	// the reads and the sharded admin requests use, is cached only
+	// briefly, so that a topic just made shows at the next read.
+	opts := []kgo.Opt{kgo.SeedBrokers(login.Addr), kgo.SASL(mech), kgo.ClientID("strata-console"), kgo.RequestRetries(1),
+		kgo.MetadataMinAge(consoleMetadataMinAge)}
 	if login.TLS != nil {
 		opts = append(opts, kgo.DialTLSConfig(login.TLS.Clone()))
 	}
