@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -226,4 +229,87 @@ func asSlice(v any) []any {
 func mapString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestConsoleAdminBrowser (issue 32, items 3 and 4): the admin page of an
+// agent with SASL/SCRAM and --authorizer acl, in headless Chromium. Signed
+// out it shows the sign-in and hides every action; the admin signs in
+// with the form, creates a topic of three partitions from the form, after
+// a confirmation that restates it, and Kafka's Metadata then lists the
+// topic with three partitions. Creating it again is refused with the
+// broker's TOPIC_ALREADY_EXISTS on the page. It saves console-admin.png.
+func TestConsoleAdminBrowser(t *testing.T) {
+	browser := chromiumPath(t)
+	a := startSASLAgent(t, authzArgs...)
+	adm := kadm.NewClient(newKgo(t, a.ListenerAddr("SASL_PLAINTEXT"), kgo.SASL(saslMechanism("SCRAM-SHA-512", saslAdminUser, saslAdminPassword)),
+		kgo.MetadataMinAge(10*time.Millisecond)))
+	createTopic(t, adm, "existing-topic", 1, nil)
+
+	ctx := chromium(t, browser)
+	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, consoleBrowserTimeout)
+		defer cancel()
+		if err := chromedp.Do(sctx, actions...); err != nil {
+			t.Fatalf("browser: %s: %v", what, err)
+		}
+	}
+	eval := func(js string) string {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, consoleBrowserTimeout)
+		defer cancel()
+		s, err := chromedp.Run(sctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("browser: %s: %v", js, err)
+		}
+		return s
+	}
+	url := "http://" + a.HTTPAddr() + "/console/admin.html"
+	step("open "+url, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(url), chromedp.WaitVisible(`body[data-loaded="true"]`))
+	if got := eval(`[...document.querySelectorAll("section")].filter(s => !s.hidden).map(s => s.id).join(",")`); got != "login" {
+		t.Fatalf("signed out, the page shows sections %q, want only the sign-in", got)
+	}
+
+	step("sign in as "+saslAdminUser,
+		chromedp.SetValue(`#login-user`, saslAdminUser), chromedp.SetValue(`#login-password`, saslAdminPassword),
+		chromedp.Click(`#login-submit`), chromedp.WaitVisible(`body[data-via="session"] #create-topic`))
+	if who := eval(`document.getElementById("who").textContent`); !strings.Contains(who, "User:"+saslAdminUser) {
+		t.Fatalf("signed in, the header says %q", who)
+	}
+
+	const topic = "admin-orders"
+	step("fill the create-topic form",
+		chromedp.SetValue(`#ct-topic`, topic), chromedp.SetValue(`#ct-partitions`, "3"), chromedp.SetValue(`#ct-rf`, "1"),
+		chromedp.Click(`#ct-submit`), chromedp.WaitVisible(`#confirm[open] #confirm-yes`))
+	if got, want := eval(`document.getElementById("confirm-text").textContent`), "Create topic "+topic+" with 3 partitions, replication factor 1?"; got != want {
+		t.Fatalf("the confirmation says %q, want %q", got, want)
+	}
+	// Nothing is sent before the confirmation.
+	if m, err := adm.Metadata(ctxT(t, opTimeout)); err != nil || slices.Contains(m.Topics.Names(), topic) {
+		t.Fatalf("%s exists before the confirmation (%v)", topic, err)
+	}
+	step("confirm", chromedp.Click(`#confirm-yes`), chromedp.WaitVisible(`#result.ok`),
+		chromedp.WaitVisible(`#topic-table tr[data-topic="`+topic+`"]`))
+	if got := eval(`document.getElementById("result").textContent`); !strings.Contains(got, "created topic "+topic) {
+		t.Fatalf("the page says %q after the creation", got)
+	}
+	waitFor(t, topic+" with 3 partitions in Metadata", func() string {
+		m, err := adm.Metadata(ctxT(t, opTimeout), topic)
+		if err != nil {
+			return err.Error()
+		}
+		if td, ok := m.Topics[topic]; !ok || td.Err != nil || len(td.Partitions) != 3 {
+			return fmt.Sprintf("%+v", m.Topics[topic])
+		}
+		return ""
+	})
+	saveScreenshot(t, ctx, filepath.Join(artifactsDir(t), "console-admin.png"))
+
+	// A refusal shows the broker's code.
+	step("create it again",
+		chromedp.SetValue(`#ct-topic`, topic), chromedp.Click(`#ct-submit`), chromedp.WaitVisible(`#confirm[open] #confirm-yes`),
+		chromedp.Click(`#confirm-yes`), chromedp.WaitVisible(`#result.refused`))
+	if got := eval(`document.getElementById("result").dataset.code + " " + document.getElementById("result").textContent`); !strings.HasPrefix(got, "TOPIC_ALREADY_EXISTS ") || !strings.Contains(got, "409") {
+		t.Fatalf("creating %s again, the page says %q; want TOPIC_ALREADY_EXISTS with 409", topic, got)
+	}
 }
