@@ -193,6 +193,105 @@ func TestConsoleAdminSecurity(t *testing.T) {
 	if code, out := op.do("GET", "/v1/console/admin/acls", nil); code != http.StatusOK || !strings.Contains(mapString(out), "bob-") {
 		t.Fatalf("listing ACLs with the token: %d %v", code, out)
 	}
+	consoleActionsRoundTrip(t, op, adm, saslAddr, "operator-topic")
+}
+
+// consoleActionsRoundTrip runs each of the other actions once with c, and
+// checks its effect through adm (records produced on saslAddr): configs set and reset, records deleted,
+// a stopped group's offsets planned and reset, an ACL and a SCRAM user
+// made and removed.
+func consoleActionsRoundTrip(t *testing.T, c *consoleCall, adm *kadm.Client, saslAddr, topic string) {
+	t.Helper()
+	ok := func(what, method, path string, body any) map[string]any {
+		t.Helper()
+		code, out := c.do(method, path, body)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d %v", what, code, out)
+		}
+		return out
+	}
+	// Configs.
+	ok("alter-topic-configs set", "POST", "/v1/console/actions/alter-topic-configs", map[string]any{"topic": topic, "set": map[string]string{"retention.ms": "123456"}})
+	out := ok("topic-configs", "GET", "/v1/console/admin/topic-configs?topic="+topic, nil)
+	if !strings.Contains(mapString(out), `"name":"retention.ms","source":"dynamic_topic","value":"123456"`) {
+		t.Fatalf("retention.ms after setting it: %v", out)
+	}
+	ok("alter-topic-configs delete", "POST", "/v1/console/actions/alter-topic-configs", map[string]any{"topic": topic, "delete": []string{"retention.ms"}})
+	out = ok("topic-configs", "GET", "/v1/console/admin/topic-configs?topic="+topic, nil)
+	if strings.Contains(mapString(out), `"value":"123456"`) {
+		t.Fatalf("retention.ms after resetting it: %v", out)
+	}
+
+	// Five records in partition 0; delete the first two.
+	producer := newKgo(t, saslAddr, kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.SASL(saslMechanism("SCRAM-SHA-512", saslAdminUser, saslAdminPassword)))
+	for i := range 5 {
+		if err := producer.ProduceSync(ctxT(t, opTimeout), &kgo.Record{Topic: topic, Partition: 0, Value: fmt.Appendf(nil, "r%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out = ok("delete-records", "POST", "/v1/console/actions/delete-records", map[string]any{"topic": topic, "partition": 0, "offset": 2})
+	if !strings.Contains(mapString(out), `"low_watermark":2`) {
+		t.Fatalf("delete-records before 2: %v", out)
+	}
+	starts, err := adm.ListStartOffsets(ctxT(t, opTimeout), topic)
+	if o, _ := starts.Lookup(topic, 0); err != nil || o.Offset != 2 {
+		t.Fatalf("log start after delete-records: %+v %v", o, err)
+	}
+
+	// A stopped group committed 5: the plan moves it to the log start, 2,
+	// and only the execution commits.
+	var o kadm.Offsets
+	o.AddOffset(topic, 0, 5, -1)
+	if _, err := adm.CommitOffsets(ctxT(t, opTimeout), "console-group", o); err != nil {
+		t.Fatal(err)
+	}
+	reset := map[string]any{"group": "console-group", "topics": []string{topic + ":0"}, "to": "earliest"}
+	out = ok("reset-offsets plan", "POST", "/v1/console/actions/reset-offsets", reset)
+	if rows := asSlice(out["rows"]); len(rows) != 1 || rows[0].(map[string]any)["current"] != float64(5) ||
+		rows[0].(map[string]any)["next"] != float64(2) || out["executed"] != false {
+		t.Fatalf("reset-offsets plan: %v", out)
+	}
+	committed := func() int64 {
+		f, err := adm.FetchOffsets(ctxT(t, opTimeout), "console-group")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := f.Lookup(topic, 0)
+		return r.At
+	}
+	if at := committed(); at != 5 {
+		t.Fatalf("the plan committed: %d", at)
+	}
+	reset["execute"] = true
+	ok("reset-offsets execute", "POST", "/v1/console/actions/reset-offsets", reset)
+	if at := committed(); at != 2 {
+		t.Fatalf("committed %d after the reset, want 2", at)
+	}
+
+	// An ACL made and removed.
+	acl := map[string]any{"permission": "allow", "principal": "User:carol", "host": "*", "operation": "read",
+		"resource_type": "topic", "resource_name": "carol-topic", "pattern_type": "literal"}
+	ok("create-acls", "POST", "/v1/console/actions/create-acls", acl)
+	if out := ok("acls", "GET", "/v1/console/admin/acls", nil); !strings.Contains(mapString(out), "carol-topic") {
+		t.Fatalf("the new ACL is not listed: %v", out)
+	}
+	if out := ok("delete-acls", "POST", "/v1/console/actions/delete-acls", acl); out["deleted"] != float64(1) {
+		t.Fatalf("delete-acls: %v", out)
+	}
+	if out := ok("acls", "GET", "/v1/console/admin/acls", nil); strings.Contains(mapString(out), "carol-topic") {
+		t.Fatalf("the deleted ACL is listed: %v", out)
+	}
+
+	// A SCRAM user made, able to log in, and removed.
+	ok("upsert-scram-user", "POST", "/v1/console/actions/upsert-scram-user", map[string]any{"user": "carol", "mechanism": "SCRAM-SHA-256", "password": "carol-secret"})
+	if out := ok("scram-users", "GET", "/v1/console/admin/scram-users", nil); !strings.Contains(mapString(out), `"user":"carol"`) {
+		t.Fatalf("carol is not listed: %v", out)
+	}
+	ok("delete-scram-user", "POST", "/v1/console/actions/delete-scram-user", map[string]any{"user": "carol", "mechanism": "SCRAM-SHA-256"})
+	if out := ok("scram-users", "GET", "/v1/console/admin/scram-users", nil); strings.Contains(mapString(out), `"user":"carol"`) {
+		t.Fatalf("carol is listed after her deletion: %v", out)
+	}
 }
 
 // waitForTopic waits until Metadata lists topic: as in Kafka, a topic
