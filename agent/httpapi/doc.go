@@ -14,6 +14,10 @@
 //	GET /v1/console/agent  this agent's own report, which the others fetch
 //	GET /v1/console/history        the charts' hour of every agent, merged (history.go)
 //	GET /v1/console/history/agent  this agent's history ring, which the others fetch
+//	GET /v1/console/session        who the console acts as, its CSRF token, what it may do;
+//	                               POST signs a Kafka user in, DELETE signs out (consoleadmin.go)
+//	POST /v1/console/actions/<a>   an admin action as that principal, through the Kafka API
+//	GET /v1/console/admin/<r>      the reads the admin forms need, as that principal
 //	GET /v1/tiering     every tiered partition's bytes, offsets and upload lag
 //	/v1/drain           GET a drain's progress, POST start one (drain.go)
 //
@@ -54,7 +58,39 @@
 // /metrics, /healthz, /readyz and the read-only pages stay open unless
 // --http-require-auth-for names them. A request that changes state must
 // also be one no web page elsewhere could have made a browser send
-// (stateChangeRequest in drain.go).
+// (sameOriginJSON in drain.go).
+//
+// # The console's admin actions
+//
+// The console's session, action and admin-read paths ask for credentials
+// themselves, since a signed-in session is one the guard does not know
+// (consoleadmin.go). Each action is a Kafka admin request
+// (agent/console/admin) sent on a franz-go client to this agent's own
+// Kafka listener, so Kafka's handlers and authorizer decide, as for any
+// client. The client is, in this order: with a bearer token, the agent's
+// own (the inter-agent listener's credentials); with the cookie of a
+// session, the Kafka user who signed in with SASL (PLAIN or SCRAM) on the
+// agent's first SASL listener, whose ACLs are then exactly the Kafka
+// ones; with a certificate principal allowed ALTER on the CLUSTER, or on
+// a port that asks no credentials, the agent's own; else the request is
+// refused as a drain would be (401, 403, or the secure-by-default 401).
+// A certificate principal is thus an operator or nothing: its ACLs are
+// not asked action by action (sign in with a Kafka user for that).
+//
+// Sessions (consolesession.go): a random 256-bit id in the cookie
+// strata_console (HttpOnly, SameSite=Strict, Path=/, Secure on an HTTPS
+// port), at most 64 per agent (a new one evicts the least recently used),
+// ended after 30 minutes unused, by DELETE /v1/console/session, or when
+// the server stops; each holds its user's Kafka client, and the password
+// inside it, in this process only. Every change a cookie, a certificate
+// or an open port authorizes must carry X-Strata-CSRF, an HMAC of the
+// cookie under a key drawn at start, which GET /v1/console/session
+// answers; a bearer token is not sent by browsers on their own and needs
+// none. What the page offers a session (its "can") comes from the
+// agent's authorizer in-process, Authorize and AuthorizeAny on the
+// operation each action's Kafka request needs, since Strata's Metadata
+// and DescribeCluster report every operation as authorized; it only
+// hides forms, and a refused action answers with the broker's code.
 //
 // # Calls to other agents
 //
@@ -73,10 +109,12 @@
 // agent's store, tiering, controller and gossip exist), then Serve and
 // WatchTokens each in a goroutine of its own, and at last Shutdown, which
 // ends Serve; WatchTokens ends when its stop channel closes. Serve owns
-// the goroutine that samples the console's history ring every 5 s: it
-// starts it, and stops it and waits for it before returning. Close closes
-// the listener of a server that never served (an agent whose start
-// failed). Handlers run concurrently, one goroutine per request; what
-// they share (the tokens, the console's last view, the history ring) is
-// guarded where it is kept.
+// two goroutines: the one that samples the console's history ring every
+// 5 s and the one that ends idle console sessions every minute; it starts
+// them, and stops them and waits for them before returning, every
+// session's Kafka client closed. Close closes the listener of a server
+// that never served (an agent whose start failed). Handlers run
+// concurrently, one goroutine per request; what they share (the tokens,
+// the console's last view, the history ring, the sessions) is guarded
+// where it is kept.
 package httpapi
