@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -336,7 +337,8 @@ func mapString(v any) string {
 // with the form, creates a topic of three partitions from the form, after
 // a confirmation that restates it, and Kafka's Metadata then lists the
 // topic with three partitions. Creating it again is refused with the
-// broker's TOPIC_ALREADY_EXISTS on the page. It saves console-admin.png.
+// broker's TOPIC_ALREADY_EXISTS on the page. The page breaks no rule of
+// its Content-Security-Policy. It saves console-admin.png.
 func TestConsoleAdminBrowser(t *testing.T) {
 	browser := chromiumPath(t)
 	a := startSASLAgent(t, authzArgs...)
@@ -363,6 +365,13 @@ func TestConsoleAdminBrowser(t *testing.T) {
 		}
 		return s
 	}
+	// Record every refusal of the Content-Security-Policy, as
+	// TestConsoleCharts does.
+	step("watch for CSP violations", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+			Source: `window.cspViolations = []; document.addEventListener("securitypolicyviolation", e => window.cspViolations.push(e.violatedDirective + " " + e.blockedURI));`})
+		return err
+	}))
 	url := "http://" + a.HTTPAddr() + "/console/admin.html"
 	step("open "+url, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(url), chromedp.WaitVisible(`body[data-loaded="true"]`))
 	if got := eval(`[...document.querySelectorAll("section")].filter(s => !s.hidden).map(s => s.id).join(",")`); got != "login" {
@@ -403,6 +412,10 @@ func TestConsoleAdminBrowser(t *testing.T) {
 		return ""
 	})
 	saveScreenshot(t, ctx, filepath.Join(artifactsDir(t), "console-admin.png"))
+
+	if got := eval(`JSON.stringify([window.cspViolations, performance.getEntriesByType("resource").map(r => r.name).filter(n => new URL(n).origin !== location.origin)])`); got != "[[],[]]" {
+		t.Errorf("the page broke its Content-Security-Policy, or loaded from another origin: %s", got)
+	}
 
 	// A refusal shows the broker's code.
 	step("create it again",
