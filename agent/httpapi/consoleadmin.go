@@ -201,6 +201,9 @@ func (s *Server) whoIs(r *http.Request, cookie string) sessionAnswer {
 			out.Via, out.Principal = "certificate", s.certificatePrincipal(r)+" (client certificate)"
 		}
 	}
+	// Without an authorizer the ACL requests answer SECURITY_DISABLED:
+	// nothing to show.
+	out.Can.ACLs = out.Can.ACLs && s.cfg.ACLs
 	return out
 }
 

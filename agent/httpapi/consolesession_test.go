@@ -243,7 +243,7 @@ func TestConsoleCSRF(t *testing.T) {
 	_, h = handler(Config{})
 	w := do(h, req{method: "GET", path: "/v1/console/session"})
 	var who sessionAnswer
-	if err := json.Unmarshal(w.Body.Bytes(), &who); err != nil || who.Via != "open" || !who.Can.CreateTopic || who.CSRF == "" {
+	if err := json.Unmarshal(w.Body.Bytes(), &who); err != nil || who.Via != "open" || !who.Can.CreateTopic || who.Can.ACLs || who.CSRF == "" {
 		t.Fatalf("GET /v1/console/session on an open port: %s %v", w.Body.String(), err)
 	}
 	var cookie *http.Cookie
