@@ -401,17 +401,28 @@ func exerciseCluster(t *testing.T) (families, *testagent.Agent) {
 
 	failUploads(ctx, t, cl, leader, store, topic, value)
 
-	// The follower's own families (replica copies; the group's offsets if
-	// it coordinates) must be read before it stops.
+	// The scrape that shows the committed offset is kept whole: the
+	// group's coordinator can move between agents (a preferred leader
+	// taking __consumer_offsets back) and be loading when a later scrape
+	// asks.
+	fams := families{}
 	waitFor(t, "the committed offset to show on the group's coordinator", func() string {
 		for _, a := range agents {
-			if sampleValue(t, a, "strata_group_committed_offset", "group", "ops-readers", "partition", "0", "topic", "ops") == records {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			m, err := metricstext.Scrape(ctx, "http://"+a.HTTPAddr()+"/metrics")
+			cancel()
+			if err != nil {
+				return err.Error()
+			}
+			if v, ok := m.Series("strata_group_committed_offset", "group", "ops-readers", "partition", "0", "topic", "ops"); ok && v == records {
+				fams.add(m)
 				return ""
 			}
 		}
 		return "no strata_group_committed_offset of ops-readers"
 	})
-	fams := families{}
+	// The follower's own families (replica copies) must be read before
+	// it stops.
 	if err := fams.scrape(follower.HTTPAddr()); err != nil {
 		t.Fatal(err)
 	}
