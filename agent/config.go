@@ -17,6 +17,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/placement"
+	"github.com/strata-streaming/strata/internal/bytesize"
 	"github.com/strata-streaming/strata/internal/scram"
 	"github.com/strata-streaming/strata/internal/tlsconfig"
 	"github.com/strata-streaming/strata/membership"
@@ -142,6 +143,11 @@ type Config struct {
 	// LoadReportInterval (--load-report-interval) is how often an agent
 	// checks whether to rewrite its load report in the store.
 	LoadReportInterval time.Duration
+	// NetworkCapacity (--network-capacity) is the bytes per second of
+	// produce, consume and replication traffic the agent is sized for;
+	// strata_agent_utilization_ratio is its measured traffic over this,
+	// and is not exported while it is 0 (unset).
+	NetworkCapacity int64
 	// DrainTimeout (--drain-timeout) bounds the drain a stopping agent
 	// does first (SIGTERM) and the one POST /v1/drain starts; 0 stops
 	// without draining.
@@ -353,6 +359,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.RebalanceBy, "rebalance-by", c.RebalanceBy, "What the balancer evens out across agents: load (the bytes per second each agent's replicas receive and send, then their disk bytes, then replica and leader counts) or count (replicas and preferred leaders only).")
 	fs.Float64Var(&c.RebalanceLoadTolerance, "rebalance-load-tolerance", c.RebalanceLoadTolerance, "With --rebalance-by load, how far from the mean, as a fraction of it, an agent's network or disk load may be before replicas move for it; balancing then aims at half of it.")
 	fs.DurationVar(&c.LoadReportInterval, "load-report-interval", c.LoadReportInterval, "With --rebalance-by load, how often the agent checks whether its replicas' load changed enough to rewrite its report in the store (at least every 5 minutes it does).")
+	fs.Var(bytesize.NewRateFlag(&c.NetworkCapacity), "network-capacity", "Bytes per second of produce, consume and replication traffic this agent is sized for, as bytes or with a unit (500MiB, 1.25GB, 500MiB/s): strata_agent_utilization_ratio, an autoscaler's signal, is the agent's measured traffic (strata_agent_network_bytes_per_second) divided by it. 0 leaves it unset, and the ratio is not exported. See docs/operations.md, \"Autoscaling\".")
 	fs.DurationVar(&c.ReplicaLagTimeMax, "replica-lag-time-max", c.ReplicaLagTimeMax, "A follower not caught up with its leader for this long leaves the ISR (replica.lag.time.max.ms).")
 	fs.StringVar(&c.LogFlush, "log-flush", c.LogFlush, "When appends are fsynced before they are acknowledged: always, interval or never.")
 	fs.DurationVar(&c.LogFlushInterval, "log-flush-interval", c.LogFlushInterval, "How often the log is fsynced under --log-flush=interval.")
@@ -491,6 +498,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--rebalance-load-tolerance %v: must be above 0 and below 1", c.RebalanceLoadTolerance)
 	case c.LoadReportInterval < time.Second:
 		return fmt.Errorf("--load-report-interval %v: must be at least 1s", c.LoadReportInterval)
+	case c.NetworkCapacity < 0:
+		return fmt.Errorf("--network-capacity %d: must not be negative (0 leaves it unset)", c.NetworkCapacity)
 	case c.ReplicaLagTimeMax < 10*time.Millisecond:
 		return fmt.Errorf("--replica-lag-time-max %v: must be at least 10ms", c.ReplicaLagTimeMax)
 	case c.LogMaxOpenFiles < 0:
