@@ -27,6 +27,8 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/strata-streaming/strata/agent/log/batch"
 )
 
@@ -216,6 +218,39 @@ type Record struct {
 	// Txn is the outcome of a transactional record that is not a marker:
 	// TxnCommitted, TxnAborted or TxnUnknown (TxnOutcomes).
 	Txn string `json:"txn,omitempty"`
+}
+
+const (
+	// headersMax is the most headers a row shows; HeadersLeftOut counts
+	// the rest.
+	headersMax = 32
+	// headerMaxBytes caps each header's key and value text (and the
+	// value cap when that is smaller).
+	headerMaxBytes = 1024
+)
+
+// RecordOf is the row of rec: a control record's marker, or its key,
+// value (decoded as decode asks, within valueMaxBytes of text) and
+// headers.
+func RecordOf(rec *kgo.Record, decode Encoding, valueMaxBytes int) Record {
+	r := Record{Partition: rec.Partition, Offset: rec.Offset, Timestamp: rec.Timestamp.UnixMilli(),
+		LogAppendTime: rec.Attrs.TimestampType() == 1, ProducerID: rec.ProducerID, Transactional: rec.Attrs.IsTransactional()}
+	if rec.Attrs.IsControl() {
+		c := ControlOf(rec.Key, rec.Value)
+		r.Control = &c
+		return r
+	}
+	key, value := ShowKey(rec.Key, valueMaxBytes), Show(rec.Value, decode, valueMaxBytes)
+	r.Key, r.Value = &key, &value
+	for i, h := range rec.Headers {
+		if i == headersMax {
+			r.HeadersLeftOut = len(rec.Headers) - headersMax
+			break
+		}
+		name, _ := cutUTF8([]byte(h.Key), headerMaxBytes)
+		r.Headers = append(r.Headers, Header{Key: string(bytes.ToValidUTF8(name, []byte("\uFFFD"))), Value: ShowKey(h.Value, min(valueMaxBytes, headerMaxBytes))})
+	}
+	return r
 }
 
 // Bytes is what the row weighs against a page's byte cap: the text it
