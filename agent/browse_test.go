@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"crypto/x509/pkix"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-streaming/strata/agent/console"
+	"github.com/strata-streaming/strata/internal/tlstest"
 )
 
 // browsePage GETs /v1/console/records?query from a and decodes the page.
@@ -162,5 +165,60 @@ func TestBrowseTransactions(t *testing.T) {
 	p = browsePage(t, a, "topic=txn&partition=0&from=start&isolation=read_committed")
 	if got := rowsOf(p); got != "1:c1/committed 3:ABORT/12 4:COMMIT/13 5:plain" || p.Partitions[0].End != 6 {
 		t.Errorf("read_committed: %s, end %d; want the committed records and markers before the open transaction at 6", got, p.Partitions[0].End)
+	}
+}
+
+// TestBrowseNeedsTopicRead: on an agent with --authorizer acl and
+// certificate principals on HTTPS, the browser's records need READ on
+// the topic (an ACL made with kadm): bob reads "visible" but gets 403 for
+// "hidden", a client without credentials 401, the token reads both; the
+// rest of the console stays open, as --http-require-auth-for names
+// nothing.
+func TestBrowseNeedsTopicRead(t *testing.T) {
+	dir := t.TempDir()
+	ca := tlstest.NewCA(t, "cluster CA")
+	agentCert := ca.Issue(t, "agent", pkix.Name{CommonName: "agent-0", OrganizationalUnit: []string{"agents"}})
+	viewer := ca.Issue(t, "viewer", pkix.Name{CommonName: "Bob", OrganizationalUnit: []string{"ops"}})
+	const token = "YnJvd3NlLXByaW5jaXBhbC10ZXN0LXRva2Vu"
+	cfg := testConfig(filepath.Join(dir, "data"))
+	cfg.HTTPTLS, cfg.HTTPTLSClientAuth = true, "requested"
+	cfg.TLS.CertFile, cfg.TLS.KeyFile, cfg.TLS.ClientCAFile = agentCert.CertFile, agentCert.KeyFile, ca.CertFile
+	cfg.SSLPrincipalMappingRules = `RULE:^CN=([^,]*),OU=(ops|agents)$/$1/L`
+	cfg.Authorizer, cfg.SuperUsers = "acl", "User:ANONYMOUS" // the PLAINTEXT listener's clients
+	cfg.HTTPTokenFile = writeTokens(t, token)
+	a := start(t, cfg, nil)
+	cl := a.client(t)
+	for _, topic := range []string{"visible", "hidden"} {
+		createTopic(t, cl, topic, 1, nil)
+		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Topic: topic, Value: []byte("secret of " + topic)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := kadm.NewClient(cl).CreateACLs(ctxT(t), kadm.NewACLs().Allow("User:bob").Topics("visible").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
+	if err == nil {
+		err = res[0].Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, none := httpsClient(t, ca, &viewer), httpsClient(t, ca, nil)
+	records := func(topic string) string { return "/v1/console/records?partition=0&from=start&topic=" + topic }
+	for _, c := range []struct {
+		who     string
+		client  *http.Client
+		token   string
+		path    string
+		status  int
+		mention string
+	}{
+		{"bob", bob, "", records("visible"), http.StatusOK, "secret of visible"},
+		{"bob", bob, "", records("hidden"), http.StatusForbidden, `User:bob may not READ the TOPIC "hidden"`},
+		{"nobody", none, "", records("visible"), http.StatusUnauthorized, "needs"},
+		{"the token", none, token, records("hidden"), http.StatusOK, "secret of hidden"},
+		{"nobody", none, "", "/console/browse.html", http.StatusOK, "browse.js"},
+	} {
+		if status, body := httpsDo(t, c.client, a, http.MethodGet, c.path, c.token); status != c.status || !strings.Contains(body, c.mention) {
+			t.Errorf("%s GET %s: %d %.200q, want %d mentioning %q", c.who, c.path, status, body, c.status, c.mention)
+		}
 	}
 }
