@@ -15,7 +15,7 @@
 //	GET /v1/console/history        the charts' hour of every agent, merged (history.go)
 //	GET /v1/console/history/agent  this agent's history ring, which the others fetch
 //	GET /v1/console/records        one page of a topic's records, the message
-//	                               browser's (records.go): ?topic=T&partition=P|all
+//	                               browser's (records.go, recordsread.go): ?topic=T&partition=P|all
 //	                               &from=start|end|offset:N|before:N|timestamp:MS&limit=K
 //	                               &isolation=read_uncommitted|read_committed&key=S
 //	                               &decode=auto|json|text|hex&max_value_bytes=N
