@@ -75,7 +75,7 @@ type Config struct {
 	// requests (agent/httpapi).
 	HTTPTLSClientAuth tlsconfig.ClientAuth
 	// HTTPRequireAuthFor (--http-require-auth-for) names the read-only
-	// path groups that need credentials too: metrics, probes, pages.
+	// path groups that need credentials too: metrics, probes, pages, records.
 	HTTPRequireAuthFor []string
 	// TLS is the agent's certificate and the CAs it trusts
 	// (--tls-cert-file, --tls-key-file, --tls-client-ca-file).
@@ -335,7 +335,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.HTTPAllowUnauthenticatedChanges, "http-allow-unauthenticated-changes", c.HTTPAllowUnauthenticatedChanges, "Let anyone who reaches the HTTP port drain this agent and make every other change it serves, without credentials, although --authorizer acl guards the Kafka API; without this flag such an agent answers them 401 until --http-token-file or certificate principals are set. It changes nothing when the port takes credentials.")
 	fs.BoolVar(&c.HTTPTLS, "http-tls", c.HTTPTLS, "Serve the HTTP port over TLS with --tls-cert-file and --tls-key-file, and call the other agents' HTTP ports over HTTPS trusting --tls-client-ca-file (else the system's CAs).")
 	fs.Var(clientAuthFlag{&c.HTTPTLSClientAuth}, "http-tls-client-auth", "Client certificates on the HTTP port with --http-tls: none, requested (verified against --tls-client-ca-file when given) or required (probes and scrapers then need one too). With --authorizer acl, a certificate whose principal (--ssl-principal-mapping-rules) is allowed ALTER on the CLUSTER may do what a token may.")
-	fs.StringSliceVar(&c.HTTPRequireAuthFor, "http-require-auth-for", c.HTTPRequireAuthFor, "Read-only HTTP paths that need a token or a certificate principal too, of metrics (/metrics), probes (/healthz, /readyz) and pages (the status page, the console, GET /v1/...); empty: only changes and profiles do.")
+	fs.StringSliceVar(&c.HTTPRequireAuthFor, "http-require-auth-for", c.HTTPRequireAuthFor, "Read-only HTTP paths that need a token or a certificate principal too, of metrics (/metrics), probes (/healthz, /readyz), pages (the status page, the console, GET /v1/...) and records (the console's message browser, GET /v1/console/records; always restricted with --authorizer acl); empty: only changes and profiles do.")
 	fs.StringVar(&c.TLS.CertFile, "tls-cert-file", c.TLS.CertFile, "PEM certificate chain of the agent's TLS listeners, leaf first; re-read when renewed.")
 	fs.StringVar(&c.TLS.KeyFile, "tls-key-file", c.TLS.KeyFile, "PEM private key of --tls-cert-file.")
 	fs.Var(clientAuthFlag{&c.TLS.ClientAuth}, "tls-client-auth", "Client certificates on SSL and SASL_SSL listeners (ssl.client.auth): none, requested (verified when given) or required; the principal on SSL listeners is the certificate's subject, mapped by --ssl-principal-mapping-rules.")

@@ -103,6 +103,7 @@ type Server struct {
 
 	console consoleGate // one /v1/console gathering at a time (console.go)
 	history historyRing // the console's charts (history.go)
+	browse  browseSlots // the message browser's pages read at once (records.go)
 }
 
 // New reads --http-token-file, and says at start what the port asks of
