@@ -234,7 +234,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	}
 	a.topics.CompactInternalTopics(ctx)
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.registry.MustRegister(partition.NewCollector(a.id, a.localPartitions), newOpsCollector(a))
+	a.registry.MustRegister(partition.NewCollector(a.id, a.localPartitions, cfg.NetworkCapacity), newOpsCollector(a))
 	// Validate parsed the rules already.
 	cfg.Kafka.SSLPrincipalMapper, _ = tlsconfig.ParsePrincipalRules(cfg.SSLPrincipalMappingRules)
 	cfg.Kafka.SASLEnabledMechanisms = cfg.saslMechanisms()

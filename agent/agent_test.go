@@ -213,6 +213,7 @@ func TestConfigValidate(t *testing.T) {
 		{"reauth", func(c *Config) { c.Kafka.ConnectionsMaxReauth = -time.Second }, "--connections-max-reauth"},
 		{"two ids", func(c *Config) { c.AgentID, c.AgentIDFromHostname = 2, true }, "--agent-id-from-hostname"},
 		{"replace after", func(c *Config) { c.ReplaceDeadAgentAfter = -time.Second }, "--replace-dead-agent-after"},
+		{"network capacity", func(c *Config) { c.NetworkCapacity = -1 }, "--network-capacity"},
 		{"listeners", func(c *Config) { c.Listeners = "PLAINTEXT://:9092,SSL://:9094" }, "--tls-cert-file"},
 		{"listener mechanisms", func(c *Config) {
 			c.Listeners, c.Kafka.SASLEnabledMechanisms = "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093", nil

@@ -17,6 +17,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/placement"
+	"github.com/strata-streaming/strata/internal/bytesize"
 	"github.com/strata-streaming/strata/internal/scram"
 	"github.com/strata-streaming/strata/internal/tlsconfig"
 	"github.com/strata-streaming/strata/membership"
@@ -74,7 +75,7 @@ type Config struct {
 	// requests (agent/httpapi).
 	HTTPTLSClientAuth tlsconfig.ClientAuth
 	// HTTPRequireAuthFor (--http-require-auth-for) names the read-only
-	// path groups that need credentials too: metrics, probes, pages.
+	// path groups that need credentials too: metrics, probes, pages, records.
 	HTTPRequireAuthFor []string
 	// TLS is the agent's certificate and the CAs it trusts
 	// (--tls-cert-file, --tls-key-file, --tls-client-ca-file).
@@ -142,6 +143,11 @@ type Config struct {
 	// LoadReportInterval (--load-report-interval) is how often an agent
 	// checks whether to rewrite its load report in the store.
 	LoadReportInterval time.Duration
+	// NetworkCapacity (--network-capacity) is the bytes per second of
+	// produce, consume and replication traffic the agent is sized for;
+	// strata_agent_utilization_ratio is its measured traffic over this,
+	// and is not exported while it is 0 (unset).
+	NetworkCapacity int64
 	// DrainTimeout (--drain-timeout) bounds the drain a stopping agent
 	// does first (SIGTERM) and the one POST /v1/drain starts; 0 stops
 	// without draining.
@@ -329,7 +335,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.HTTPAllowUnauthenticatedChanges, "http-allow-unauthenticated-changes", c.HTTPAllowUnauthenticatedChanges, "Let anyone who reaches the HTTP port drain this agent and make every other change it serves, without credentials, although --authorizer acl guards the Kafka API; without this flag such an agent answers them 401 until --http-token-file or certificate principals are set. It changes nothing when the port takes credentials.")
 	fs.BoolVar(&c.HTTPTLS, "http-tls", c.HTTPTLS, "Serve the HTTP port over TLS with --tls-cert-file and --tls-key-file, and call the other agents' HTTP ports over HTTPS trusting --tls-client-ca-file (else the system's CAs).")
 	fs.Var(clientAuthFlag{&c.HTTPTLSClientAuth}, "http-tls-client-auth", "Client certificates on the HTTP port with --http-tls: none, requested (verified against --tls-client-ca-file when given) or required (probes and scrapers then need one too). With --authorizer acl, a certificate whose principal (--ssl-principal-mapping-rules) is allowed ALTER on the CLUSTER may do what a token may.")
-	fs.StringSliceVar(&c.HTTPRequireAuthFor, "http-require-auth-for", c.HTTPRequireAuthFor, "Read-only HTTP paths that need a token or a certificate principal too, of metrics (/metrics), probes (/healthz, /readyz) and pages (the status page, the console, GET /v1/...); empty: only changes and profiles do.")
+	fs.StringSliceVar(&c.HTTPRequireAuthFor, "http-require-auth-for", c.HTTPRequireAuthFor, "Read-only HTTP paths that need a token or a certificate principal too, of metrics (/metrics), probes (/healthz, /readyz), pages (the status page, the console, GET /v1/...) and records (the console's message browser, GET /v1/console/records; always restricted with --authorizer acl); empty: only changes and profiles do.")
 	fs.StringVar(&c.TLS.CertFile, "tls-cert-file", c.TLS.CertFile, "PEM certificate chain of the agent's TLS listeners, leaf first; re-read when renewed.")
 	fs.StringVar(&c.TLS.KeyFile, "tls-key-file", c.TLS.KeyFile, "PEM private key of --tls-cert-file.")
 	fs.Var(clientAuthFlag{&c.TLS.ClientAuth}, "tls-client-auth", "Client certificates on SSL and SASL_SSL listeners (ssl.client.auth): none, requested (verified when given) or required; the principal on SSL listeners is the certificate's subject, mapped by --ssl-principal-mapping-rules.")
@@ -353,6 +359,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.RebalanceBy, "rebalance-by", c.RebalanceBy, "What the balancer evens out across agents: load (the bytes per second each agent's replicas receive and send, then their disk bytes, then replica and leader counts) or count (replicas and preferred leaders only).")
 	fs.Float64Var(&c.RebalanceLoadTolerance, "rebalance-load-tolerance", c.RebalanceLoadTolerance, "With --rebalance-by load, how far from the mean, as a fraction of it, an agent's network or disk load may be before replicas move for it; balancing then aims at half of it.")
 	fs.DurationVar(&c.LoadReportInterval, "load-report-interval", c.LoadReportInterval, "With --rebalance-by load, how often the agent checks whether its replicas' load changed enough to rewrite its report in the store (at least every 5 minutes it does).")
+	fs.Var(bytesize.NewRateFlag(&c.NetworkCapacity), "network-capacity", "Bytes per second of produce, consume and replication traffic this agent is sized for, as bytes or with a unit (500MiB, 1.25GB, 500MiB/s): strata_agent_utilization_ratio, an autoscaler's signal, is the agent's measured traffic (strata_agent_network_bytes_per_second) divided by it. 0 leaves it unset, and the ratio is not exported. See docs/operations.md, \"Autoscaling\".")
 	fs.DurationVar(&c.ReplicaLagTimeMax, "replica-lag-time-max", c.ReplicaLagTimeMax, "A follower not caught up with its leader for this long leaves the ISR (replica.lag.time.max.ms).")
 	fs.StringVar(&c.LogFlush, "log-flush", c.LogFlush, "When appends are fsynced before they are acknowledged: always, interval or never.")
 	fs.DurationVar(&c.LogFlushInterval, "log-flush-interval", c.LogFlushInterval, "How often the log is fsynced under --log-flush=interval.")
@@ -491,6 +498,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--rebalance-load-tolerance %v: must be above 0 and below 1", c.RebalanceLoadTolerance)
 	case c.LoadReportInterval < time.Second:
 		return fmt.Errorf("--load-report-interval %v: must be at least 1s", c.LoadReportInterval)
+	case c.NetworkCapacity < 0:
+		return fmt.Errorf("--network-capacity %d: must not be negative (0 leaves it unset)", c.NetworkCapacity)
 	case c.ReplicaLagTimeMax < 10*time.Millisecond:
 		return fmt.Errorf("--replica-lag-time-max %v: must be at least 10ms", c.ReplicaLagTimeMax)
 	case c.LogMaxOpenFiles < 0:

@@ -17,8 +17,8 @@ import (
 	"github.com/strata-streaming/strata/internal/testwait"
 )
 
-// TestTopicChangesAnswerWithinTheirTimeout: a CreateTopics or DeleteTopics
-// whose change outlasts timeout_ms (here because every fsync is held) is
+// TestTopicChangesAnswerWithinTheirTimeout: a CreateTopics, DeleteTopics
+// or CreatePartitions whose change outlasts timeout_ms (here because every fsync is held) is
 // answered REQUEST_TIMED_OUT by then, and the change completes afterwards,
 // as in Kafka. An agent that answered only once done was cut off by
 // franz-go at timeout_ms plus its RequestTimeoutOverhead, and the client's
@@ -86,4 +86,17 @@ func TestTopicChangesAnswerWithinTheirTimeout(t *testing.T) {
 		t.Fatalf("create with fsyncs held: %v after %v; want REQUEST_TIMED_OUT before the fsyncs are released (%v)", err, took.Round(time.Millisecond), heldFor)
 	}
 	testwait.Until(t, 10*time.Second, func() bool { return partitions() == 4 }, "the created topic in Metadata")
+
+	release = hold()
+	began = time.Now()
+	pr, err := adm.CreatePartitions(ctxT(t), 4, "slow")
+	took = time.Since(began)
+	release()
+	if err == nil {
+		err = pr["slow"].Err
+	}
+	if !errors.Is(err, kerr.RequestTimedOut) || took >= heldFor {
+		t.Fatalf("create partitions with fsyncs held: %v after %v; want REQUEST_TIMED_OUT before the fsyncs are released (%v)", err, took.Round(time.Millisecond), heldFor)
+	}
+	testwait.Until(t, 10*time.Second, func() bool { return partitions() == 8 }, "the added partitions in Metadata")
 }

@@ -7,8 +7,9 @@ import (
 )
 
 // assets are the pages: index.html with app.js, charts.html with
-// charts.js, style.css, and uPlot (vendor/uplot: the charting library,
-// its licence and a note of its version). They fetch nothing from
+// charts.js, browse.html with browse.js (the message browser), style.css,
+// and uPlot (vendor/uplot: the charting library, its licence and a note
+// of its version). They fetch nothing from
 // elsewhere, so the console works on a closed network.
 //
 //go:embed assets

@@ -16,6 +16,12 @@
 // last hour instead of the present: each agent's history ring and their
 // merge are package history's.
 //
+// The message browser (browse.html) shows a page of a topic's records,
+// which the serving agent reads through its Kafka client
+// (agent/httpapi/records.go); how a record is shown, what a transaction
+// marker decides and how a page keeps its rows are this package's
+// (records.go, page.go).
+//
 // Build is pure and safe for concurrent use; the types are plain data.
 package console
 

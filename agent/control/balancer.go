@@ -19,6 +19,8 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/partition"
@@ -307,18 +309,36 @@ func (c *Controller) startMoves(ctx context.Context, live []placement.Agent, los
 	moving = inFlight
 	targets := c.place(live, parts)
 	// Leaderships before copies: a target that only reorders replicas
-	// is written at once and takes no move slot.
+	// is written at once and takes no move slot, and so is one that only
+	// drops replicas (a drain with no agent to take them) and keeps its
+	// in-sync ones: neither copies a byte, and a drain of thousands of
+	// partitions must not queue behind the copy limits.
+	var reorders, shrinks []int
+	shrunk := make([]bool, len(targets))
 	for i, target := range targets {
-		if !parts[i].Fixed && !slices.Equal(target, parts[i].Replicas) && sameReplicas(target, parts[i].Replicas) {
-			c.reorder(ctx, states[i].ref, target, live)
+		switch {
+		case parts[i].Fixed || slices.Equal(target, parts[i].Replicas):
+		case sameReplicas(target, parts[i].Replicas):
+			reorders = append(reorders, i)
+		case shrinkable(states[i].state, target):
+			shrinks = append(shrinks, i)
+			shrunk[i] = true
 		}
 	}
+	c.inParallel(len(reorders), func(j int) {
+		i := reorders[j]
+		c.reorder(ctx, states[i].ref, targets[i], live)
+	})
+	c.inParallel(len(shrinks), func(j int) {
+		i := shrinks[j]
+		c.shrink(ctx, states[i].ref, parts[i].Replicas, targets[i])
+	})
 	for i, target := range targets {
 		if inFlight >= c.cfg.RebalanceMaxMoves {
 			moving = inFlight
 			return true
 		}
-		if parts[i].Fixed || sameReplicas(target, parts[i].Replicas) {
+		if parts[i].Fixed || sameReplicas(target, parts[i].Replicas) || shrunk[i] {
 			continue
 		}
 		ref := states[i].ref
@@ -403,6 +423,82 @@ func (c *Controller) reorder(ctx context.Context, ref stateRef, target []int32, 
 	c.metrics.leadershipMoves.Inc()
 	c.logger.Info("balancer: preferred leader changed", "topic", ref.topic, "partition", ref.index,
 		"from", before.Replicas, "to", next.Replicas, "leader", next.Leader, "leader_epoch", next.LeaderEpoch)
+}
+
+// stateWriteParallelism bounds the partition states the balancer and a
+// drain write at once: each is a GET and a conditional PUT to the store,
+// which serves them side by side, and a drain of thousands of partitions
+// done one after another would outlast a pod's grace period.
+const stateWriteParallelism = 16
+
+// inParallel calls fn(0) to fn(n-1), stateWriteParallelism at a time, and
+// returns when all have.
+func (c *Controller) inParallel(n int, fn func(i int)) {
+	var g errgroup.Group
+	g.SetLimit(stateWriteParallelism)
+	for i := range n {
+		g.Go(func() error { fn(i); return nil })
+	}
+	g.Wait()
+}
+
+// shrinkable reports whether target only drops replicas of st, which is
+// not moving, and keeps in-sync ones only: the move then completes the
+// moment it starts (shrinkState).
+func shrinkable(st metadata.PartitionState, target []int32) bool {
+	_, ok := shrinkState(st, target)
+	return ok
+}
+
+// shrinkState is st on target, a subset of its in-sync replicas, in one
+// step: a reassignment started and completed at once, so a removed leader
+// hands over to the first target replica in a new epoch as a completed
+// move does. ok is false when target adds a replica, keeps one out of
+// sync, or st is moving.
+func shrinkState(st metadata.PartitionState, target []int32) (metadata.PartitionState, bool) {
+	if st.Moving() || len(target) == 0 || len(target) >= len(st.Replicas) {
+		return st, false
+	}
+	for _, r := range target {
+		if !slices.Contains(st.Replicas, r) || !slices.Contains(st.ISR, r) {
+			return st, false
+		}
+	}
+	moving, err := st.Reassign(target, len(st.Replicas))
+	if err != nil {
+		return st, false
+	}
+	done, ok := moving.CompleteReassignment()
+	if !ok {
+		return st, false
+	}
+	done.StateEpoch = st.StateEpoch + 1 // one write, one epoch
+	// The factor stays what it was, so the balancer grows the partition
+	// back once agents are there (a state written before the factor was
+	// kept would otherwise take the smaller set as its factor).
+	done.ReplicationFactor = int32(st.WantedReplicas())
+	return done, true
+}
+
+// shrink writes target, a subset of a partition's in-sync replicas
+// (shrinkState), if the stored state still allows it; a replica it drops
+// leaves when its agent applies the state.
+func (c *Controller) shrink(ctx context.Context, ref stateRef, from, target []int32) {
+	next, err := c.changeState(ctx, ref.topicID, ref.index, func(cur metadata.PartitionState) (metadata.PartitionState, error) {
+		next, _ := shrinkState(cur, target)
+		return next, nil
+	})
+	if err != nil {
+		c.logger.Warn("balancer: drop replicas", "topic", ref.topic, "partition", ref.index, "target", target, "err", err)
+		return
+	}
+	if !slices.Equal(next.Replicas, target) {
+		return // nothing written: the state changed meanwhile; the next round decides again
+	}
+	c.metrics.movesStarted.Inc()
+	c.metrics.movesDone.Inc()
+	c.logger.Info("balancer: replicas dropped", "topic", ref.topic, "partition", ref.index, "from", from, "to", target,
+		"leader", next.Leader, "leader_epoch", next.LeaderEpoch)
 }
 
 // reorderState is st with its replicas in target's order, and, when lead

@@ -71,9 +71,7 @@ func (c *Controller) waitDrained(ctx context.Context) error {
 		if len(targets) == 0 {
 			return fmt.Errorf("%w: %d replicas stay", ErrNoDrainTarget, len(local))
 		}
-		for _, p := range local {
-			c.handOverLeadership(ctx, p, targets)
-		}
+		c.inParallel(len(local), func(i int) { c.handOverLeadership(ctx, local[i], targets) })
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("drain: %d replicas left: %w", len(c.host.Partitions()), ctx.Err())

@@ -84,7 +84,7 @@ func (s *Server) loadHTTPTokens() (*httpTokens, *secretfile.Watcher, error) {
 			return nil, nil, nil
 		}
 		if s.cfg.refusesChanges() {
-			s.logger.Warn("the HTTP port takes no credentials and the agent has --authorizer acl: it refuses drains and every other change (401); set --http-token-file (docs/security.md), or --http-allow-unauthenticated-changes to let anyone who reaches the port make them",
+			s.logger.Warn("the HTTP port takes no credentials and the agent has --authorizer acl: it refuses drains, every other change and the message browser's records (401); set --http-token-file (docs/security.md), or --http-allow-unauthenticated-changes to let anyone who reaches the port make them",
 				"http_addr", s.cfg.Addr)
 			return nil, nil, nil
 		}
@@ -118,6 +118,10 @@ type httpGuard struct {
 	// refuseChanges: the port takes no credentials, yet the agent has
 	// ACLs (Config.refusesChanges): every change is refused.
 	refuseChanges bool
+	// refuseRecords: the port takes no credentials, yet the agent has
+	// ACLs: no records are served (the message browser), as no request
+	// could show it may READ them.
+	refuseRecords bool
 }
 
 // newHTTPGuard is nil when the port asks no credentials and refuses
@@ -130,13 +134,18 @@ func (s *Server) newHTTPGuard() *httpGuard {
 		g.principals = &httpPrincipals{mapper: mapper, authorize: s.host.Authorize}
 	}
 	if g.tokens == nil && g.principals == nil {
-		if s.cfg.refusesChanges() {
-			return &httpGuard{refuseChanges: true}
+		if s.cfg.ACLs {
+			return &httpGuard{refuseChanges: s.cfg.refusesChanges(), refuseRecords: true}
 		}
 		return nil
 	}
 	for _, name := range s.cfg.RequireAuthFor {
 		g.restricted[pathGroup(name)] = true // Validate checked the names
+	}
+	if s.cfg.ACLs {
+		// ACLs guard Kafka's Fetch: the records are not to be read
+		// around them through HTTP.
+		g.restricted[pathsRecords] = true
 	}
 	return g
 }
@@ -154,13 +163,21 @@ const refusedChangeMessage = "this agent has --authorizer acl but its HTTP port 
 	"set --http-token-file (and send Authorization: Bearer <token>), or --http-tls-client-auth with certificate principals; " +
 	"--http-allow-unauthenticated-changes lets anyone who reaches the port make them"
 
+// refusedRecordsMessage answers a read of records on a port that takes
+// no credentials while the agent has ACLs.
+const refusedRecordsMessage = "this agent has --authorizer acl but its HTTP port takes no credentials, so it serves no records (a Kafka Fetch needs READ on the topic): " +
+	"set --http-token-file (and send Authorization: Bearer <token>), or --http-tls-client-auth with certificate principals allowed READ on the topic"
+
 // check returns nil when r may pass.
 func (g *httpGuard) check(r *http.Request) *httpAuthError {
-	if g.refuseChanges {
-		// Only changes: a port without credentials keeps serving its
-		// reads, and profiles with --http-pprof, as before.
-		if isChange(r) {
+	if g.tokens == nil && g.principals == nil {
+		// A port without credentials keeps serving its other reads, and
+		// profiles with --http-pprof, as before.
+		switch {
+		case g.refuseChanges && isChange(r):
 			return &httpAuthError{http.StatusUnauthorized, refusedChangeMessage}
+		case g.refuseRecords && groupOf(r.URL.Path) == pathsRecords:
+			return &httpAuthError{http.StatusUnauthorized, refusedRecordsMessage}
 		}
 		return nil
 	}
@@ -174,12 +191,18 @@ func (g *httpGuard) check(r *http.Request) *httpAuthError {
 // (consoleadmin.go).
 func (g *httpGuard) operator(r *http.Request) *httpAuthError {
 	switch {
-	case g == nil:
-		return nil
-	case g.refuseChanges:
+	case !g.takesCredentials() && g != nil && g.refuseChanges:
 		return &httpAuthError{http.StatusUnauthorized, refusedChangeMessage}
+	case !g.takesCredentials():
+		return nil // changes need no credentials here
 	}
 	return g.checkNeed(r, needAlter)
+}
+
+// takesCredentials reports whether the port takes a token or certificate
+// principals; false for a nil guard.
+func (g *httpGuard) takesCredentials() bool {
+	return g != nil && (g.tokens != nil || g.principals != nil)
 }
 
 // checkNeed returns nil when r's credentials allow need.
@@ -203,7 +226,7 @@ func (g *httpGuard) checkNeed(r *http.Request, need httpNeed) *httpAuthError {
 		ways = append(ways, "Authorization: Bearer <a token of the agent's --http-token-file>")
 	}
 	if g.principals != nil {
-		ways = append(ways, "a client certificate whose principal may "+need.operation()+" the CLUSTER")
+		ways = append(ways, "a client certificate whose principal may "+need.operation()+" "+need.resource(r))
 	}
 	what := "this request needs " + strings.Join(ways, ", or ")
 	switch {
@@ -212,8 +235,8 @@ func (g *httpGuard) checkNeed(r *http.Request, need httpNeed) *httpAuthError {
 	case r.Header.Get("Authorization") != "":
 		return &httpAuthError{http.StatusUnauthorized, "the bearer token is not one of the agent's; " + what}
 	case principal != "":
-		return &httpAuthError{http.StatusForbidden, fmt.Sprintf("%s may not %s the CLUSTER (grant it with strata acl create --allow-principal %s --operation %s --cluster); %s",
-			principal, need.operation(), principal, strings.ToLower(need.operation()), what)}
+		return &httpAuthError{http.StatusForbidden, fmt.Sprintf("%s may not %s %s (grant it with %s); %s",
+			principal, need.operation(), need.resource(r), need.grant(r, principal), what)}
 	case unmapped != nil:
 		return &httpAuthError{http.StatusUnauthorized, "the client certificate names no principal: " + unmapped.Error() + "; " + what}
 	}

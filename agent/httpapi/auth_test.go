@@ -34,13 +34,18 @@ func TestHTTPGuardAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// ops may ALTER the CLUSTER, viewer DESCRIBE it; reader may READ the
+	// topic "orders" only.
 	acls := func(principal, _ string, op kmsg.ACLOperation, typ kmsg.ACLResourceType, name string) bool {
+		if typ == kmsg.ACLResourceTypeTopic {
+			return principal == "User:reader" && op == kmsg.ACLOperationRead && name == "orders"
+		}
 		if typ != kmsg.ACLResourceTypeCluster || name != acl.ClusterName {
 			return false
 		}
 		return principal == "User:ops" || principal == "User:viewer" && op == kmsg.ACLOperationDescribe
 	}
-	withPrincipals := &httpGuard{tokens: tokens, principals: &httpPrincipals{mapper: mapper, authorize: acls}, restricted: map[pathGroup]bool{pathsMetrics: true}}
+	withPrincipals := &httpGuard{tokens: tokens, principals: &httpPrincipals{mapper: mapper, authorize: acls}, restricted: map[pathGroup]bool{pathsMetrics: true, pathsRecords: true}}
 	tokensOnly := &httpGuard{tokens: tokens, restricted: map[pathGroup]bool{}}
 	request := func(method, path, cn, bearer string) *http.Request {
 		r := httptest.NewRequest(method, path, nil)
@@ -75,6 +80,11 @@ func TestHTTPGuardAnswers(t *testing.T) {
 		{"restricted read, DESCRIBE", withPrincipals, request("GET", "/metrics", "viewer", ""), 0},
 		{"restricted read, nobody", withPrincipals, request("GET", "/metrics", "", ""), http.StatusUnauthorized},
 		{"open read", withPrincipals, request("GET", "/healthz", "", ""), 0},
+		{"records, READ on the topic", withPrincipals, request("GET", "/v1/console/records?topic=orders", "reader", ""), 0},
+		{"records, another topic", withPrincipals, request("GET", "/v1/console/records?topic=payments", "reader", ""), http.StatusForbidden},
+		{"records, CLUSTER ALTER is not READ", withPrincipals, request("GET", "/v1/console/records?topic=orders", "ops", ""), http.StatusForbidden},
+		{"records, token", withPrincipals, request("GET", "/v1/console/records?topic=payments", "", token), 0},
+		{"records, nobody", withPrincipals, request("GET", "/v1/console/records?topic=orders", "", ""), http.StatusUnauthorized},
 		{"certificate without an authorizer", tokensOnly, request("POST", "/v1/drain", "ops", ""), http.StatusUnauthorized},
 		{"token without an authorizer", tokensOnly, request("POST", "/v1/drain", "", token), 0},
 	} {
@@ -85,6 +95,10 @@ func TestHTTPGuardAnswers(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
 		}
+	}
+	e := withPrincipals.check(request("GET", "/v1/console/records?topic=payments", "reader", ""))
+	if e == nil || !strings.Contains(e.msg, `User:reader may not READ the TOPIC "payments"`) || !strings.Contains(e.msg, "--operation read --topic payments") {
+		t.Errorf("a refused read of records answers %+v; want it to name the principal, the topic and the grant", e)
 	}
 }
 
@@ -113,6 +127,9 @@ func TestChangesRefusedWithACLsAndNoCredentials(t *testing.T) {
 		{"profile, ACLs", Config{ACLs: true, Pprof: true}, httptest.NewRequest("GET", "/debug/pprof/heap", nil), 0, nil},
 		{"drain, ACLs, opted out", Config{ACLs: true, AllowUnauthenticatedChanges: true}, drain(), 0, nil},
 		{"drain, no authorizer", Config{}, drain(), 0, nil},
+		{"records, ACLs", Config{ACLs: true}, httptest.NewRequest("GET", "/v1/console/records?topic=t", nil), http.StatusUnauthorized, []string{"--http-token-file", "READ"}},
+		{"records, ACLs, changes opted in", Config{ACLs: true, AllowUnauthenticatedChanges: true}, httptest.NewRequest("GET", "/v1/console/records?topic=t", nil), http.StatusUnauthorized, nil},
+		{"records, no authorizer", Config{}, httptest.NewRequest("GET", "/v1/console/records?topic=t", nil), 0, nil},
 	} {
 		s := newTestServer(t, c.cfg, prometheus.NewRegistry())
 		ran := false

@@ -40,7 +40,7 @@ type Config struct {
 	// port: a client certificate's principal may then authorize requests.
 	TLSClientAuth tlsconfig.ClientAuth
 	// RequireAuthFor (--http-require-auth-for) names the read-only path
-	// groups that need credentials too: metrics, probes, pages.
+	// groups that need credentials too: metrics, probes, pages, records.
 	RequireAuthFor []string
 	// Certs are the agent's certificate and the CAs it trusts
 	// (--tls-cert-file, --tls-key-file, --tls-client-ca-file).
@@ -56,6 +56,9 @@ type Config struct {
 	// History bounds the console's history ring; the zero value is
 	// history.DefaultConfig(). Not a flag: tests set it.
 	History history.Config
+	// Browse bounds the message browser's reads; the zero value is
+	// DefaultBrowseConfig(). Not a flag: tests set it.
+	Browse BrowseConfig
 	// Rack (--rack) and LogFlush (--log-flush) are shown by the pages.
 	Rack, LogFlush string
 }
@@ -80,11 +83,16 @@ func (c Config) Validate() error {
 	}
 	for _, name := range c.RequireAuthFor {
 		if !slices.Contains(pathGroups, pathGroup(name)) {
-			return fmt.Errorf("--http-require-auth-for %q: want metrics, probes or pages", name)
+			return fmt.Errorf("--http-require-auth-for %q: want metrics, probes, pages or records", name)
 		}
 	}
 	if c.History != (history.Config{}) {
 		if err := c.History.Validate(); err != nil {
+			return err
+		}
+	}
+	if c.Browse != (BrowseConfig{}) {
+		if err := c.Browse.Validate(); err != nil {
 			return err
 		}
 	}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-streaming/strata/agent/console"
 	"github.com/strata-streaming/strata/membership"
@@ -75,6 +76,7 @@ func (g *consoleGate) get(ctx context.Context, gather func(context.Context) []by
 func (s *Server) registerConsole(mux *http.ServeMux) {
 	mux.Handle("GET /console/", http.StripPrefix("/console/", console.Assets()))
 	mux.HandleFunc("GET /v1/console", s.consoleView)
+	mux.HandleFunc("GET /v1/console/records", s.consoleRecords)
 	s.registerConsoleAdmin(mux)
 	mux.HandleFunc("GET /v1/console/agent", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, s.consoleReport())
@@ -268,7 +270,7 @@ func (s *Server) FetchConsoleReport(ctx context.Context, addr string) (*console.
 // consoleGroups describes every consumer group with its lag, through a
 // Kafka client of this agent that lives for one answer.
 func (s *Server) consoleGroups(ctx context.Context) ([]console.Group, error) {
-	cl, err := s.agentKafkaClient()
+	cl, err := s.kafkaClient()
 	if err != nil {
 		return nil, err
 	}
@@ -290,4 +292,19 @@ func (s *Server) consoleGroups(ctx context.Context) ([]console.Group, error) {
 		groups = append(groups, console.GroupFromLag(l))
 	}
 	return groups, nil
+}
+
+// kafkaClient is a Kafka client of this agent for one answer of the
+// console (the caller closes it), with opts added: it connects to the
+// agent's own listener with the inter-agent TLS and SASL, as the agent's
+// followers do, so it may read what any client may.
+func (s *Server) kafkaClient(opts ...kgo.Opt) (*kgo.Client, error) {
+	base := []kgo.Opt{kgo.SeedBrokers(s.deps.KafkaAddr)}
+	if s.deps.InterAgent.TLS != nil {
+		base = append(base, kgo.DialTLSConfig(s.deps.InterAgent.TLS))
+	}
+	if s.deps.InterAgent.SASL != nil {
+		base = append(base, kgo.SASL(s.deps.InterAgent.SASL))
+	}
+	return kgo.NewClient(append(base, opts...)...)
 }

@@ -128,7 +128,7 @@ func (s *Server) consoleActor(w http.ResponseWriter, r *http.Request, change boo
 		writeCSRFRefusal(w)
 		return nil, false
 	}
-	if s.guard == nil {
+	if !s.guard.takesCredentials() {
 		return s.agentActor(w, "anyone (the HTTP port asks no credentials)", "open")
 	}
 	return s.agentActor(w, s.certificatePrincipal(r)+" (client certificate)", "certificate")
@@ -137,7 +137,7 @@ func (s *Server) consoleActor(w http.ResponseWriter, r *http.Request, change boo
 // agentActor acts with a client of the agent's own that lives for one
 // request.
 func (s *Server) agentActor(w http.ResponseWriter, principal, via string) (*consoleActor, bool) {
-	cl, err := s.agentKafkaClient()
+	cl, err := s.kafkaClient()
 	if err != nil {
 		writeDrainJSON(w, http.StatusInternalServerError, map[string]any{"error": "console: Kafka client: " + err.Error()})
 		return nil, false
@@ -197,7 +197,7 @@ func (s *Server) whoIs(r *http.Request, cookie string) sessionAnswer {
 		}
 		out.Via, out.Can = "open", admin.All()
 		out.Principal = "anyone (the HTTP port asks no credentials)"
-		if s.guard != nil {
+		if s.guard.takesCredentials() {
 			out.Via, out.Principal = "certificate", s.certificatePrincipal(r)+" (client certificate)"
 		}
 	}
@@ -210,7 +210,7 @@ func (s *Server) whoIs(r *http.Request, cookie string) sessionAnswer {
 // certificatePrincipal is the principal of r's client certificate, which
 // passed the guard as an operator's ("" without one).
 func (s *Server) certificatePrincipal(r *http.Request) string {
-	if s.guard == nil || s.guard.principals == nil {
+	if !s.guard.takesCredentials() || s.guard.principals == nil {
 		return ""
 	}
 	p, _ := s.guard.principals.of(r)
@@ -389,18 +389,4 @@ func writeAdminError(w http.ResponseWriter, e *admin.Error) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(e.Status)
 	json.NewEncoder(w).Encode(e)
-}
-
-// agentKafkaClient is a Kafka client of the agent's own, through the
-// inter-agent listener with its TLS and SASL, as the agent's followers
-// connect. The caller closes it.
-func (s *Server) agentKafkaClient() (*kgo.Client, error) {
-	opts := []kgo.Opt{kgo.SeedBrokers(s.deps.KafkaAddr)}
-	if s.deps.InterAgent.TLS != nil {
-		opts = append(opts, kgo.DialTLSConfig(s.deps.InterAgent.TLS))
-	}
-	if s.deps.InterAgent.SASL != nil {
-		opts = append(opts, kgo.SASL(s.deps.InterAgent.SASL))
-	}
-	return kgo.NewClient(opts...)
 }

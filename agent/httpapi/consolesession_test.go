@@ -238,6 +238,16 @@ func TestConsoleCSRF(t *testing.T) {
 		t.Errorf("a read without credentials: %d", w.Code)
 	}
 
+	// ACLs, no credentials, and the operator's opt-out: changes are
+	// open, with a CSRF token.
+	s, h = handler(Config{ACLs: true, AllowUnauthenticatedChanges: true})
+	if w := do(h, req{method: "POST", path: action, body: invalid, cookie: "anon", csrf: s.sessions.csrfFor("anon")}); w.Code != http.StatusBadRequest {
+		t.Errorf("--http-allow-unauthenticated-changes with CSRF: %d %s, want the action's 400", w.Code, w.Body.String())
+	}
+	if w := do(h, req{method: "POST", path: action, body: invalid, cookie: "anon"}); w.Code != http.StatusForbidden {
+		t.Errorf("--http-allow-unauthenticated-changes without CSRF: %d", w.Code)
+	}
+
 	// An open port (no authorizer, no credentials): the cookie GET
 	// /v1/console/session hands out, and its token.
 	_, h = handler(Config{})

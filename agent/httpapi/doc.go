@@ -14,6 +14,11 @@
 //	GET /v1/console/agent  this agent's own report, which the others fetch
 //	GET /v1/console/history        the charts' hour of every agent, merged (history.go)
 //	GET /v1/console/history/agent  this agent's history ring, which the others fetch
+//	GET /v1/console/records        one page of a topic's records, the message
+//	                               browser's (records.go, recordsread.go): ?topic=T&partition=P|all
+//	                               &from=start|end|offset:N|before:N|timestamp:MS&limit=K
+//	                               &isolation=read_uncommitted|read_committed&key=S
+//	                               &decode=auto|json|text|hex&max_value_bytes=N
 //	GET /v1/console/session        who the console acts as, its CSRF token, what it may do;
 //	                               POST signs a Kafka user in, DELETE signs out (consoleadmin.go)
 //	POST /v1/console/actions/<a>   an admin action as that principal, through the Kafka API
@@ -37,7 +42,14 @@
 //     That principal is asked of the ACLs as a Kafka admin request would
 //     be: ALTER on the CLUSTER for a change or a profile, DESCRIBE on the
 //     CLUSTER for a restricted read (ALTER implies DESCRIBE; super users
-//     may do both).
+//     may do both); and as a Fetch would be for the message browser's
+//     records: READ on the topic.
+//
+// Records are more than counters: they are their own path group,
+// "records", which --http-require-auth-for can name, and which an agent
+// with --authorizer acl always restricts (its ACLs guard Fetch, and the
+// console's Kafka client reads as the inter-agent principal). Such an
+// agent whose port takes no credentials serves no records at all (401).
 //
 // A request is let through when either credential allows it. Otherwise the
 // answer follows HTTP's convention: 401 when the request carries no usable

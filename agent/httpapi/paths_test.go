@@ -6,7 +6,7 @@ import (
 )
 
 func TestHTTPNeedOf(t *testing.T) {
-	restricted := map[pathGroup]bool{pathsMetrics: true}
+	restricted := map[pathGroup]bool{pathsMetrics: true, pathsRecords: true}
 	for _, c := range []struct {
 		method, path string
 		want         httpNeed
@@ -20,9 +20,15 @@ func TestHTTPNeedOf(t *testing.T) {
 		{"GET", "/readyz", needNothing},
 		{"GET", "/console/", needNothing},
 		{"GET", "/v1/drain", needNothing},
+		{"GET", "/v1/console", needNothing},
+		{"GET", "/v1/console/records?topic=t", needRead},
+		{"GET", "/console/browse.html", needNothing},
 	} {
 		if got := needOf(httptest.NewRequest(c.method, c.path, nil), restricted); got != c.want {
 			t.Errorf("%s %s: %v, want %v", c.method, c.path, got, c.want)
 		}
+	}
+	if got := needOf(httptest.NewRequest("GET", "/v1/console/records?topic=t", nil), nil); got != needNothing {
+		t.Errorf("records, not restricted: %v, want nothing", got)
 	}
 }

@@ -2,7 +2,8 @@ package httpapi
 
 // The principal of an HTTP client certificate (auth.go): named as on an
 // SSL Kafka listener (agent/kafka/tlsprincipal.go), and asked of the ACLs
-// as a Kafka admin request on the cluster would be.
+// as a Kafka admin request on the cluster would be, or a Fetch of the
+// topic for the message browser's records.
 
 import (
 	"net"
@@ -39,16 +40,22 @@ func (p *httpPrincipals) of(r *http.Request) (string, error) {
 	return "User:" + name, nil
 }
 
-// allowed asks the ACLs whether principal, from r's host, may do need on
-// the CLUSTER.
+// allowed asks the ACLs whether principal, from r's host, may do need:
+// on the CLUSTER, or READ the topic of a read of records.
 func (p *httpPrincipals) allowed(r *http.Request, principal string, need httpNeed) bool {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	op := kmsg.ACLOperationDescribe
-	if need == needAlter {
-		op = kmsg.ACLOperationAlter
+	switch need {
+	case needRead:
+		topic := r.URL.Query().Get("topic")
+		if topic == "" {
+			return true // nothing is read: the handler answers 400
+		}
+		return p.authorize(principal, host, kmsg.ACLOperationRead, kmsg.ACLResourceTypeTopic, topic)
+	case needAlter:
+		return p.authorize(principal, host, kmsg.ACLOperationAlter, kmsg.ACLResourceTypeCluster, acl.ClusterName)
 	}
-	return p.authorize(principal, host, op, kmsg.ACLResourceTypeCluster, acl.ClusterName)
+	return p.authorize(principal, host, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeCluster, acl.ClusterName)
 }

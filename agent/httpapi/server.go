@@ -112,6 +112,7 @@ type Server struct {
 
 	console consoleGate // one /v1/console gathering at a time (console.go)
 	history historyRing // the console's charts (history.go)
+	browse  browseSlots // the message browser's pages read at once (records.go)
 	// sessions are the console's signed-in users (consolesession.go);
 	// logins holds a token per sign-in in progress.
 	sessions *consoleSessions

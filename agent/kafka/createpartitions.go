@@ -9,10 +9,11 @@ package kafka
 // names the first problem. Unlike Kafka, a valid assignment is advisory:
 // the new partitions are placed by Strata's placement, which the balancer
 // may change later, because replica location is Strata's decision, not the
-// client's. TimeoutMillis is not used: the change is one bounded
-// compare-and-swap on the topic's metadata, and REQUEST_TIMED_OUT is never
-// returned while the change goes on in the background. A topic named twice
-// in one request gets INVALID_REQUEST for each mention, as in Kafka.
+// client's. timeout_ms is honoured as CreateTopics honours it
+// (topicchanges.go): adding partitions opens a log per new local
+// partition, and a change still going on at the deadline is answered
+// REQUEST_TIMED_OUT and carries on. A topic named twice in one request gets
+// INVALID_REQUEST for each mention, as in Kafka.
 //
 // Authorization (authorize.go): ALTER on each topic, else
 // TOPIC_AUTHORIZATION_FAILED.
@@ -24,12 +25,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func handleCreatePartitions(ctx context.Context, s *Server, r *request, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
+func handleCreatePartitions(_ context.Context, s *Server, r *request, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	seen := map[string]int{}
 	for _, rt := range req.Topics {
 		seen[rt.Topic]++
 	}
+	var changes []topicChange
+	var slots []int
 	for _, rt := range req.Topics {
 		ct := kmsg.NewCreatePartitionsResponseTopic()
 		ct.Topic = rt.Topic
@@ -38,10 +41,19 @@ func handleCreatePartitions(ctx context.Context, s *Server, r *request, req *kms
 			ct.ErrorMessage = strptr("topic " + rt.Topic + " appears more than once in the request")
 		} else if !s.authorizedTopic(r, kmsg.ACLOperationAlter, rt.Topic) {
 			ct.ErrorCode = kerr.TopicAuthorizationFailed.Code
-		} else if err := s.createPartitions(ctx, rt, req.ValidateOnly); err != nil {
-			ct.ErrorCode, ct.ErrorMessage = errorCode(err), errorMessage(err)
+		} else {
+			changes = append(changes, topicChange{topic: rt.Topic, do: func(ctx context.Context) error {
+				return s.createPartitions(ctx, rt, req.ValidateOnly)
+			}})
+			slots = append(slots, len(resp.Topics))
 		}
 		resp.Topics = append(resp.Topics, ct)
+	}
+	for i, err := range s.runTopicChanges(req.TimeoutMillis, changes) {
+		if err != nil {
+			ct := &resp.Topics[slots[i]]
+			ct.ErrorCode, ct.ErrorMessage = errorCode(err), errorMessage(err)
+		}
 	}
 	return resp, nil
 }

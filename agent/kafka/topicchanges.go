@@ -2,10 +2,10 @@ package kafka
 
 // Topic changes and timeout_ms.
 //
-// CreateTopics and DeleteTopics carry timeout_ms: how long the broker may
-// take to answer, not how long the change may take. Kafka answers
-// REQUEST_TIMED_OUT for a change not done by then and carries on with it;
-// so does Strata. Answering later is worse than it looks: clients set their
+// CreateTopics, CreatePartitions and DeleteTopics carry timeout_ms: how
+// long the broker may take to answer, not how long the change may take.
+// Kafka answers REQUEST_TIMED_OUT for a change not done by then and
+// carries on with it; so does Strata. Answering later is worse than it looks: clients set their
 // read deadline from timeout_ms (franz-go: timeout_ms plus 10 s), cut a
 // broker that overruns it off, and send the same request again, whose
 // answer then reports what the first attempt did (TOPIC_ALREADY_EXISTS, or

@@ -64,6 +64,28 @@ func TestAgentSettingsPrecedence(t *testing.T) {
 	}
 }
 
+// TestNetworkCapacitySetting: --network-capacity takes bytes per second
+// with a unit from the flag, the environment and the file alike.
+func TestNetworkCapacitySetting(t *testing.T) {
+	if cfg, err := agentFlags(t, ""); err != nil || cfg.NetworkCapacity != 0 {
+		t.Errorf("default: %d, %v; want 0, unset", cfg.NetworkCapacity, err)
+	}
+	if cfg, err := agentFlags(t, writeYAML(t, "network-capacity: 1.25GB\n")); err != nil || cfg.NetworkCapacity != 1_250_000_000 {
+		t.Errorf("from the file: %d, %v", cfg.NetworkCapacity, err)
+	}
+	t.Setenv("STRATA_NETWORK_CAPACITY", "100MiB")
+	if cfg, err := agentFlags(t, ""); err != nil || cfg.NetworkCapacity != 100<<20 {
+		t.Errorf("from STRATA_NETWORK_CAPACITY: %d, %v", cfg.NetworkCapacity, err)
+	}
+	if cfg, err := agentFlags(t, "", "--network-capacity=500MiB/s"); err != nil || cfg.NetworkCapacity != 500<<20 {
+		t.Errorf("from the flag: %d, %v", cfg.NetworkCapacity, err)
+	}
+	t.Setenv("STRATA_NETWORK_CAPACITY", "fast")
+	if _, err := agentFlags(t, ""); err == nil || !strings.Contains(err.Error(), "--network-capacity from STRATA_NETWORK_CAPACITY") {
+		t.Errorf("a bad value from the environment: %v, want an error naming the flag and the variable", err)
+	}
+}
+
 // TestAgentSettingsErrors: bad values name the setting and where the value
 // came from.
 func TestAgentSettingsErrors(t *testing.T) {
@@ -108,6 +130,8 @@ func TestAgentRefusesBadSettings(t *testing.T) {
 		{[]string{"--gossip-addr", "nowhere"}, "--gossip-addr"},
 		{[]string{"--cost-put-per-1000=-1"}, "--cost-put-per-1000"},
 		{[]string{"--produce-decompression-max-bytes", "1048576"}, "--produce-decompression-max-bytes"},
+		{[]string{"--network-capacity", "-100MiB"}, "--network-capacity"},
+		{[]string{"--network-capacity", "1Gb"}, "--network-capacity"},
 	} {
 		cmd := newAgentCmd()
 		// Loopback ports first; the case's own flags come later and win.

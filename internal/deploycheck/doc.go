@@ -26,12 +26,20 @@
 //     addresses and bucket) lets a client log in on each client listener
 //     as the agents' SASL user, and the hook drains and stops it; and the
 //     grace period outlasts the drain, the upload of sole copies
-//     and the shutdown. With kubectl on the PATH it also renders the
-//     kustomization.
+//     and the shutdown; the autoscaler scales the StatefulSet within at
+//     least four agents, on resources the container requests and on
+//     agent metrics the agents' flags make them export
+//     (--network-capacity for strata_agent_utilization_ratio). With
+//     kubectl on the PATH it also renders the kustomization.
 //   - TestMonitoringMatchesAgent runs two real agent processes, produces,
 //     tiers, consumes in a group, makes an upload fail and stops a
 //     follower, so that every metric family has samples; then every metric and label that
 //     deploy/monitoring/alerts.yaml and grafana-dashboard.json use must be
-//     one the agents export, the probe paths of the manifests must answer
-//     200, and each alert must have a section in docs/operations.md.
+//     one the agents export (with the labels prometheus.yml adds), the
+//     probe paths of the manifests must answer 200, and each alert must
+//     have a section in docs/operations.md. Every pods metric the
+//     HorizontalPodAutoscaler scales on must be served by a rule of
+//     deploy/monitoring/prometheus-adapter.yaml whose seriesQuery names a
+//     metric the agents export, whose resource overrides are labels its
+//     series carry, and whose metricsQuery reads only what exists.
 package deploycheck

@@ -61,6 +61,16 @@ func (fams families) add(m metricstext.Families) {
 	}
 }
 
+// addLabels gives every family the labels Prometheus adds to each series
+// it scrapes (the scrape job's target labels).
+func (fams families) addLabels(labels []string) {
+	for _, f := range fams {
+		for _, l := range labels {
+			f.labels[l] = true
+		}
+	}
+}
+
 // lookup returns the label names a selector of metric may use: its
 // family's, "le" on a histogram's _bucket series, and the labels
 // Prometheus adds to every target (job, instance). Histogram and summary

@@ -45,6 +45,12 @@ var cmdOnlyFlags = map[string][]string{
 // (UploadSoleCopies in agent/control/drain.go).
 const soleCopyUploadLimit = time.Minute
 
+// metricFlags are the agent metrics that exist only when a flag is set,
+// with that flag: an autoscaler that scales on one needs it.
+var metricFlags = map[string]string{
+	"strata_agent_utilization_ratio": "network-capacity",
+}
+
 var envReference = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
 
 // TestKubernetesManifests: see the package doc.
@@ -365,6 +371,17 @@ func TestKubernetesManifests(t *testing.T) {
 		for _, m := range hpa.Spec.Metrics {
 			if m.Type == "Resource" && m.Resource != nil && c.Resources.Requests[m.Resource.Name] == "" {
 				t.Errorf("the autoscaler scales on %s, which the agent container does not request", m.Resource.Name)
+			}
+			if m.Type != "Pods" || m.Pods == nil {
+				continue
+			}
+			// TestMonitoringMatchesAgent checks that agents export the
+			// metric and that prometheus-adapter.yaml serves it; here,
+			// that these agents are started so as to export it.
+			if flag, ok := metricFlags[m.Pods.Metric.Name]; ok {
+				if v := flags.Lookup(flag).Value.String(); v == flags.Lookup(flag).DefValue {
+					t.Errorf("the autoscaler scales on %s, which an agent exports only with --%s; the manifests leave it at %s", m.Pods.Metric.Name, flag, v)
+				}
 			}
 		}
 		// Placement keeps a partition's replication factor only while

@@ -162,6 +162,17 @@ type horizontalPodAutoscaler struct {
 			Resource *struct {
 				Name string `yaml:"name"`
 			} `yaml:"resource"`
+			// Pods is a metric of each pod from the custom metrics API
+			// (deploy/monitoring/prometheus-adapter.yaml serves it).
+			Pods *struct {
+				Metric struct {
+					Name string `yaml:"name"`
+				} `yaml:"metric"`
+				Target struct {
+					Type         string `yaml:"type"`
+					AverageValue string `yaml:"averageValue"`
+				} `yaml:"target"`
+			} `yaml:"pods"`
 		} `yaml:"metrics"`
 	} `yaml:"spec"`
 }
@@ -389,6 +400,16 @@ func manifestProbePaths(t *testing.T, root string) []string {
 	}
 	slices.Sort(paths)
 	return slices.Compact(paths)
+}
+
+// manifestAutoscaler returns the manifests' HorizontalPodAutoscaler, for
+// the live test to check its metrics against real agents.
+func manifestAutoscaler(t *testing.T, root string) horizontalPodAutoscaler {
+	t.Helper()
+	docs, _ := readManifests(t, filepath.Join(root, kubernetesDir))
+	var hpa horizontalPodAutoscaler
+	only(t, docs, "autoscaling/v2", "HorizontalPodAutoscaler").decode(t, &hpa)
+	return hpa
 }
 
 // splitArgs turns --name=value arguments into a map, as clustertopo does:

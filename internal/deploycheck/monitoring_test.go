@@ -61,7 +61,7 @@ type query struct{ where, expr string }
 // TestMonitoringMatchesAgent: see the package doc.
 func TestMonitoringMatchesAgent(t *testing.T) {
 	root := repoRoot(t)
-	job := scrapeJob(t, root)
+	job, targetLabels := scrapeJob(t, root)
 	queries, records, alerts := readRules(t, root)
 	queries = append(queries, readDashboard(t, root)...)
 
@@ -78,6 +78,7 @@ func TestMonitoringMatchesAgent(t *testing.T) {
 	})
 
 	fams, live := exerciseCluster(t)
+	fams.addLabels(targetLabels)
 
 	t.Run("probes", func(t *testing.T) {
 		for _, path := range manifestProbePaths(t, root) {
@@ -90,6 +91,10 @@ func TestMonitoringMatchesAgent(t *testing.T) {
 				t.Errorf("a ready agent answers the manifests' probe GET %s with %s", path, resp.Status)
 			}
 		}
+	})
+
+	t.Run("autoscaler", func(t *testing.T) {
+		checkAutoscaler(t, root, fams, job)
 	})
 
 	// A recording rule's series carry the labels its expression keeps;
@@ -252,8 +257,9 @@ func readDashboard(t *testing.T, root string) []query {
 	return out
 }
 
-// scrapeJob returns the job name prometheus.yml gives the agents.
-func scrapeJob(t *testing.T, root string) string {
+// scrapeJob returns the job name prometheus.yml gives the agents, and
+// the labels its relabel_configs add to their series.
+func scrapeJob(t *testing.T, root string) (string, []string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(root, monitoringDir, "prometheus.yml"))
 	if err != nil {
@@ -262,7 +268,10 @@ func scrapeJob(t *testing.T, root string) string {
 	var cfg struct {
 		RuleFiles     []string `yaml:"rule_files"`
 		ScrapeConfigs []struct {
-			JobName string `yaml:"job_name"`
+			JobName        string `yaml:"job_name"`
+			RelabelConfigs []struct {
+				TargetLabel string `yaml:"target_label"`
+			} `yaml:"relabel_configs"`
 		} `yaml:"scrape_configs"`
 	}
 	if err := yaml.Unmarshal(b, &cfg); err != nil {
@@ -271,7 +280,14 @@ func scrapeJob(t *testing.T, root string) string {
 	if len(cfg.ScrapeConfigs) != 1 || !slices.Contains(cfg.RuleFiles, "alerts.yaml") {
 		t.Fatalf("prometheus.yml: want one scrape config and rule_files [alerts.yaml]; got %+v", cfg)
 	}
-	return cfg.ScrapeConfigs[0].JobName
+	var labels []string
+	for _, r := range cfg.ScrapeConfigs[0].RelabelConfigs {
+		// Labels that start with __ are dropped after relabelling.
+		if r.TargetLabel != "" && !strings.HasPrefix(r.TargetLabel, "__") {
+			labels = append(labels, r.TargetLabel)
+		}
+	}
+	return cfg.ScrapeConfigs[0].JobName, labels
 }
 
 // exerciseCluster starts two agents and makes every metric family the
@@ -289,7 +305,10 @@ func exerciseCluster(t *testing.T) (families, *testagent.Agent) {
 		args := append(slices.Clone(testagent.FastClusterArgs),
 			"--store", store, "--agent-id", fmt.Sprint(i),
 			"--tiering-interval", "100ms", "--retention-check-interval", "100ms",
-			"--offsets-topic-partitions", "1")
+			"--offsets-topic-partitions", "1",
+			// strata_agent_utilization_ratio, which the autoscaler asks
+			// for, exists only with a capacity.
+			"--network-capacity", "200MiB")
 		if i > 0 {
 			args = append(args, "--join", agents[0].GossipAddr())
 		}
@@ -401,17 +420,28 @@ func exerciseCluster(t *testing.T) (families, *testagent.Agent) {
 
 	failUploads(ctx, t, cl, leader, store, topic, value)
 
-	// The follower's own families (replica copies; the group's offsets if
-	// it coordinates) must be read before it stops.
+	// The scrape that shows the committed offset is kept whole: the
+	// group's coordinator can move between agents (a preferred leader
+	// taking __consumer_offsets back) and be loading when a later scrape
+	// asks.
+	fams := families{}
 	waitFor(t, "the committed offset to show on the group's coordinator", func() string {
 		for _, a := range agents {
-			if sampleValue(t, a, "strata_group_committed_offset", "group", "ops-readers", "partition", "0", "topic", "ops") == records {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			m, err := metricstext.Scrape(ctx, "http://"+a.HTTPAddr()+"/metrics")
+			cancel()
+			if err != nil {
+				return err.Error()
+			}
+			if v, ok := m.Series("strata_group_committed_offset", "group", "ops-readers", "partition", "0", "topic", "ops"); ok && v == records {
+				fams.add(m)
 				return ""
 			}
 		}
 		return "no strata_group_committed_offset of ops-readers"
 	})
-	fams := families{}
+	// The follower's own families (replica copies) must be read before
+	// it stops.
 	if err := fams.scrape(follower.HTTPAddr()); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -51,6 +52,97 @@ func BenchmarkSIGTERM(b *testing.B) {
 				took := time.Since(start)
 				total += took
 				b.Logf("%d partitions: SIGTERM to exit %v", n, took.Round(time.Millisecond))
+			}
+			b.ReportMetric(total.Seconds()/float64(b.N), "s/stop")
+		})
+	}
+}
+
+// BenchmarkSIGTERMDrain (issue 31, item 5): the same with peers to drain
+// to. Three agents share a store and a topic of n partitions with three
+// replicas, so each agent holds n replicas and leads a third of them. The
+// timer runs from SIGTERM of the third agent to its exit: it hands its
+// leaderships to in-sync followers, the balancer drops its replicas (the
+// two others already hold every partition, so nothing is copied), and it
+// closes its logs. Afterwards no partition lists it. Run it with
+//
+//	go test -run '^$' -bench SIGTERMDrain -benchtime 3x -timeout 30m ./internal/e2e/
+func BenchmarkSIGTERMDrain(b *testing.B) {
+	for _, n := range []int32{2000} {
+		b.Run(fmt.Sprintf("partitions=%d", n), func(b *testing.B) {
+			var total time.Duration
+			for range b.N {
+				b.StopTimer()
+				store := "file://" + b.TempDir()
+				var agents []*testagent.Agent
+				for i := range 3 {
+					args := []string{"--store", store, "--agent-id", fmt.Sprint(i), "--drain-timeout", "5m"}
+					for _, a := range agents {
+						args = append(args, "--join", a.GossipAddr())
+					}
+					agents = append(agents, testagent.Start(b, testagent.Options{StopTimeout: 5 * time.Minute, ReadyTimeout: 2 * time.Minute, ExtraArgs: args}))
+				}
+				adm := newAdmin(b, agents[0].Addr())
+				waitFor(b, "three brokers", func() string {
+					m, err := adm.BrokerMetadata(ctxT(b, 10*time.Second))
+					if err != nil || len(m.Brokers) != 3 {
+						return fmt.Sprintf("%v brokers, err %v", len(m.Brokers), err)
+					}
+					return ""
+				})
+				resp, err := adm.CreateTopic(ctxT(b, 5*time.Minute), n, 3, nil, "stop")
+				if err == nil {
+					err = resp.Err
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				cl := newKgo(b, agents[0].Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+				for p := range n {
+					cl.Produce(ctxT(b, time.Minute), &kgo.Record{Topic: "stop", Partition: p, Value: []byte("v")}, nil)
+				}
+				if err := cl.Flush(ctxT(b, 5*time.Minute)); err != nil {
+					b.Fatal(err)
+				}
+				waitFor(b, "every replica in sync", func() string {
+					t, err := adm.ListTopics(ctxT(b, time.Minute), "stop")
+					if err != nil {
+						return err.Error()
+					}
+					short := 0
+					for _, p := range t["stop"].Partitions {
+						if len(p.ISR) != 3 {
+							short++
+						}
+					}
+					if short > 0 {
+						return fmt.Sprintf("%d partitions short of three in sync", short)
+					}
+					return ""
+				})
+				b.StartTimer()
+				start := time.Now()
+				if err := agents[2].Stop(); err != nil {
+					b.Fatalf("stop: %v", err)
+				}
+				took := time.Since(start)
+				b.StopTimer()
+				total += took
+				b.Logf("%d partitions, 3 replicas: SIGTERM to exit of a drained agent %v", n, took.Round(time.Millisecond))
+				t, err := adm.ListTopics(ctxT(b, time.Minute), "stop")
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, p := range t["stop"].Partitions {
+					if slices.Contains(p.Replicas, 2) || p.Leader == 2 {
+						b.Fatalf("partition %d still lists the stopped agent: replicas %v, leader %d", p.Partition, p.Replicas, p.Leader)
+					}
+				}
+				for _, a := range agents[:2] {
+					if err := a.Stop(); err != nil {
+						b.Fatal(err)
+					}
+				}
 			}
 			b.ReportMetric(total.Seconds()/float64(b.N), "s/stop")
 		})

@@ -1,6 +1,7 @@
 package testagent
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -188,7 +189,53 @@ func (a *Agent) GossipAddr() string { return a.gossipAddr }
 // Pause stops the process with SIGSTOP: it holds its sockets and state but
 // does nothing, as a process stalled by the OS or a long GC would. Resume
 // continues it; Stop, Kill and the cleanup resume it first.
-func (a *Agent) Pause() { a.signal(syscall.SIGSTOP) }
+//
+// It returns once every thread of the process has stopped: kill(2) only
+// queues the signal, and a thread running on another core went on long
+// enough to serve a request sent right after (a "paused" leader appended
+// a record and its followers fetched it).
+func (a *Agent) Pause() {
+	a.signal(syscall.SIGSTOP)
+	a.mu.Lock()
+	pid := 0
+	if a.proc != nil {
+		pid = a.proc.cmd.Process.Pid
+	}
+	a.mu.Unlock()
+	if pid == 0 {
+		return
+	}
+	deadline := time.Now().Add(pauseTimeout)
+	for !allThreadsStopped(pid) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// pauseTimeout bounds Pause's wait for the threads to stop; a process
+// that exits meanwhile never shows them stopped.
+const pauseTimeout = 5 * time.Second
+
+// allThreadsStopped reports whether every thread of pid is in the stopped
+// state ("T" in /proc/PID/task/TID/stat).
+func allThreadsStopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			return false
+		}
+		// The state follows the command name, which is in parentheses
+		// and may itself hold spaces or parentheses.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 || i+2 >= len(stat) || stat[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
+}
 
 // Resume continues a paused process with SIGCONT.
 func (a *Agent) Resume() { a.signal(syscall.SIGCONT) }

@@ -94,7 +94,8 @@ function renderTopics(v, rates) {
       }));
     return el("div", {class: "block topic", "data-topic-block": t.name},
       el("div", {class: "title"}, el("strong", {}, t.name), t.internal ? el("span", {class: "muted"}, "internal") : null,
-        el("span", {class: "muted"}, t.partitions.length + " partitions")),
+        el("span", {class: "muted"}, t.partitions.length + " partitions"),
+        el("a", {class: "browse", href: "browse.html?topic=" + encodeURIComponent(t.name)}, "browse messages")),
       wrap(summary), wrap(parts));
   });
   document.getElementById("topic-list").replaceChildren(...(blocks.length ? blocks : [el("p", {class: "muted"}, "no topics")]));

@@ -58,7 +58,14 @@ func ParseMarker(raw []byte) (Marker, error) {
 	if !h.IsControl() || len(recs) != 1 {
 		return Marker{}, fmt.Errorf("%w: not a control batch of one record", ErrInvalidRecord)
 	}
-	k, v := recs[0].Key, recs[0].Value
+	return ParseControlRecord(recs[0].Key, recs[0].Value)
+}
+
+// ParseControlRecord decodes the key and value of one control record, as
+// a client that keeps control records (the console's browser) sees them;
+// types other than abort and commit are returned as ParseMarker returns
+// them.
+func ParseControlRecord(k, v []byte) (Marker, error) {
 	if len(k) < controlKeySize {
 		return Marker{}, fmt.Errorf("%w: control record key of %d bytes", ErrInvalidRecord, len(k))
 	}
