@@ -8,8 +8,8 @@ import (
 
 // assets are the pages: index.html with app.js, charts.html with
 // charts.js, browse.html with browse.js (the message browser),
-// admin.html with admin.js and admin.css (the admin actions), style.css,
-// and uPlot (vendor/uplot: the charting library, its licence and a note
+// admin.html with admin.js and admin.css (the admin actions), dom.js
+// (what every page's script shares), style.css, and uPlot (vendor/uplot: the charting library, its licence and a note
 // of its version). They fetch nothing from
 // elsewhere, so the console works on a closed network.
 //

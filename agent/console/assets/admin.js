@@ -13,17 +13,6 @@
 const TOKEN_KEY = "strata-http-token";
 let session = null; // the last GET ../v1/console/session answer
 
-function el(tag, attrs, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k === "class") e.className = v; else e.setAttribute(k, v);
-  }
-  for (const c of children) {
-    if (c === null || c === undefined) continue;
-    e.append(c instanceof Node ? c : String(c));
-  }
-  return e;
-}
 const $ = id => document.getElementById(id);
 
 function table(id, head, rows) {

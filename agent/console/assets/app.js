@@ -7,25 +7,6 @@
 const REFRESH_MS = 3000;
 let previous = null; // {at, topics: {name: {in, out}}} of the last sample
 
-function el(tag, attrs, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k === "class") e.className = v; else e.setAttribute(k, v);
-  }
-  for (const c of children) {
-    if (c === null || c === undefined) continue;
-    e.append(c instanceof Node ? c : String(c));
-  }
-  return e;
-}
-
-function human(bytes) {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-  let v = bytes, i = 0;
-  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-  return (i === 0 ? v.toFixed(0) : v.toFixed(1)) + " " + units[i];
-}
-
 // bytesCell shows the exact count (class n, which tests read) and, for
 // larger values, a readable size.
 function bytesCell(cls, bytes) {

@@ -9,25 +9,6 @@ const params = ["topic", "partition", "from", "limit", "isolation", "decode", "k
 const $ = id => document.getElementById(id);
 let topics = []; // [{name, partitions}] from ../v1/console
 
-function el(tag, attrs, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k === "class") e.className = v; else e.setAttribute(k, v);
-  }
-  for (const c of children) {
-    if (c === null || c === undefined) continue;
-    e.append(c instanceof Node ? c : String(c));
-  }
-  return e;
-}
-
-function human(bytes) {
-  const units = ["B", "KiB", "MiB", "GiB"];
-  let v = bytes, i = 0;
-  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-  return (i === 0 ? v.toFixed(0) : v.toFixed(1)) + " " + units[i];
-}
-
 // localInput is ms as a datetime-local value, in the browser's zone.
 function localInput(ms) {
   const d = new Date(ms);

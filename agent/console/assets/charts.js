@@ -20,24 +20,6 @@ const charts = {};
 window.strataHistory = state;
 window.strataCharts = charts;
 
-function el(tag, attrs, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k === "class") e.className = v; else e.setAttribute(k, v);
-  }
-  for (const c of children) {
-    if (c === null || c === undefined) continue;
-    e.append(c instanceof Node ? c : String(c));
-  }
-  return e;
-}
-
-function human(bytes) {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-  let v = bytes, i = 0;
-  while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-  return (i === 0 ? v.toFixed(0) : v.toFixed(1)) + " " + units[i];
-}
 function num(v) {
   if (Math.abs(v) >= 1e6) return (v / 1e6).toFixed(1) + "M";
   if (Math.abs(v) >= 1e4) return (v / 1e3).toFixed(1) + "k";
