@@ -47,6 +47,18 @@ type Local struct {
 	StoreUsage map[string]tiering.TopicUsage `json:"store_usage"`
 	// StoreRequests is strata_store_requests_total: op -> outcome -> count.
 	StoreRequests map[string]map[string]float64 `json:"store_requests"`
+	// Load is the agent's measured traffic, the moving averages the
+	// balancer places by (strata_agent_in_bytes_per_second, _out_, and
+	// strata_agent_utilization_ratio when --network-capacity is set).
+	Load AgentLoad `json:"load"`
+}
+
+// AgentLoad is an agent's bytes per second in and out, and its
+// utilization (nil without --network-capacity).
+type AgentLoad struct {
+	InBytesPerSecond  float64  `json:"in_bytes_per_second"`
+	OutBytesPerSecond float64  `json:"out_bytes_per_second"`
+	Utilization       *float64 `json:"utilization,omitempty"`
 }
 
 // LocalPartition is a partition as its leader sees it.
@@ -108,9 +120,10 @@ type Summaries struct {
 // Agent is one live agent with what it holds.
 type Agent struct {
 	AgentInfo
-	Replicas  int  `json:"replicas"`
-	Leaders   int  `json:"leaders"`
-	Reporting bool `json:"reporting"` // its Local report arrived
+	Replicas  int       `json:"replicas"`
+	Leaders   int       `json:"leaders"`
+	Reporting bool      `json:"reporting"` // its Local report arrived
+	Load      AgentLoad `json:"load"`      // zero when it did not report
 }
 
 // Move is a partition reassignment in flight.
@@ -294,8 +307,12 @@ func Build(self int32, agents []AgentInfo, topics []TopicState, locals map[int32
 	v.Store.PutsPerGiB = ratio(v.Store.Usage)
 	v.Store.MonthlyCost = prices.MonthlyCost(monthTotal, v.Store.BucketBytes)
 	for _, a := range agents {
-		_, reporting := locals[a.ID]
-		v.Agents = append(v.Agents, Agent{AgentInfo: a, Replicas: replicas[a.ID], Leaders: leading[a.ID], Reporting: reporting})
+		l, reporting := locals[a.ID]
+		agent := Agent{AgentInfo: a, Replicas: replicas[a.ID], Leaders: leading[a.ID], Reporting: reporting}
+		if reporting && l != nil {
+			agent.Load = l.Load
+		}
+		v.Agents = append(v.Agents, agent)
 	}
 	slices.SortFunc(v.Agents, func(a, b Agent) int { return cmp.Compare(a.ID, b.ID) })
 	v.Counts.Agents = len(v.Agents)

@@ -25,7 +25,8 @@ func TestBuildMergesReports(t *testing.T) {
 			Tiering: &tiering.Status{RemoteBytes: 4000}},
 			{Topic: "t", Partition: 1, HighWatermark: 999}}, // a stale claim: the metadata names agent 1
 			BytesIn: map[string]float64{"t": 7}, StoreUsage: map[string]tiering.TopicUsage{"t": {Puts: 1000, BytesWritten: 1 << 30}},
-			StoreRequests: map[string]map[string]float64{"put": {"ok": 5, "error": 1}}},
+			StoreRequests: map[string]map[string]float64{"put": {"ok": 5, "error": 1}},
+			Load:          AgentLoad{InBytesPerSecond: 1000, OutBytesPerSecond: 3000, Utilization: ptr(0.4)}},
 		1: {AgentID: 1, UptimeSeconds: 2 * day, Partitions: []LocalPartition{{Topic: "t", Partition: 1, LogStart: 0, HighWatermark: 50, LocalBytes: 300}},
 			BytesIn: map[string]float64{"t": 3}, StoreUsage: map[string]tiering.TopicUsage{"t": {Puts: 1000, Gets: 2000, BytesWritten: 1 << 30}},
 			StoreRequests: map[string]map[string]float64{"put": {"ok": 2}, "get": {"not_found": 4}}},
@@ -38,6 +39,12 @@ func TestBuildMergesReports(t *testing.T) {
 	}
 	if v.Agents[0].ID != 0 || v.Agents[2].ID != 2 || v.Agents[2].Reporting || !v.Agents[0].Reporting {
 		t.Errorf("agents %+v", v.Agents)
+	}
+	if l := v.Agents[0].Load; l.InBytesPerSecond != 1000 || l.OutBytesPerSecond != 3000 || l.Utilization == nil || *l.Utilization != 0.4 {
+		t.Errorf("agent 0's load %+v: want its report's", l)
+	}
+	if l := v.Agents[2].Load; l != (AgentLoad{}) {
+		t.Errorf("agent 2, which did not report, has load %+v", l)
 	}
 	if v.Agents[0].Replicas != 2 || v.Agents[0].Leaders != 1 {
 		t.Errorf("agent 0 holds %d replicas, leads %d; want 2 and 1", v.Agents[0].Replicas, v.Agents[0].Leaders)
@@ -85,3 +92,5 @@ func TestPricesValidate(t *testing.T) {
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

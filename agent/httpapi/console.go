@@ -117,6 +117,16 @@ func (s *Server) consoleReport() *console.Local {
 		}
 		l.Partitions = append(l.Partitions, lp)
 	}
+	visitGauges(s.registry, func(name string, v float64) {
+		switch name {
+		case "strata_agent_in_bytes_per_second":
+			l.Load.InBytesPerSecond = v
+		case "strata_agent_out_bytes_per_second":
+			l.Load.OutBytesPerSecond = v
+		case "strata_agent_utilization_ratio":
+			l.Load.Utilization = &v
+		}
+	})
 	visitCounters(s.registry, func(name string, labels map[string]string, v float64) {
 		switch name {
 		case "strata_topic_bytes_in_total":
@@ -147,6 +157,19 @@ func visitCounters(reg prometheus.Gatherer, fn func(name string, labels map[stri
 				labels[lp.GetName()] = lp.GetValue()
 			}
 			fn(f.GetName(), labels, m.GetCounter().GetValue())
+		}
+	}
+}
+
+// visitGauges calls fn with every unlabelled gauge of reg: the agent-wide
+// ones.
+func visitGauges(reg prometheus.Gatherer, fn func(name string, v float64)) {
+	families, _ := reg.Gather()
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if m.GetGauge() != nil && len(m.GetLabel()) == 0 {
+				fn(f.GetName(), m.GetGauge().GetValue())
+			}
 		}
 	}
 }

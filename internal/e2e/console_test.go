@@ -156,6 +156,8 @@ func TestConsole(t *testing.T) {
 		Lag        map[string][3]string
 		Members    string
 		Errors     string
+		// LoadIn is each agent row's bytes in per second, as shown.
+		LoadIn []string
 	}
 	var got shown
 	waitFor(t, "the console to show the cluster as the CLI does", func() string {
@@ -189,6 +191,11 @@ func TestConsole(t *testing.T) {
 			diffs = append(diffs, fmt.Sprintf("group members %q lack console-member with %s:0,1", got.Members, topic))
 		}
 		check("errors", got.Errors, "")
+		// Each agent's measured load (issue 31): its leaders took the
+		// records in within the moving average's window.
+		if !slices.ContainsFunc(got.LoadIn, func(s string) bool { return s != "" && s != "0 B" }) {
+			diffs = append(diffs, fmt.Sprintf("no agent row shows bytes in per second: %q", got.LoadIn))
+		}
 		return strings.Join(diffs, "; ")
 	})
 	dir := artifactsDir(t)
@@ -220,7 +227,8 @@ func consoleScrapeJS(topic, group string) string {
   const n = (root, sel) => { const e = root && root.querySelector(sel + " .n"); return e ? e.textContent : ""; };
   const card = document.querySelector("#agent-count .value");
   const out = {Agents: card ? card.textContent : "", AgentRows: document.querySelectorAll("#agents tbody tr").length,
-    Partitions: {}, Lag: {}, Members: "", Errors: document.getElementById("errors").textContent};
+    Partitions: {}, Lag: {}, Members: "", Errors: document.getElementById("errors").textContent,
+    LoadIn: [...document.querySelectorAll("#agents tbody td[data-col=in]")].map(td => td.textContent)};
   const block = [...document.querySelectorAll("[data-topic-block]")].find(b => b.dataset.topicBlock === q.topic);
   if (block) {
     const sum = block.querySelector("tr[data-topic]");

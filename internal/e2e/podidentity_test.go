@@ -76,7 +76,9 @@ func TestAgentIDFromHostname(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	restarted := time.Now()
 	pod.Restart(t)
+	ready := time.Since(restarted)
 	if n := strings.Count(pod.Logs(), "agent id from the host name"); n != 2 {
 		t.Fatalf("%d starts took the agent id from the host name, want both", n)
 	}
@@ -89,6 +91,7 @@ func TestAgentIDFromHostname(t *testing.T) {
 			return ""
 		})
 	}
+	inSync := time.Since(restarted)
 	// Agent 2 leads the partitions it is the preferred leader of, and
 	// serves them whole.
 	adm := newAdmin(t, c.agents[0].Addr())
@@ -108,8 +111,10 @@ func TestAgentIDFromHostname(t *testing.T) {
 		}
 		return ""
 	})
+	leading := time.Since(restarted)
 	c.checkAcked(topic, partitions, prod.log)
-	t.Logf("agent 2 restarted on an empty disk as strata-2, led partitions %v, and every one of %d acknowledged records read back", led, prod.log.count())
+	t.Logf("agent 2 restarted on an empty disk as strata-2: ready %v, in every ISR %v, leading partitions %v %v after its start; every one of %d acknowledged records read back",
+		ready.Round(time.Millisecond), inSync.Round(time.Millisecond), led, leading.Round(time.Millisecond), prod.log.count())
 
 	// A second agent claiming id 1, which a live agent holds, refuses.
 	bin := testagent.BuildTags(t)

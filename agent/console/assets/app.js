@@ -33,12 +33,16 @@ function renderCluster(v) {
     card("agents", c.agents, "agent-count"), card("partitions", c.partitions),
     card("leaderless", c.leaderless), card("under-replicated", c.under_replicated),
     card("moves in flight", v.moves.length));
-  table("agents", ["agent", "state", "rack", "kafka", "http", "replicas ", "leaders "],
+  table("agents", ["agent", "state", "rack", "kafka", "http", "replicas ", "leaders ", "in/s ", "out/s ", "utilization "],
     v.agents.map(a => el("tr", {"data-agent": a.id},
       el("td", {}, a.id, a.reporting ? null : el("span", {class: "h bad"}, "no report")),
       el("td", {class: "state-" + a.state}, a.state), el("td", {}, a.rack || "-"),
       el("td", {}, a.kafka_addr), el("td", {}, a.http_addr),
-      numCell("replicas", a.replicas), numCell("leaders", a.leaders))));
+      numCell("replicas", a.replicas), numCell("leaders", a.leaders),
+      el("td", {class: "num", "data-col": "in"}, human(a.load.in_bytes_per_second)),
+      el("td", {class: "num", "data-col": "out"}, human(a.load.out_bytes_per_second)),
+      el("td", {class: "num", "data-col": "utilization"},
+        a.load.utilization === undefined ? "-" : (100 * a.load.utilization).toFixed(0) + "%"))));
   const moves = document.getElementById("moves");
   if (!v.moves.length) {
     moves.replaceChildren(el("p", {class: "muted"}, "none"));
