@@ -169,3 +169,24 @@ func BenchmarkClosePartitions(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCreateTopic: CreateTopics of one topic of 1,000 partitions at
+// RF 1 on a fresh agent, as a client sees it (issue 33, item 3): every
+// partition's state read, log created and fsynced. Each iteration is a
+// fresh agent; only the request is timed.
+func BenchmarkCreateTopic(b *testing.B) {
+	const partitions = 1000
+	for range b.N {
+		b.StopTimer()
+		a, err := New(context.Background(), testConfig(b.TempDir()), Options{Logger: quiet})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := runAgent(b, a)
+		cl := r.client(b)
+		b.StartTimer()
+		createTopic(b, cl, "created", partitions, nil)
+		b.StopTimer()
+		r.stop(b)
+	}
+}
