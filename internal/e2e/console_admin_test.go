@@ -19,6 +19,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/internal/testagent"
 )
 
 // consoleHTTPToken is the agent's --http-token-file token in these tests.
@@ -423,5 +425,86 @@ func TestConsoleAdminBrowser(t *testing.T) {
 		chromedp.Click(`#confirm-yes`), chromedp.WaitVisible(`#result.refused`))
 	if got := eval(`document.getElementById("result").dataset.code + " " + document.getElementById("result").textContent`); !strings.HasPrefix(got, "TOPIC_ALREADY_EXISTS ") || !strings.Contains(got, "409") {
 		t.Fatalf("creating %s again, the page says %q; want TOPIC_ALREADY_EXISTS with 409", topic, got)
+	}
+}
+
+// TestConsoleAdminToken (issue 32, item 4): the admin page of an agent
+// whose HTTP port takes a token (--http-token-file), in headless
+// Chromium. Without the token the page offers only the token form and an
+// action sent from the page is refused with 401; a wrong token changes
+// nothing; with the token the actions show, and a topic created from the
+// form is in Kafka's Metadata.
+func TestConsoleAdminToken(t *testing.T) {
+	browser := chromiumPath(t)
+	tokens := filepath.Join(t.TempDir(), "http-tokens")
+	if err := os.WriteFile(tokens, []byte(consoleHTTPToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := testagent.Start(t, testagent.Options{ExtraArgs: []string{"--http-token-file", tokens}})
+	adm := kadm.NewClient(newKgo(t, a.Addr(), kgo.MetadataMinAge(10*time.Millisecond)))
+
+	ctx := chromium(t, browser)
+	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, consoleBrowserTimeout)
+		defer cancel()
+		if err := chromedp.Do(sctx, actions...); err != nil {
+			t.Fatalf("browser: %s: %v", what, err)
+		}
+	}
+	eval := func(js string) string {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, consoleBrowserTimeout)
+		defer cancel()
+		s, err := chromedp.Run(sctx, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("browser: %s: %v", js, err)
+		}
+		return s
+	}
+	shown := `[...document.querySelectorAll("section")].filter(s => !s.hidden).map(s => s.id).join(",")`
+	url := "http://" + a.HTTPAddr() + "/console/admin.html"
+	step("open "+url, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(url), chromedp.WaitVisible(`body[data-loaded="true"]`))
+	if got := eval(shown); got != "login" {
+		t.Fatalf("without the token the page shows sections %q, want only the sign-in", got)
+	}
+	if eval(`String(document.getElementById("token-form").hidden)`) != "false" {
+		t.Fatal("the token form is hidden on a port that takes tokens")
+	}
+	// What a page without the token may send is refused.
+	refused := eval(`(async () => {
+  const r = await fetch("/v1/console/actions/create-topic", {method: "POST", headers: {"Content-Type": "application/json"},
+    body: JSON.stringify({topic: "without-token", partitions: 1, replication_factor: 1})});
+  return String(r.status);
+})()`)
+	if refused != "401" {
+		t.Fatalf("an action sent from the page without the token: HTTP %s, want 401", refused)
+	}
+
+	step("a wrong token", chromedp.SetValue(`#token-value`, "not-the-token-at-all-0123456789"), chromedp.Click(`#token-submit`),
+		chromedp.WaitVisible(`body[data-loaded="true"]`))
+	if got := eval(shown); got != "login" {
+		t.Fatalf("with a wrong token the page shows sections %q, want only the sign-in", got)
+	}
+
+	step("the token", chromedp.SetValue(`#token-value`, consoleHTTPToken), chromedp.Click(`#token-submit`),
+		chromedp.WaitVisible(`body[data-via="token"] #create-topic`))
+	const topic = "token-orders"
+	step("create "+topic+" from the form",
+		chromedp.SetValue(`#ct-topic`, topic), chromedp.SetValue(`#ct-partitions`, "2"), chromedp.SetValue(`#ct-rf`, "1"),
+		chromedp.Click(`#ct-submit`), chromedp.WaitVisible(`#confirm[open] #confirm-yes`),
+		chromedp.Click(`#confirm-yes`), chromedp.WaitVisible(`#result.ok`))
+	waitFor(t, topic+" in Metadata", func() string {
+		m, err := adm.Metadata(ctxT(t, opTimeout), topic)
+		if err != nil {
+			return err.Error()
+		}
+		if td, ok := m.Topics[topic]; !ok || td.Err != nil || len(td.Partitions) != 2 {
+			return fmt.Sprintf("%+v", m.Topics[topic])
+		}
+		return ""
+	})
+	if m, err := adm.Metadata(ctxT(t, opTimeout)); err != nil || slices.Contains(m.Topics.Names(), "without-token") {
+		t.Fatalf("the refused action created its topic (%v)", err)
 	}
 }
