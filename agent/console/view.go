@@ -107,6 +107,9 @@ type View struct {
 	Prices   Prices    `json:"prices"`
 	Errors   []string  `json:"errors"`
 	Counts   Summaries `json:"counts"`
+	// Listed says which part of the cluster's topics and groups Topics
+	// and Groups hold: all of them from Build, a window from Select.
+	Listed Listing `json:"listed"`
 }
 
 // Summaries are the cluster's headline numbers.
@@ -115,6 +118,10 @@ type Summaries struct {
 	Partitions      int `json:"partitions"`
 	Leaderless      int `json:"leaderless"`
 	UnderReplicated int `json:"under_replicated"`
+	// Topics and Groups count every topic (internal ones too) and group,
+	// whatever part of them a View lists.
+	Topics int `json:"topics"`
+	Groups int `json:"groups"`
 }
 
 // Agent is one live agent with what it holds.
@@ -319,6 +326,8 @@ func Build(self int32, agents []AgentInfo, topics []TopicState, locals map[int32
 	if v.Topics == nil {
 		v.Topics = []Topic{}
 	}
+	v.Counts.Topics, v.Counts.Groups = len(v.Topics), len(v.Groups)
+	v.Listed = listedAll(&v)
 	return v
 }
 
