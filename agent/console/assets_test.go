@@ -44,7 +44,7 @@ func TestPagesLoadNothingFromElsewhere(t *testing.T) {
 	srv := httptest.NewServer(http.StripPrefix("/console/", Assets()))
 	defer srv.Close()
 	external := regexp.MustCompile(`(?i)(src|href)="(https?:)?//`)
-	for _, page := range []string{"index.html", "charts.html", "charts.js", "app.js", "dom.js", "browse.html", "browse.js", "admin.html", "admin.js", "admin.css", "style.css", "vendor/uplot/uPlot.iife.min.js"} {
+	for _, page := range []string{"index.html", "detail.html", "detail.js", "tables.js", "charts.html", "charts.js", "app.js", "dom.js", "browse.html", "browse.js", "admin.html", "admin.js", "admin.css", "style.css", "vendor/uplot/uPlot.iife.min.js"} {
 		resp, err := http.Get(srv.URL + "/console/" + page)
 		if err != nil {
 			t.Fatal(err)

@@ -12,6 +12,11 @@
 // all with Build. The browser talks to one origin only, and a report that
 // does not arrive leaves its agent's numbers blank rather than wrong.
 //
+// A cluster of thousands of topics is gathered once a second at most, and
+// each request keeps the part it asks for: a window of the topics and
+// groups whose names match a search (Select, list.go), or one topic, group
+// or agent, each with a page of its own (detail.go, detail.html).
+//
 // The chart page (charts.html, drawn with the vendored uPlot) shows the
 // last hour instead of the present: each agent's history ring and their
 // merge are package history's.
@@ -22,7 +27,9 @@
 // marker decides and how a page keeps its rows are this package's
 // (records.go, page.go).
 //
-// Build is pure and safe for concurrent use; the types are plain data.
+// Build, Select and the detail functions are pure and safe for concurrent
+// use, and Select and the detail functions leave the View they read as it
+// was; the types are plain data.
 package console
 
 import (
@@ -107,6 +114,9 @@ type View struct {
 	Prices   Prices    `json:"prices"`
 	Errors   []string  `json:"errors"`
 	Counts   Summaries `json:"counts"`
+	// Listed says which part of the cluster's topics and groups Topics
+	// and Groups hold: all of them from Build, a window from Select.
+	Listed Listing `json:"listed"`
 }
 
 // Summaries are the cluster's headline numbers.
@@ -115,6 +125,10 @@ type Summaries struct {
 	Partitions      int `json:"partitions"`
 	Leaderless      int `json:"leaderless"`
 	UnderReplicated int `json:"under_replicated"`
+	// Topics and Groups count every topic (internal ones too) and group,
+	// whatever part of them a View lists.
+	Topics int `json:"topics"`
+	Groups int `json:"groups"`
 }
 
 // Agent is one live agent with what it holds.
@@ -319,6 +333,8 @@ func Build(self int32, agents []AgentInfo, topics []TopicState, locals map[int32
 	if v.Topics == nil {
 		v.Topics = []Topic{}
 	}
+	v.Counts.Topics, v.Counts.Groups = len(v.Topics), len(v.Groups)
+	v.Listed = listedAll(&v)
 	return v
 }
 

@@ -3,8 +3,13 @@ package httpapi
 // The web console (issue 9): this file gathers what the page shows.
 //
 //	GET /console/          the page (agent/console/assets, embedded)
-//	GET /v1/console        the cluster-wide view the page polls, as JSON
+//	GET /v1/console        the cluster-wide view the page polls, as JSON: a
+//	                       window of its topics and groups (?q=, ?topics_limit= ...;
+//	                       console.ParseSelection)
 //	GET /v1/console/agent  this agent's own report, which the others fetch
+//
+// The pages and JSON of one topic, group or agent are consolepages.go's;
+// they read the same gathering.
 //
 // Why the serving agent gathers over HTTP: an agent holds the offsets,
 // local bytes, tiering state and counters of its own replicas only, and
@@ -49,17 +54,28 @@ const (
 )
 
 // consoleGate lets one /v1/console gathering run at a time and keeps its
-// answer for consoleViewReuse. The zero value is ready to use.
+// result for consoleViewReuse; every request of the console's JSON (the
+// paged view, a topic's, a group's, an agent's) reads the same gathering.
+// The zero value is ready to use.
 type consoleGate struct {
-	once sync.Once
-	slot chan struct{} // holds a token while a gathering runs
-	view []byte        // the last answer, guarded by holding the slot
-	at   time.Time
+	once  sync.Once
+	slot  chan struct{}     // holds a token while a gathering runs
+	last  *consoleGathering // guarded by holding the slot; read-only once made
+	at    time.Time
+	reuse time.Duration // 0: consoleViewReuse; tests keep a view longer
 }
 
-// get returns the last answer if it is fresh, else waits for the slot (or
-// ctx) and gathers a new one with gather.
-func (g *consoleGate) get(ctx context.Context, gather func(context.Context) []byte) ([]byte, error) {
+// consoleGathering is one gathering's result: the whole cluster's view,
+// and why the consumer groups are missing from it, if they are.
+type consoleGathering struct {
+	view      console.View
+	groupsErr error
+}
+
+// get returns the last gathering if it is fresh, else waits for the slot
+// (or ctx) and makes a new one with gather. The result is shared: the
+// caller must not change it.
+func (g *consoleGate) get(ctx context.Context, gather func(context.Context) *consoleGathering) (*consoleGathering, error) {
 	g.once.Do(func() { g.slot = make(chan struct{}, 1) })
 	select {
 	case g.slot <- struct{}{}:
@@ -67,15 +83,20 @@ func (g *consoleGate) get(ctx context.Context, gather func(context.Context) []by
 		return nil, ctx.Err()
 	}
 	defer func() { <-g.slot }()
-	if g.view == nil || time.Since(g.at) >= consoleViewReuse {
-		g.view, g.at = gather(ctx), time.Now()
+	reuse := g.reuse
+	if reuse == 0 {
+		reuse = consoleViewReuse
 	}
-	return g.view, nil
+	if g.last == nil || time.Since(g.at) >= reuse {
+		g.last, g.at = gather(ctx), time.Now()
+	}
+	return g.last, nil
 }
 
 func (s *Server) registerConsole(mux *http.ServeMux) {
 	mux.Handle("GET /console/", http.StripPrefix("/console/", console.Assets()))
 	mux.HandleFunc("GET /v1/console", s.consoleView)
+	s.registerConsolePages(mux)
 	mux.HandleFunc("GET /v1/console/records", s.consoleRecords)
 	s.registerConsoleAdmin(mux)
 	mux.HandleFunc("GET /v1/console/agent", func(w http.ResponseWriter, _ *http.Request) {
@@ -174,22 +195,49 @@ func visitGauges(reg prometheus.Gatherer, fn func(name string, v float64)) {
 	}
 }
 
-// consoleView serves GET /v1/console.
+// consoleView serves GET /v1/console: a window of the gathered view's
+// topics and groups (console.ParseSelection reads the parameters).
 func (s *Server) consoleView(w http.ResponseWriter, r *http.Request) {
+	sel, err := console.ParseSelection(r.URL.Query())
+	if err != nil {
+		writeJSONError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	g, ok := s.gathered(w, r)
+	if !ok {
+		return
+	}
+	writeConsoleJSON(w, g.view.Select(sel))
+}
+
+// gathered is the cluster's view, gathered anew or reused (consoleGate);
+// when there is none in time it answers r itself and returns false.
+func (s *Server) gathered(w http.ResponseWriter, r *http.Request) (*consoleGathering, bool) {
 	ctx, cancel := context.WithTimeout(r.Context(), consoleGatherTimeout)
 	defer cancel()
-	view, err := s.console.get(ctx, s.gatherConsoleView)
+	g, err := s.console.get(ctx, s.gatherConsoleView)
 	if err != nil {
-		http.Error(w, "console: "+err.Error(), http.StatusServiceUnavailable)
+		writeJSONError(w, http.StatusServiceUnavailable, "console: "+err.Error())
+		return nil, false
+	}
+	return g, true
+}
+
+// writeConsoleJSON answers v, or a 500 naming the number JSON cannot
+// carry (an overflow to infinity) rather than half a document.
+func writeConsoleJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeJSONError(w, http.StatusInternalServerError, "console: "+err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Write(view)
+	w.Write(b)
 }
 
-// gatherConsoleView builds the cluster-wide view as JSON.
-func (s *Server) gatherConsoleView(ctx context.Context) []byte {
+// gatherConsoleView builds the cluster-wide view.
+func (s *Server) gatherConsoleView(ctx context.Context) *consoleGathering {
 	agents := s.consoleAgents()
 	var members []membership.Member
 	if s.deps.Members != nil {
@@ -223,10 +271,10 @@ func (s *Server) gatherConsoleView(ctx context.Context) []byte {
 			}
 		})
 	}
-	groups, err := s.consoleGroups(ctx)
+	groups, groupsErr := s.consoleGroups(ctx)
 	wg.Wait() // errs is the fetches' until they are done
-	if err != nil {
-		errs = append(errs, "consumer groups: "+err.Error())
+	if groupsErr != nil {
+		errs = append(errs, "consumer groups: "+groupsErr.Error())
 	}
 	var topics []console.TopicState
 	for _, t := range s.host.Topics() {
@@ -238,11 +286,7 @@ func (s *Server) gatherConsoleView(ctx context.Context) []byte {
 		}
 		topics = append(topics, ts)
 	}
-	b, err := json.Marshal(console.Build(s.deps.ID, agents, topics, locals, groups, s.cfg.Console, errs))
-	if err != nil { // a number JSON cannot carry (an overflow to infinity)
-		b, _ = json.Marshal(map[string][]string{"errors": {"console: " + err.Error()}})
-	}
-	return b
+	return &consoleGathering{view: console.Build(s.deps.ID, agents, topics, locals, groups, s.cfg.Console, errs), groupsErr: groupsErr}
 }
 
 // consoleAgents are this agent and the live agents gossip lists, each

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"context"
 	"testing"
+
+	"github.com/strata-streaming/strata/agent/console"
 )
 
 func TestDialableHTTP(t *testing.T) {
@@ -24,23 +26,23 @@ func TestDialableHTTP(t *testing.T) {
 func TestConsoleGateWaitsBounded(t *testing.T) {
 	var g consoleGate
 	inside, release := make(chan struct{}), make(chan struct{})
-	done := make(chan []byte)
+	done := make(chan *consoleGathering)
 	go func() {
-		b, _ := g.get(context.Background(), func(context.Context) []byte {
+		g, _ := g.get(context.Background(), func(context.Context) *consoleGathering {
 			close(inside)
 			<-release
-			return []byte("first")
+			return &consoleGathering{view: console.View{ServedBy: 1}}
 		})
-		done <- b
+		done <- g
 	}()
 	<-inside
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := g.get(ctx, func(context.Context) []byte { return []byte("second") }); err == nil {
+	if _, err := g.get(ctx, func(context.Context) *consoleGathering { return &consoleGathering{view: console.View{ServedBy: 2}} }); err == nil {
 		t.Error("a request whose context ended got an answer while another gathering held the gate")
 	}
 	close(release)
-	if b := <-done; string(b) != "first" {
-		t.Errorf("the first gathering answered %q", b)
+	if got := <-done; got == nil || got.view.ServedBy != 1 {
+		t.Errorf("the first gathering answered %+v", got)
 	}
 }

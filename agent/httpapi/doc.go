@@ -10,7 +10,14 @@
 //	/debug/pprof/       Go profiles, with --http-pprof
 //	/                   a plain-text status page
 //	/console/           the web console (agent/console/assets, embedded)
-//	GET /v1/console     the cluster-wide view the console polls, as JSON (console.go)
+//	GET /console/topics/{name}, /console/groups/{id}, /console/agents/{id}
+//	                    the page of one topic, group or agent (consolepages.go)
+//	GET /v1/console     the cluster-wide view the console polls, as JSON (console.go):
+//	                    ?q=S&internal=true|false&topics_limit=N&topics_offset=N
+//	                    &groups_limit=N&groups_offset=N (100 topics and groups by default)
+//	GET /v1/console/topics/{name}  one topic, its partitions and the groups reading it
+//	GET /v1/console/groups/{id}    one group, its members and lag
+//	GET /v1/console/agents/{id}    one agent, its load and the replicas it holds
 //	GET /v1/console/agent  this agent's own report, which the others fetch
 //	GET /v1/console/history        the charts' hour of every agent, merged (history.go)
 //	GET /v1/console/history/agent  this agent's history ring, which the others fetch

@@ -22,8 +22,9 @@ const (
 	pathsMetrics pathGroup = "metrics"
 	// pathsProbes are /healthz and /readyz, which the kubelet probes.
 	pathsProbes pathGroup = "probes"
-	// pathsPages are the other reads: the status page, the console and
-	// its JSON, GET /v1/tiering and GET /v1/drain.
+	// pathsPages are the other reads: the status page, the console's
+	// pages and their JSON (the overview, charts, and the pages of one
+	// topic, group or agent), GET /v1/tiering and GET /v1/drain.
 	pathsPages pathGroup = "pages"
 	// pathsRecords is the message browser's GET /v1/console/records: the
 	// records of topics, not counters about them.

@@ -1,104 +1,100 @@
-// Strata console: polls ../v1/console every few seconds and redraws. The
-// agent gathers the numbers from every agent; this page only lays them out
-// and derives rates from successive samples of the byte counters. Every
-// name from the cluster is inserted as text, never as HTML.
+// Strata console, the overview: polls ../v1/console every few seconds and
+// redraws. The agent gathers the numbers from every agent and answers a
+// page of the topics and groups (PAGE_SIZE of each) whose names contain
+// the search box's text; this page lays them out and derives rates from
+// successive samples of the byte counters. What it shows (the search,
+// each list's page, internal topics) is kept in the URL's query, so that
+// a view can be shared. Every name from the cluster is inserted as text,
+// never as HTML.
 "use strict";
 
 const REFRESH_MS = 3000;
-let previous = null; // {at, topics: {name: {in, out}}} of the last sample
+const PAGE_SIZE = 100;
+const SEARCH_DELAY_MS = 250; // typing waits this long before asking
+const ROOT = ""; // the console's directory, from this page
+const rates = rateTracker();
 
-// bytesCell shows the exact count (class n, which tests read) and, for
-// larger values, a readable size.
-function bytesCell(cls, bytes) {
-  return el("td", {class: "num " + cls}, el("span", {class: "n"}, Math.round(bytes)),
-    bytes >= 1024 ? el("span", {class: "h"}, human(bytes)) : null);
+// state: ?q=ord&topics_page=2&groups_page=1&internal=true
+let state = readState();
+
+function readState() {
+  const q = new URLSearchParams(location.search);
+  const page = name => Math.max(parseInt(q.get(name), 10) || 1, 1);
+  return {q: q.get("q") || "", topicsPage: page("topics_page"), groupsPage: page("groups_page"), internal: q.get("internal") === "true"};
 }
-function numCell(cls, n) { return el("td", {class: "num " + cls}, el("span", {class: "n"}, n)); }
-function money(x) { return "$" + (x < 1 ? x.toFixed(4) : x.toFixed(2)); }
-function ids(a) { return (a && a.length) ? a.join(",") : "-"; }
-function card(label, value, id) {
-  return el("div", {class: "card", id: id || ""}, el("div", {class: "label"}, label), el("div", {class: "value"}, value));
+
+// writeState puts state in the URL: a new history entry when push (a
+// page turned), else the current one changed (each key typed).
+function writeState(push) {
+  const q = new URLSearchParams();
+  if (state.q) q.set("q", state.q);
+  if (state.topicsPage > 1) q.set("topics_page", state.topicsPage);
+  if (state.groupsPage > 1) q.set("groups_page", state.groupsPage);
+  if (state.internal) q.set("internal", "true");
+  const query = q.toString();
+  const url = location.pathname + (query ? "?" + query : "") + location.hash;
+  if (push) history.pushState(null, "", url); else history.replaceState(null, "", url);
 }
-function table(id, head, rows) {
-  const t = document.getElementById(id) || el("table", {id: id});
-  t.replaceChildren(el("thead", {}, el("tr", {}, ...head.map(h => el("th", {class: h.endsWith(" ") ? "num" : ""}, h.trim())))),
-    el("tbody", {}, ...rows));
-  return t;
+
+function showState() {
+  document.getElementById("q").value = state.q;
+  document.getElementById("show-internal").checked = state.internal;
 }
-function wrap(t) { return el("div", {class: "scroll"}, t); }
+
+function apiQuery() {
+  const q = new URLSearchParams({
+    topics_limit: PAGE_SIZE, topics_offset: (state.topicsPage - 1) * PAGE_SIZE,
+    groups_limit: PAGE_SIZE, groups_offset: (state.groupsPage - 1) * PAGE_SIZE,
+    internal: state.internal ? "true" : "false"});
+  if (state.q) q.set("q", state.q);
+  return q;
+}
 
 function renderCluster(v) {
   const c = v.counts;
   document.getElementById("cluster-cards").replaceChildren(
-    card("agents", c.agents, "agent-count"), card("partitions", c.partitions),
+    card("agents", c.agents, "agent-count"), card("topics", count(c.topics), "topic-count"),
+    card("partitions", count(c.partitions)), card("groups", count(c.groups), "group-count"),
     card("leaderless", c.leaderless), card("under-replicated", c.under_replicated),
     card("moves in flight", v.moves.length));
-  table("agents", ["agent", "state", "rack", "kafka", "http", "replicas ", "leaders ", "in/s ", "out/s ", "utilization "],
-    v.agents.map(a => el("tr", {"data-agent": a.id},
-      el("td", {}, a.id, a.reporting ? null : el("span", {class: "h bad"}, "no report")),
-      el("td", {class: "state-" + a.state}, a.state), el("td", {}, a.rack || "-"),
-      el("td", {}, a.kafka_addr), el("td", {}, a.http_addr),
-      numCell("replicas", a.replicas), numCell("leaders", a.leaders),
-      el("td", {class: "num", "data-col": "in"}, human(a.load.in_bytes_per_second)),
-      el("td", {class: "num", "data-col": "out"}, human(a.load.out_bytes_per_second)),
-      el("td", {class: "num", "data-col": "utilization"},
-        a.load.utilization === undefined ? "-" : (100 * a.load.utilization).toFixed(0) + "%"))));
+  table("agents", AGENT_HEAD, agentRows(v.agents, ROOT));
   const moves = document.getElementById("moves");
   if (!v.moves.length) {
     moves.replaceChildren(el("p", {class: "muted"}, "none"));
   } else {
     moves.replaceChildren(wrap(table("moves-table", ["topic", "partition ", "replicas", "target"],
-      v.moves.map(m => el("tr", {}, el("td", {}, m.topic), numCell("", m.partition), el("td", {}, ids(m.replicas)), el("td", {}, ids(m.target)))))));
+      v.moves.map(m => el("tr", {}, el("td", {}, pageLink(ROOT, "topics", m.topic)), numCell("", m.partition), el("td", {}, ids(m.replicas)), el("td", {}, ids(m.target)))))));
   }
 }
 
-function renderTopics(v, rates) {
-  const showInternal = document.getElementById("show-internal").checked;
-  const blocks = v.topics.filter(t => showInternal || !t.internal).map(t => {
-    const r = rates[t.name];
-    const summary = el("table", {class: "topic-summary"},
-      el("thead", {}, el("tr", {}, ...["records", "local bytes", "bucket bytes", "in/s", "out/s"].map(h => el("th", {class: "num"}, h)))),
-      el("tbody", {}, el("tr", {"data-topic": t.name},
-        numCell("records", t.records), bytesCell("local-bytes", t.local_bytes), bytesCell("bucket-bytes", t.bucket_bytes),
-        el("td", {class: "num in-rate"}, r ? human(r.in) + "/s" : "-"),
-        el("td", {class: "num out-rate"}, r ? human(r.out) + "/s" : "-"))));
-    const parts = table("", ["partition ", "leader ", "replicas", "ISR", "log start ", "high watermark ", "records ",
-      "local bytes ", "bucket bytes ", "bucket offsets", "upload lag "],
-      t.partitions.map(p => {
-        const ti = p.tiering;
-        const known = p.reported;
-        return el("tr", {"data-partition": t.name + "-" + p.partition},
-          numCell("", p.partition), numCell("leader", p.leader < 0 ? "none" : p.leader),
-          el("td", {}, ids(p.replicas)), el("td", {class: p.isr.length < p.replicas.length ? "bad" : ""}, ids(p.isr)),
-          numCell("log-start", known ? p.log_start_offset : "?"), numCell("high-watermark", known ? p.high_watermark : "?"),
-          numCell("records", known ? p.records : "?"), known ? bytesCell("local-bytes", p.local_bytes) : numCell("", "?"),
-          ti ? bytesCell("bucket-bytes", ti.remote_bytes) : numCell("bucket-bytes", "-"),
-          el("td", {class: "bucket-offsets"}, ti && ti.remote_segments > 0 ? ti.remote_start_offset + "–" + (ti.remote_next_offset - 1) : "-"),
-          ti ? el("td", {class: "num upload-lag"}, human(ti.upload_lag_bytes), ti.upload_lag_seconds > 0 ? el("span", {class: "h"}, ti.upload_lag_seconds.toFixed(0) + " s") : null)
-            : numCell("upload-lag", "-"));
-      }));
-    return el("div", {class: "block topic", "data-topic-block": t.name},
-      el("div", {class: "title"}, el("strong", {}, t.name), t.internal ? el("span", {class: "muted"}, "internal") : null,
-        el("span", {class: "muted"}, t.partitions.length + " partitions"),
-        el("a", {class: "browse", href: "browse.html?topic=" + encodeURIComponent(t.name)}, "browse messages")),
-      wrap(summary), wrap(parts));
-  });
+// renderPaging says which part of a list is shown ("showing 101–200 of
+// 4,213 topics", or "12 topics" when one page holds them all) and enables
+// its buttons. noun is [singular, plural].
+function renderPaging(which, listed, shown, noun, q) {
+  const box = document.getElementById(which + "-paging");
+  const {offset, limit, matched} = listed;
+  const of = n => count(n) + " " + noun[n === 1 ? 0 : 1] + (q ? " matching “" + q + "”" : "");
+  let text;
+  if (!matched) text = "no " + noun[1] + (q ? " matching “" + q + "”" : "");
+  else if (!shown) text = "none on this page, of " + of(matched);
+  else if (!offset && shown === matched) text = of(matched);
+  else text = "showing " + count(offset + 1) + "–" + count(offset + shown) + " of " + of(matched);
+  box.querySelector(".shown").textContent = text;
+  box.dataset.matched = matched;
+  box.dataset.offset = offset;
+  document.getElementById(which + "-prev").disabled = offset <= 0;
+  document.getElementById(which + "-next").disabled = offset + limit >= matched;
+}
+
+function renderTopics(v, r) {
+  renderPaging("topics", v.listed.topics, v.topics.length, ["topic", "topics"], v.listed.q);
+  const blocks = v.topics.map(t => topicBlock(t, r[t.name], ROOT));
   document.getElementById("topic-list").replaceChildren(...(blocks.length ? blocks : [el("p", {class: "muted"}, "no topics")]));
 }
 
 function renderGroups(v) {
-  const blocks = v.groups.map(g => el("div", {class: "block group", "data-group": g.name},
-    el("div", {class: "title"}, el("strong", {}, g.name), el("span", {}, g.state),
-      el("span", {class: "muted"}, g.protocol || ""), el("span", {class: "muted"}, "coordinator " + g.coordinator),
-      el("span", {class: "total-lag"}, "lag ", el("span", {class: "n"}, g.total_lag)),
-      g.error ? el("span", {class: "bad"}, g.error) : null),
-    g.members.length ? wrap(table("", ["member", "client", "host", "assigned"],
-      g.members.map(m => el("tr", {}, el("td", {}, m.id), el("td", {}, m.client_id || "-"), el("td", {}, m.host || "-"), el("td", {}, m.assigned || "-")))))
-      : el("p", {class: "muted"}, "no members"),
-    wrap(table("", ["topic", "partition ", "committed ", "end ", "lag ", "member"],
-      g.lag.map(l => el("tr", {"data-lag": l.topic + "-" + l.partition},
-        el("td", {}, l.topic), numCell("", l.partition), numCell("committed", l.committed < 0 ? "-" : l.committed),
-        numCell("end", l.end < 0 ? "-" : l.end), numCell("lag", l.lag < 0 ? "-" : l.lag), el("td", {}, l.member || "-")))))));
+  renderPaging("groups", v.listed.groups, v.groups.length, ["group", "groups"], v.listed.q);
+  const blocks = v.groups.map(g => groupBlock(g, ROOT));
   document.getElementById("group-list").replaceChildren(...(blocks.length ? blocks : [el("p", {class: "muted"}, "no consumer groups")]));
 }
 
@@ -113,54 +109,73 @@ function renderStore(v) {
   const outcomes = [...new Set(ops.flatMap(op => Object.keys(s.requests[op])))].sort();
   table("store-requests", ["op", ...outcomes.map(o => o + " ")],
     ops.map(op => el("tr", {"data-op": op}, el("td", {}, op), ...outcomes.map(o => numCell(o, s.requests[op][o] || 0)))));
-  table("store-topics", ["topic", "PUT ", "GET ", "LIST ", "DELETE ", "written ", "read ", "PUTs/GiB ", "requests/mo ", "storage/mo ", "total/mo "],
+  table("store-topics", STORE_TOPIC_HEAD,
     v.topics.filter(t => t.store_usage.puts + t.store_usage.gets + t.store_usage.lists + t.store_usage.deletes > 0 || t.bucket_bytes > 0)
-      .map(t => { const tu = t.store_usage, c = t.monthly_cost; return el("tr", {"data-store-topic": t.name}, el("td", {}, t.name),
-        numCell("put", tu.puts), numCell("get", tu.gets), numCell("list", tu.lists), numCell("delete", tu.deletes),
-        bytesCell("written", tu.bytes_written), bytesCell("read", tu.bytes_read),
-        numCell("puts-per-gib", t.puts_per_gib === undefined ? "-" : t.puts_per_gib.toFixed(0)),
-        numCell("", money(c.requests)), numCell("", money(c.storage)), numCell("cost", money(c.total))); }));
+      .map(t => storeTopicRow(t, ROOT)));
   const p = v.prices;
   document.getElementById("prices").textContent = "Estimate at the request rate since each agent started and today's bucket bytes, for 30 days: PUT/LIST " +
     money(p.put_per_1000) + " per 1,000, GET " + money(p.get_per_1000) + " per 1,000, storage " + money(p.storage_gb_month) +
     " per GB-month (agent flags --cost-*). Totals so far: " + u.puts + " PUT, " + u.gets + " GET, " + u.lists + " LIST, " + u.deletes + " DELETE.";
 }
 
-function rates(v) {
-  const now = Date.now(), cur = {};
-  for (const t of v.topics) cur[t.name] = {in: t.bytes_in, out: t.bytes_out};
-  const out = {};
-  if (previous) {
-    const dt = (now - previous.at) / 1000;
-    for (const [name, c] of Object.entries(cur)) {
-      const p = previous.topics[name];
-      if (p && dt > 0) out[name] = {in: Math.max(c.in - p.in, 0) / dt, out: Math.max(c.out - p.out, 0) / dt};
-    }
-  }
-  previous = {at: now, topics: cur};
-  return out;
-}
-
+// asked counts the requests made: an answer to any but the last is
+// dropped, so a slow answer to an older search never replaces a newer one.
+let asked = 0;
 async function refresh() {
+  const mine = ++asked;
   try {
-    const resp = await fetch("../v1/console", {cache: "no-store"});
-    if (!resp.ok) throw new Error("the agent answered " + resp.status);
+    const resp = await fetch("../v1/console?" + apiQuery(), {cache: "no-store"});
+    if (!resp.ok) {
+      let msg = "the agent answered " + resp.status;
+      try { msg += ": " + (await resp.json()).error; } catch (_) { /* not JSON */ }
+      throw new Error(msg);
+    }
     const v = await resp.json();
+    if (mine !== asked) return;
     document.getElementById("served-by").textContent = "served by agent " + v.served_by;
     renderCluster(v);
-    renderTopics(v, rates(v));
+    renderTopics(v, rates(v.topics));
     renderGroups(v);
     renderStore(v);
-    const errs = document.getElementById("errors");
-    errs.hidden = !v.errors.length;
-    errs.replaceChildren(...v.errors.map(e => el("div", {}, e)));
+    showErrors(v.errors);
     document.getElementById("updated").textContent = "updated " + new Date().toLocaleTimeString();
+    document.body.dataset.query = v.listed.q;
     document.body.dataset.loaded = "true";
   } catch (e) {
-    document.getElementById("updated").textContent = "update failed: " + e.message;
+    if (mine === asked) document.getElementById("updated").textContent = "update failed: " + e.message;
   }
 }
 
-document.getElementById("show-internal").addEventListener("change", refresh);
+// turn moves a list's page by step (-1, +1).
+function turn(which, step) {
+  const key = which === "topics" ? "topicsPage" : "groupsPage";
+  state[key] = Math.max(state[key] + step, 1);
+  writeState(true);
+  refresh();
+}
+
+let typing = null;
+document.getElementById("q").addEventListener("input", e => {
+  clearTimeout(typing);
+  typing = setTimeout(() => {
+    if (e.target.value === state.q) return;
+    state.q = e.target.value;
+    state.topicsPage = state.groupsPage = 1;
+    writeState(false);
+    refresh();
+  }, SEARCH_DELAY_MS);
+});
+document.getElementById("show-internal").addEventListener("change", e => {
+  state.internal = e.target.checked;
+  state.topicsPage = 1;
+  writeState(false);
+  refresh();
+});
+for (const which of ["topics", "groups"]) {
+  document.getElementById(which + "-prev").addEventListener("click", () => turn(which, -1));
+  document.getElementById(which + "-next").addEventListener("click", () => turn(which, +1));
+}
+window.addEventListener("popstate", () => { state = readState(); showState(); refresh(); });
+showState();
 refresh();
 setInterval(refresh, REFRESH_MS);

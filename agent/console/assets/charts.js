@@ -1,8 +1,10 @@
 // Strata console, charts: polls ../v1/console/history and draws the last
 // hour with uPlot (vendor/uplot, served by the agent like this file). The
 // agent merges every agent's history ring; this page keeps the points it
-// has, asks only for the newer ones, and redraws. Names from the cluster
-// reach the page as uPlot labels and table text, never as HTML.
+// has, asks only for the newer ones, and redraws. ?topic=, ?group= or
+// ?agent= (the links of an item's own page) narrow the charts to one
+// topic, group or agent. Names from the cluster reach the page as uPlot
+// labels and table text, never as HTML.
 "use strict";
 
 const REFRESH_MS = 5000;
@@ -87,13 +89,22 @@ function absorb(v, since) {
   state.view = v;
 }
 
+// only is what the links of a topic's, group's and agent's own page
+// (?topic=, ?group=, ?agent=) narrow the charts to; null: everything.
+const only = (() => {
+  const q = new URLSearchParams(location.search);
+  return {topic: q.get("topic"), group: q.get("group"), agent: q.get("agent")};
+})();
+const onlyAgent = label => only.agent === null || label === "agent " + only.agent;
+const onlyGroup = label => only.group === null || label === only.group;
+
 // linesOf is the series whose keys start with prefix, as {label, key}:
-// label is the key's last part.
-function linesOf(prefix) {
+// label is the key's last part; keep, when given, chooses among labels.
+function linesOf(prefix, keep) {
   const start = prefix.join(SEP) + SEP;
   const lines = [];
   for (const [key, values] of Object.entries(state.series)) {
-    if (key.startsWith(start)) lines.push({label: key.slice(start.length), key, weight: values.reduce((a, x) => a + (x || 0), 0)});
+    if (key.startsWith(start) && (!keep || keep(key.slice(start.length)))) lines.push({label: key.slice(start.length), key, weight: values.reduce((a, x) => a + (x || 0), 0)});
   }
   return largest(lines);
 }
@@ -144,22 +155,22 @@ function draw(id, {lines, left}, fmt) {
 
 function render() {
   const showInternal = document.getElementById("show-internal").checked;
-  const topic = name => showInternal || !state.internal.has(name);
+  const topic = name => only.topic !== null ? name === only.topic : showInternal || !state.internal.has(name);
   draw("topic-bytes-in", topicLines("bytes_in", topic), formats.bytesPerSecond);
   draw("topic-bytes-out", topicLines("bytes_out", topic), formats.bytesPerSecond);
   draw("topic-records-in", topicLines("records_in", topic), formats.perSecond);
   draw("topic-records-out", topicLines("records_out", topic), formats.perSecond);
-  draw("group-lag", linesOf(["group"]), formats.count);
+  draw("group-lag", linesOf(["group"], onlyGroup), formats.count);
   renderGroups();
   draw("store-requests", linesOf(["store-requests"]), formats.perSecond);
   draw("store-bytes", linesOf(["store-bytes"]), formats.bytesPerSecond);
   draw("store-cost", linesOf(["store-cost"]), formats.dollars);
-  draw("agent-p50", linesOf(["agent", "produce_p50_seconds"]), formats.seconds);
-  draw("agent-p99", linesOf(["agent", "produce_p99_seconds"]), formats.seconds);
-  draw("agent-p999", linesOf(["agent", "produce_p999_seconds"]), formats.seconds);
-  draw("agent-fsync", linesOf(["agent", "fsync_mean_seconds"]), formats.seconds);
-  draw("agent-fsyncs", linesOf(["agent", "fsyncs"]), formats.perSecond);
-  draw("agent-isr", linesOf(["agent", "isr_shrinks"]), formats.count);
+  draw("agent-p50", linesOf(["agent", "produce_p50_seconds"], onlyAgent), formats.seconds);
+  draw("agent-p99", linesOf(["agent", "produce_p99_seconds"], onlyAgent), formats.seconds);
+  draw("agent-p999", linesOf(["agent", "produce_p999_seconds"], onlyAgent), formats.seconds);
+  draw("agent-fsync", linesOf(["agent", "fsync_mean_seconds"], onlyAgent), formats.seconds);
+  draw("agent-fsyncs", linesOf(["agent", "fsyncs"], onlyAgent), formats.perSecond);
+  draw("agent-isr", linesOf(["agent", "isr_shrinks"], onlyAgent), formats.count);
   renderTables();
 }
 
@@ -177,7 +188,7 @@ function topicLines(m, keep) {
 // renderGroups keeps one chart of lag by partition per group.
 function renderGroups() {
   const holder = document.getElementById("group-charts");
-  const groups = [...new Set(Object.keys(state.series).filter(k => k.startsWith("lag" + SEP)).map(k => k.split(SEP)[1]))].sort();
+  const groups = [...new Set(Object.keys(state.series).filter(k => k.startsWith("lag" + SEP)).map(k => k.split(SEP)[1]))].filter(onlyGroup).sort();
   const wanted = new Set(groups.map((g, i) => "group-" + i));
   for (const box of [...holder.children]) {
     if (!wanted.has(box.id) || box.dataset.group !== groups[Number(box.id.slice(6))]) {
@@ -242,5 +253,11 @@ window.addEventListener("resize", () => {
   for (const [id, c] of Object.entries(charts)) c.u.setSize({width: chartWidth(document.getElementById(id)), height: 200});
 });
 document.getElementById("show-internal").addEventListener("change", render);
+{
+  const narrowed = Object.entries(only).filter(([, v]) => v !== null).map(([k, v]) => k + " " + v);
+  const box = document.getElementById("only");
+  box.hidden = !narrowed.length;
+  box.prepend("Only " + narrowed.join(", ") + ". ");
+}
 refresh();
 setInterval(refresh, REFRESH_MS);
