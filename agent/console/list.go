@@ -12,6 +12,7 @@ package console
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -36,6 +37,17 @@ type Selection struct {
 	HideInternal bool
 	Topics       Window
 	Groups       Window
+	// MayDescribe, when set, keeps only the topics and groups the
+	// caller may describe (DESCRIBE on the topic or group, as the
+	// authorizer says for a console session's principal), and the moves
+	// of those topics. Nil keeps every one.
+	MayDescribe *Describer
+}
+
+// Describer is what a principal may describe.
+type Describer struct {
+	Topic func(name string) bool
+	Group func(id string) bool
 }
 
 // Window is a part of a list: Limit items from Offset on.
@@ -121,10 +133,20 @@ func (v View) Select(s Selection) View {
 	q := strings.ToLower(s.Query)
 	out := v
 	out.Listed = Listing{Query: s.Query, Internal: !s.HideInternal}
+	topicOK, groupOK := func(string) bool { return true }, func(string) bool { return true }
+	if d := s.MayDescribe; d != nil {
+		topicOK, groupOK = d.Topic, d.Group
+		out.Moves = []Move{}
+		for _, m := range v.Moves {
+			if topicOK(m.Topic) {
+				out.Moves = append(out.Moves, m)
+			}
+		}
+	}
 	out.Topics, out.Listed.Topics = window(v.Topics, s.Topics, func(t Topic) bool {
-		return (!s.HideInternal || !t.Internal) && nameMatches(t.Name, q)
+		return (!s.HideInternal || !t.Internal) && nameMatches(t.Name, q) && topicOK(t.Name)
 	})
-	out.Groups, out.Listed.Groups = window(v.Groups, s.Groups, func(g Group) bool { return nameMatches(g.Name, q) })
+	out.Groups, out.Listed.Groups = window(v.Groups, s.Groups, func(g Group) bool { return nameMatches(g.Name, q) && groupOK(g.Name) })
 	return out
 }
 
@@ -155,4 +177,36 @@ func listedAll(v *View) Listing {
 	return Listing{Internal: true,
 		Topics: Listed{Limit: len(v.Topics), Matched: len(v.Topics)},
 		Groups: Listed{Limit: len(v.Groups), Matched: len(v.Groups)}}
+}
+
+// TopicDetail is d less the groups the describer may not describe; nil
+// keeps d.
+func (m *Describer) TopicDetail(d TopicDetail) TopicDetail {
+	if m == nil {
+		return d
+	}
+	d.Groups = slices.DeleteFunc(slices.Clone(d.Groups), func(g TopicGroup) bool { return !m.Group(g.Name) })
+	return d
+}
+
+// GroupDetail is d less the lines of topics the describer may not
+// describe.
+func (m *Describer) GroupDetail(d GroupDetail) GroupDetail {
+	if m == nil {
+		return d
+	}
+	d.Group.Lag = slices.DeleteFunc(slices.Clone(d.Group.Lag), func(l GroupPartition) bool { return !m.Topic(l.Topic) })
+	return d
+}
+
+// AgentDetail is d less the replicas of topics, and the groups, the
+// describer may not describe. The agent's own counts stay: Kafka shows
+// brokers to anyone.
+func (m *Describer) AgentDetail(d AgentDetail) AgentDetail {
+	if m == nil {
+		return d
+	}
+	d.Replicas = slices.DeleteFunc(slices.Clone(d.Replicas), func(r AgentReplica) bool { return !m.Topic(r.Topic) })
+	d.Coordinates = slices.DeleteFunc(slices.Clone(d.Coordinates), func(g string) bool { return !m.Group(g) })
+	return d
 }

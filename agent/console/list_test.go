@@ -115,6 +115,9 @@ func TestSelect(t *testing.T) {
 			topics: "Orders-000", groups: "g2,g3", matchedT: 251, matchG: 6},
 		{name: "nothing matches", s: Selection{Query: "nope", Topics: Window{0, 100}, Groups: Window{0, 100}},
 			topics: "", groups: "", matchedT: 0, matchG: 0},
+		{name: "only what the principal may describe, counted as such", s: Selection{Query: "orders", Topics: Window{0, 100}, Groups: Window{0, 100},
+			MayDescribe: &Describer{Topic: func(n string) bool { return n == "Orders-010" || n == "Orders-240" }, Group: func(string) bool { return false }}},
+			topics: "Orders-010,Orders-240", groups: "", matchedT: 2, matchG: 0},
 	} {
 		got := v.Select(c.s)
 		if c.topics == "*" {

@@ -34,6 +34,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/console"
 	"github.com/strata-streaming/strata/membership"
@@ -207,7 +208,33 @@ func (s *Server) consoleView(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	sel.MayDescribe = s.describer(r)
 	writeConsoleJSON(w, g.view.Select(sel))
+}
+
+// describer is what r's caller may describe, when that is less than
+// everything: a Kafka user signed in to the console (consoleadmin.go) on
+// an agent with an authorizer sees the topics and groups its ACLs let it
+// describe, as Kafka's Metadata and ListGroups would show it. An
+// operator's token or certificate, and a port without credentials, see
+// everything (nil), as the rest of the HTTP API does.
+func (s *Server) describer(r *http.Request) *console.Describer {
+	if !s.cfg.ACLs || s.tokens != nil && s.tokens.valid(r) {
+		return nil
+	}
+	sess := s.sessions.get(sessionCookie(r))
+	if sess == nil {
+		return nil
+	}
+	host := s.kafkaSideHost()
+	return &console.Describer{
+		Topic: func(name string) bool {
+			return s.host.Authorize(sess.principal, host, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name)
+		},
+		Group: func(id string) bool {
+			return s.host.Authorize(sess.principal, host, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeGroup, id)
+		},
+	}
 }
 
 // gathered is the cluster's view, gathered anew or reused (consoleGate);

@@ -42,11 +42,17 @@ func (s *Server) consoleTopic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d, found := g.view.TopicDetail(name)
+	m := s.describer(r)
+	if found && m != nil && !m.Topic(name) {
+		// As Kafka answers a topic the caller may not describe.
+		writeJSONError(w, http.StatusForbidden, fmt.Sprintf("topic %q: not authorized to describe it (TOPIC_AUTHORIZATION_FAILED)", name))
+		return
+	}
 	if !found {
 		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("topic %q not found", name))
 		return
 	}
-	writeConsoleJSON(w, d)
+	writeConsoleJSON(w, m.TopicDetail(d))
 }
 
 func (s *Server) consoleGroup(w http.ResponseWriter, r *http.Request) {
@@ -56,6 +62,11 @@ func (s *Server) consoleGroup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d, found := g.view.GroupDetail(id)
+	m := s.describer(r)
+	if m != nil && !m.Group(id) {
+		writeJSONError(w, http.StatusForbidden, fmt.Sprintf("group %q: not authorized to describe it (GROUP_AUTHORIZATION_FAILED)", id))
+		return
+	}
 	switch {
 	case !found && g.groupsErr != nil:
 		// Not known to be missing: the groups could not be listed.
@@ -63,7 +74,7 @@ func (s *Server) consoleGroup(w http.ResponseWriter, r *http.Request) {
 	case !found:
 		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("group %q not found: the cluster lists no consumer group of that id", id))
 	default:
-		writeConsoleJSON(w, d)
+		writeConsoleJSON(w, m.GroupDetail(d))
 	}
 }
 
@@ -83,5 +94,5 @@ func (s *Server) consoleAgent(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("agent %d not found: it is not live, and no partition names it a replica", id))
 		return
 	}
-	writeConsoleJSON(w, d)
+	writeConsoleJSON(w, s.describer(r).AgentDetail(d))
 }

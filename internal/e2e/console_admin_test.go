@@ -177,6 +177,42 @@ func TestConsoleAdminSecurity(t *testing.T) {
 		t.Fatalf("create-topic outside bob's prefix: %d %v, want 403", code, out)
 	}
 
+	// bob's console shows what his ACLs let him describe (issue 32, item
+	// 4): CREATE alone describes nothing; DESCRIBE on bob- shows his topic
+	// and not the admin's.
+	createTopic(t, adm, "admin-only", 1, nil)
+	listed := func() []string {
+		t.Helper()
+		code, v := c.do("GET", "/v1/console?internal=false", nil)
+		if code != http.StatusOK {
+			t.Fatalf("GET /v1/console as bob: %d %v", code, v)
+		}
+		var names []string
+		for _, tp := range v["topics"].([]any) {
+			names = append(names, tp.(map[string]any)["name"].(string))
+		}
+		return names
+	}
+	if names := listed(); len(names) != 0 {
+		t.Fatalf("bob, who may describe no topic, is shown %v", names)
+	}
+	if code, out := c.do("GET", "/v1/console/topics/admin-only", nil); code != http.StatusForbidden {
+		t.Fatalf("bob's page of admin-only: %d %v, want 403", code, out)
+	}
+	createACLs(t, adm, kadm.NewACLs().Allow("User:"+authzUser).AllowHosts("*").Topics("bob-").
+		ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpDescribe))
+	waitFor(t, "bob's console to show bob-orders alone", func() string {
+		if names := listed(); !slices.Equal(names, []string{"bob-orders"}) {
+			return fmt.Sprintf("shown %v", names)
+		}
+		return ""
+	})
+	op0 := newConsoleCall(t, a.HTTPAddr())
+	op0.bearer = consoleHTTPToken
+	if code, v := op0.do("GET", "/v1/console?internal=false", nil); code != http.StatusOK || len(v["topics"].([]any)) != 2 {
+		t.Fatalf("the operator's console: %d, topics %v; want bob-orders and admin-only", code, v["topics"])
+	}
+
 	// Signing out ends the session: the cookie no longer acts.
 	if code, _ := c.do("DELETE", "/v1/console/session", nil); code != http.StatusNoContent {
 		t.Fatalf("sign out: %d", code)
