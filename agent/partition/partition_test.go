@@ -91,7 +91,7 @@ func TestAcksAllWaitsForTheISR(t *testing.T) {
 		t.Fatalf("HW %d passed offset %d before the follower had it", hw, res.BaseOffset)
 	}
 	// The follower fetches from past the record: it holds it.
-	if _, err := p.ReplicaRead(2, 0, res.LastOffset+1, 1<<20); err != nil {
+	if _, err := p.ReplicaRead(2, 0, res.LastOffset+1, 1<<20, true); err != nil {
 		t.Fatal(err)
 	}
 	if hw := p.HighWatermark(); hw != res.LastOffset+1 {
