@@ -8,13 +8,13 @@ package kafka
 // records, a new HW or log start, or an error; epoch -1 is a sessionless
 // full fetch. Sessions are keyed by topic id from v13 on. The cache holds
 // Config.FetchSessionCacheSlots sessions with Kafka's eviction rules; with
-// 0 slots every answer carries session id 0. Followers (docs/design.md §6)
-// fetch one partition per request with epoch -1, so they hold no sessions;
-// a fetcher with a replica id that does ask for one gets a privileged
-// session, as Kafka's followers do. A long poll reads every partition of
-// the session until MinBytes are there, and the answer is cut down to the
-// changed partitions only once, at the end. The cache is one pool, not
-// Kafka's 8 shards, which a client sees only when it is full.
+// 0 slots every answer carries session id 0. A follower (docs/design.md
+// §6) fetches every partition it follows from this agent in one request,
+// in a session, which is privileged as Kafka's followers' are. A long
+// poll reads every partition of the session until MinBytes are there, and
+// the answer is cut down to the changed partitions only once, at the end.
+// The cache is one pool, not Kafka's 8 shards, which a client sees only
+// when it is full.
 //
 // At read_committed a partition's records stop before its last stable
 // offset and carry the aborted transactions they overlap (readcommitted.go);

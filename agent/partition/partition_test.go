@@ -14,6 +14,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/peer"
 	"github.com/strata-streaming/strata/tiering"
 	"github.com/strata-streaming/strata/tiering/objstore"
 )
@@ -50,7 +51,7 @@ func openLeaderWith(t *testing.T, cfg log.Config, replicas, isr []int32) *Partit
 	st := metadata.PartitionState{Leader: 1, LeaderEpoch: 0, StateEpoch: 0, Replicas: replicas, ISR: isr}
 	p, err := Open(Config{Topic: "t", Index: 0, AgentID: 1, Log: l, Flush: log.FlushNever, MinISR: 1, Stored: st, ETag: "e0"},
 		Deps{Cluster: fakeCluster{}, Logger: logger, Metrics: NewMetrics(prometheus.NewRegistry()), Notify: func() {},
-			Started: make(chan struct{})})
+			Started: make(chan struct{}), Fetchers: NewFetchers(1, fakeCluster{}, peer.Options{}, logger)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestOpenServesNothingUntilApplied(t *testing.T) {
 	st := metadata.PartitionState{Leader: 1, LeaderEpoch: 3, StateEpoch: 5, Replicas: []int32{1}, ISR: []int32{1}}
 	p, err := Open(Config{Topic: "t", Index: 0, AgentID: 1, Log: l, Flush: log.FlushNever, MinISR: 1, Stored: st, ETag: "e5"},
 		Deps{Cluster: fakeCluster{}, Logger: logger, Metrics: NewMetrics(prometheus.NewRegistry()), Notify: func() {},
-			Started: make(chan struct{})})
+			Started: make(chan struct{}), Fetchers: NewFetchers(1, fakeCluster{}, peer.Options{}, logger)})
 	if err != nil {
 		t.Fatal(err)
 	}
