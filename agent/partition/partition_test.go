@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/agent/metadata"
@@ -259,5 +260,34 @@ func TestDeleteRecordsWaitsForTiering(t *testing.T) {
 	}
 	if err := p.DeleteRecordsBefore(ctx, 2); err != nil || p.LogStartOffset() != 2 {
 		t.Fatalf("DeleteRecords once tiering opened: start %d, %v", p.LogStartOffset(), err)
+	}
+}
+
+// TestMovedAwayEndsAcksAllWaits: an acks=all append waiting for a
+// follower hears NOT_LEADER_OR_FOLLOWER as soon as the replica is marked
+// moved away, before Close: a group coordinator's write waits holding the
+// coordinator's lock, and the agent unloads the coordinator (taking that
+// lock) before it closes the partition.
+func TestMovedAwayEndsAcksAllWaits(t *testing.T) {
+	p := openLeader(t, []int32{1, 2}, []int32{1, 2})
+	_, wait, err := p.Append(oneRecord(t), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- wait(context.Background()) }()
+	select {
+	case err := <-done:
+		t.Fatalf("acks=all wait ended before the follower fetched: %v", err)
+	case <-time.After(100 * time.Millisecond): // parked, waiting for the follower
+	}
+	p.MovedAway()
+	select {
+	case err := <-done:
+		if !errors.Is(err, dataplane.ErrNotLeader) {
+			t.Fatalf("acks=all wait after MovedAway: %v, want NOT_LEADER_OR_FOLLOWER", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("acks=all wait still running 10 s after MovedAway")
 	}
 }

@@ -301,10 +301,13 @@ func (p *Partition) ReplicaRead(replicaID, leaderEpoch int32, offset int64, maxB
 
 // MovedAway marks the partition as closing because its replica moved to
 // other agents: appends waiting for the ISR hear NOT_LEADER_OR_FOLLOWER
-// (retriable), not that the topic is gone.
+// (retriable), not that the topic is gone, and hear it now rather than at
+// Close: a coordinator's write waits for its acks holding the
+// coordinator's lock, which unloading the coordinator takes.
 func (p *Partition) MovedAway() {
 	p.mu.Lock()
 	p.moved = true
+	p.signalLocked()
 	p.mu.Unlock()
 }
 
