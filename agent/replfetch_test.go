@@ -73,6 +73,9 @@ func TestFollowerFetchesAllPartitionsOfALeaderTogether(t *testing.T) {
 	held := 0.0
 	for _, a := range c.agents {
 		held += counterValue(t, a, "strata_kafka_fetch_session_partitions")
+		if n := a.fetchers.Loops(); n != 1 {
+			t.Errorf("agent %d runs %d fetch loops, want one (for the other agent)", a.id, n)
+		}
 	}
 	if held < partitions {
 		t.Errorf("the leaders' fetch sessions hold %v partitions, want all %d", held, partitions)
