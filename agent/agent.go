@@ -127,7 +127,10 @@ type Agent struct {
 	// peers holds the connections transaction markers and verification
 	// use to reach other agents (agent/peer).
 	peers *peer.Pool
-	ready atomic.Bool
+	// fetchers are the follower replicas' fetch loops, one per leader
+	// agent (agent/partition's Fetchers).
+	fetchers *partition.Fetchers
+	ready    atomic.Bool
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -191,6 +194,9 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	defer func() {
 		if err != nil {
 			a.closePartitions()
+			if a.fetchers != nil {
+				a.fetchers.Close()
+			}
 			a.release()
 		}
 	}()
@@ -225,6 +231,7 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 		ReplaceDeadAgentAfter: cfg.ReplaceDeadAgentAfter, RebalanceByLoad: cfg.RebalanceBy == "load",
 		LoadBalance: cfg.loadBalance(), LoadReportInterval: cfg.LoadReportInterval},
 		a.store, hostView{a}, a.partMetrics, a.registry, logger.With("component", "control"), a.startedAt)
+	a.fetchers = partition.NewFetchers(a.id, a.ctl, a.peer, logger.With("component", "replica-fetcher"))
 	a.topics = a.newTopicTable()
 	// Before the partitions open: applying their states may unload a
 	// coordinator (control.Host.LeaderMovedAway).
@@ -517,6 +524,9 @@ func (a *Agent) Close() error {
 			a.peers.Close()
 		}
 		errs = append(errs, a.closePartitions())
+		if a.fetchers != nil {
+			a.fetchers.Close() // every partition has left them
+		}
 		if a.tier != nil {
 			a.tier.Close()
 		}

@@ -81,8 +81,13 @@ func (a *Agent) moveReplica(k control.Key, st metadata.PartitionState, etag stri
 			return nil, nil, false
 		}
 		p := parts[i]
-		a.coords.Unload(e.Meta.Name, k.Index)
+		// Moved first: a coordinator write waiting for its acks on p
+		// holds the coordinator's lock, which Unload takes, and only a
+		// moved (or closed) p ends that wait. The other way round the
+		// controller, which runs this, waited for a commit that only its
+		// own next state could end.
 		p.MovedAway()
+		a.coords.Unload(e.Meta.Name, k.Index)
 		if err := p.Close(); err != nil {
 			a.logger.Warn("close a moved replica", "topic", e.Meta.Name, "partition", k.Index, "err", err)
 		}

@@ -83,7 +83,7 @@ func (a *Agent) openPartition(t metadata.Topic, r metadata.Resolved, index int32
 	}
 	return partition.Open(partition.Config{Topic: t.Name, TopicID: t.ID, Index: index, AgentID: a.id, Log: l, Flush: a.flush,
 		MinISR: r.MinInsyncReplicas, Stored: st, ETag: etag},
-		partition.Deps{Cluster: a.ctl, Logger: a.logger, Metrics: a.partMetrics, Notify: a.signal.Notify, Started: a.running, Peer: a.peer})
+		partition.Deps{Cluster: a.ctl, Logger: a.logger, Metrics: a.partMetrics, Notify: a.signal.Notify, Started: a.running, Peer: a.peer, Fetchers: a.fetchers})
 }
 
 // loadTopics fills the topic table from the store (topics.Table.Load),

@@ -138,9 +138,12 @@ type PartitionReader interface {
 	Size() int64
 	FindByTimestamp(ctx context.Context, ts int64) ([]byte, error)
 	MaxTimestampBatch() ([]byte, error)
-	// DataSignal is closed at this partition's next append or state
-	// change; a follower's long poll waits on it alone.
-	DataSignal() <-chan struct{}
+	// WatchData makes this partition's appends, HW moves and state
+	// changes wake wake (a send that never blocks: wake has a buffer of
+	// one) until UnwatchData(wake); a follower's long poll watches the
+	// partitions it fetches, and no others.
+	WatchData(wake chan<- struct{})
+	UnwatchData(wake chan<- struct{})
 	// DecompressionChecks are the verdicts on batches stored before
 	// Produce bounded decompression (quarantine.go); nil for none.
 	DecompressionChecks() DecompressionChecks
@@ -174,9 +177,10 @@ type Replication interface {
 	// epoch ends in the log.
 	OffsetForLeaderEpoch(currentEpoch, epoch int32) (int32, int64, error)
 	// ReplicaRead serves a follower's fetch (docs/design.md §6): the epoch
-	// fence, records up to the log end, and the fetch recorded towards the
-	// HW and the ISR.
-	ReplicaRead(replicaID, currentEpoch int32, offset int64, maxBytes int) (ReplicaReadResult, error)
+	// fence, records up to the log end (at most maxBytes, 0 for none,
+	// unless minOne: then the first batch whole), and the fetch recorded
+	// towards the HW and the ISR, with records or without.
+	ReplicaRead(replicaID, currentEpoch int32, offset int64, maxBytes int, minOne bool) (ReplicaReadResult, error)
 }
 
 // Partition is one partition replica on this agent: every family.

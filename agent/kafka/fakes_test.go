@@ -46,7 +46,8 @@ func (inertPartition) FindByTimestamp(context.Context, int64) ([]byte, error) {
 	return nil, nil
 }
 func (inertPartition) MaxTimestampBatch() ([]byte, error)       { return nil, nil }
-func (inertPartition) DataSignal() <-chan struct{}              { return nil }
+func (inertPartition) WatchData(chan<- struct{})                {}
+func (inertPartition) UnwatchData(chan<- struct{})              {}
 func (inertPartition) DecompressionChecks() DecompressionChecks { return nil }
 
 func (inertPartition) Append([]byte, int16) (log.AppendResult, AppendWait, error) {
@@ -60,6 +61,6 @@ func (inertPartition) DeleteRecordsBefore(context.Context, int64) error { return
 func (inertPartition) OffsetForLeaderEpoch(int32, int32) (int32, int64, error) {
 	return -1, -1, errNotModelled
 }
-func (inertPartition) ReplicaRead(int32, int32, int64, int) (ReplicaReadResult, error) {
+func (inertPartition) ReplicaRead(int32, int32, int64, int, bool) (ReplicaReadResult, error) {
 	return ReplicaReadResult{HighWatermark: -1, LogStartOffset: -1}, errNotModelled
 }

@@ -8,13 +8,13 @@ package kafka
 // records, a new HW or log start, or an error; epoch -1 is a sessionless
 // full fetch. Sessions are keyed by topic id from v13 on. The cache holds
 // Config.FetchSessionCacheSlots sessions with Kafka's eviction rules; with
-// 0 slots every answer carries session id 0. Followers (docs/design.md §6)
-// fetch one partition per request with epoch -1, so they hold no sessions;
-// a fetcher with a replica id that does ask for one gets a privileged
-// session, as Kafka's followers do. A long poll reads every partition of
-// the session until MinBytes are there, and the answer is cut down to the
-// changed partitions only once, at the end. The cache is one pool, not
-// Kafka's 8 shards, which a client sees only when it is full.
+// 0 slots every answer carries session id 0. A follower (docs/design.md
+// §6) fetches every partition it follows from this agent in one request,
+// in a session, which is privileged as Kafka's followers' are. A long
+// poll reads every partition of the session until MinBytes are there, and
+// the answer is cut down to the changed partitions only once, at the end.
+// The cache is one pool, not Kafka's 8 shards, which a client sees only
+// when it is full.
 //
 // At read_committed a partition's records stop before its last stable
 // offset and carry the aborted transactions they overlap (readcommitted.go);
@@ -40,9 +40,13 @@ package kafka
 // A fetch with a replica id (>= 0) is a follower's (docs/design.md §6): it reads
 // the local log up to its end rather than the HW, refuses offsets below the
 // local log start with OFFSET_MOVED_TO_TIERED_STORAGE (the follower copies
-// only the local tail; older records are in the bucket), and each read
-// counts towards the HW and the ISR. Every fetch wakes on any append, so a
-// follower's long poll answers as soon as the leader writes.
+// only the local tail; older records are in the bucket), and each read,
+// of every partition asked (also those the byte limit leaves out of the
+// answer), counts towards the HW and the ISR. A follower's long poll wakes
+// on any append, HW move or state change of the partitions it asks for,
+// and of no others, so it answers as soon as the leader writes to one of
+// them, before the leader's fsync. Other fetches wake on any HW move on
+// this agent.
 //
 // Under a consumer_byte_rate quota a fetch returns at most one sample's
 // worth of it (the first batch still whole), and long-poll waits do not
@@ -111,8 +115,22 @@ func (s *Server) longPoll(ctx context.Context, r *request, req *kmsg.FetchReques
 		wait = s.cfg.MaxFetchWait
 	}
 	deadline := time.Now().Add(wait)
+	var wake chan struct{}
+	if fetchReplicaID(r, req) >= 0 {
+		// Watched before the first read, so that no append is missed.
+		wake = make(chan struct{}, 1)
+		watched := s.watchReplicaFetch(r, req, wake)
+		defer func() {
+			for _, p := range watched {
+				p.UnwatchData(wake)
+			}
+		}()
+	}
 	for {
-		signal := s.fetchSignal(r, req) // taken before reading, so no append is missed
+		signal := (<-chan struct{})(wake)
+		if wake == nil {
+			signal = s.topics.DataSignal() // taken before reading, so no append is missed
+		}
 		total := s.fetchOnce(ctx, deadline, r, req, resp)
 		if total >= int(req.MinBytes) || total > 0 && req.MinBytes <= 1 || hasError(resp) {
 			return
@@ -139,26 +157,35 @@ func (s *Server) longPoll(ctx context.Context, r *request, req *kmsg.FetchReques
 	}
 }
 
-// fetchSignal is what a long poll waits on: a follower fetching one
-// partition wakes on that partition's appends only, so the cost of an
-// append does not grow with the number of followers waiting elsewhere;
-// every other fetch wakes on any HW move on this agent.
-func (s *Server) fetchSignal(r *request, req *kmsg.FetchRequest) <-chan struct{} {
-	if fetchReplicaID(r, req) >= 0 && len(req.Topics) == 1 && len(req.Topics[0].Partitions) == 1 {
+// watchReplicaFetch makes the appends, HW moves and state changes of
+// every partition a follower fetches wake wake, and returns them for
+// UnwatchData. A follower's long poll wakes on its own partitions only
+// (however many it fetches), so the cost of an append does not grow with
+// the number of followers waiting on other partitions; and it wakes at
+// the append, before the leader's fsync, so that the copies overlap it.
+// Every other fetch wakes on any HW move on this agent.
+func (s *Server) watchReplicaFetch(r *request, req *kmsg.FetchRequest, wake chan<- struct{}) []Partition {
+	var watched []Partition
+	for _, rt := range req.Topics {
 		var t *Topic
 		var ok bool
 		if r.version >= 13 {
-			t, ok = s.topics.TopicByID(req.Topics[0].TopicID)
+			t, ok = s.topics.TopicByID(rt.TopicID)
 		} else {
-			t, ok = s.topics.Topic(req.Topics[0].Topic)
+			t, ok = s.topics.Topic(rt.Topic)
 		}
-		if i := req.Topics[0].Partitions[0].Partition; ok && i >= 0 && int(i) < len(t.Partitions) {
-			if ch := t.Partitions[i].DataSignal(); ch != nil {
-				return ch
+		if !ok {
+			continue // answered UNKNOWN_TOPIC_OR_PARTITION at once
+		}
+		for _, rp := range rt.Partitions {
+			if i := rp.Partition; i >= 0 && int(i) < len(t.Partitions) {
+				p := t.Partitions[i]
+				p.WatchData(wake)
+				watched = append(watched, p)
 			}
 		}
 	}
-	return s.topics.DataSignal()
+	return watched
 }
 
 func hasError(resp *kmsg.FetchResponse) bool {
@@ -315,13 +342,14 @@ func fetchReplicaID(r *request, req *kmsg.FetchRequest) int32 {
 // the HW, and the fetch counted towards the HW and the ISR. The follower
 // learns the HW and the leader's local log start from the answer. Batches
 // stored before the decompression bound pass the consumers' rule
-// (quarantine.go), so a follower never copies a bomb.
+// (quarantine.go), so a follower never copies a bomb. A partition that
+// finds the response's byte limit used up reads nothing, but its fetch is
+// recorded all the same (as Kafka records every partition of a follower's
+// fetch): a follower of many partitions must not fall out of the ISR of
+// those that the busy ones crowd out of its responses.
 func (s *Server) replicaFetchPartition(ctx context.Context, t *Topic, p Partition, replicaID int32, rp kmsg.FetchRequestTopicPartition, budget int, first bool, fp *kmsg.FetchResponseTopicPartition) int {
-	maxBytes := min(int(rp.PartitionMaxBytes), budget)
-	if maxBytes <= 0 && !first {
-		return 0
-	}
-	res, err := p.ReplicaRead(replicaID, rp.CurrentLeaderEpoch, rp.FetchOffset, maxBytes)
+	maxBytes := max(min(int(rp.PartitionMaxBytes), budget), 0)
+	res, err := p.ReplicaRead(replicaID, rp.CurrentLeaderEpoch, rp.FetchOffset, maxBytes, first)
 	fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = res.HighWatermark, res.HighWatermark, res.LogStartOffset
 	if err != nil {
 		if fp.ErrorCode = errorCode(err); fp.ErrorCode == kerr.UnknownServerError.Code {

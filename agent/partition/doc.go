@@ -1,7 +1,9 @@
 // Package partition is one local replica of a partition (docs/design.md §6):
 // its log, the state.json it last applied, the replica state machine
 // (agent/replica) that decides from both what it serves, the follower's
-// fetcher, the ISR writer, and its tiering state. It implements
+// fetcher, the ISR writer, and its tiering state. Fetchers are the
+// agent's fetch loops, one per leader agent, to which every partition
+// following that leader hands its fetches (fetchers.go). It implements
 // dataplane.Partition and tiering.Source. Peer is a partition of which the
 // agent holds no replica.
 //
@@ -25,13 +27,15 @@
 // # Concurrency
 //
 // Every method is safe for concurrent use. Machine calls are made under
-// the partition's write lock and reads of it under the read lock; store
-// writes (ISR changes) and network calls (the fetcher's) run outside it,
-// through Cluster, which the controller implements. The high watermark is
+// the partition's write lock and reads of it under the read lock, also
+// by the fetch loops; store writes (ISR changes) and network calls (the
+// fetcher's and the fetch loops') run outside it, through Cluster, which
+// the controller implements. The high watermark is
 // published in an atomic so that readers take no lock.
 //
 // Lock order: txnMu (the verification guards), then mu, then the log's
-// own lock. A transactional append and a marker's append hold txnMu
+// own lock. A fetch loop takes Fetchers' mutex, then its own, and never
+// holds either while it takes a partition's. A transactional append and a marker's append hold txnMu
 // across Append; the verify call and the wait for acks run outside every
 // lock.
 package partition

@@ -2,7 +2,11 @@ package partition
 
 // The follower's fetcher: one goroutine per local replica, alive as long
 // as the partition, carrying out the machine's FollowerAction one at a
-// time (docs/design.md §6). Actions that touch the log (truncate, restart,
+// time (docs/design.md §6). It does the epoch queries, truncations and
+// restarts itself; for a fetch it hands the partition to the agent's
+// fetch loop of that leader (fetchers.go), which fetches it with every
+// other partition followed there, and waits until the loop hands it back
+// or its state changes. Actions that touch the log (truncate, restart,
 // append fetched records) are done under the partition's write lock and
 // only while the action is still the current one, so a fetcher racing a
 // leadership change never cuts or extends the log for a superseded epoch.
@@ -23,7 +27,8 @@ const (
 	// replicaFetchMaxWait is how long a follower's fetch long-polls at
 	// most (replicaFetchWait); a produce on the leader answers it at once.
 	replicaFetchMaxWait = 500 * time.Millisecond
-	// replicaFetchMaxBytes bounds one follower fetch.
+	// replicaFetchMaxBytes bounds one partition of a follower's fetch
+	// (replicaFetchResponseMaxBytes, the whole answer).
 	replicaFetchMaxBytes = 8 << 20
 	// replicaRequestSlack is how much longer than a long poll a request
 	// to the leader may take before the follower gives up on it.
@@ -141,6 +146,10 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 			cancel()
 		}
 		return err
+	case replica.ActionFetch:
+		f.closeClient() // the loop fetches over a connection of its own
+		p.fetchers.follow(ctx, p, act, changed)
+		return nil
 	}
 	// A request ends when the state changes (the leader may be paused or
 	// cut off and never answer: this replica must follow the new one) or
@@ -158,8 +167,7 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 	if err != nil {
 		return err
 	}
-	switch act.Kind {
-	case replica.ActionQueryEpoch:
+	if act.Kind == replica.ActionQueryEpoch {
 		epoch, end, err := client.EpochEndOffset(ctx, p.topic, p.index, p.agentID, act.LeaderEpoch, act.Epoch)
 		if err != nil {
 			return err
@@ -167,60 +175,70 @@ func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-
 		return p.withAction(act, func() (replica.FollowerAction, error) {
 			return p.rep.EpochAnswered(act, replica.EpochEndOffset{Epoch: epoch, EndOffset: end}, p.log)
 		})
-	case replica.ActionFetch:
-		res, err := client.Fetch(ctx, peer.ReplicaFetch{Topic: p.topic, Partition: p.index, ReplicaID: p.agentID,
-			LeaderEpoch: act.LeaderEpoch, Offset: act.Offset, MaxBytes: replicaFetchMaxBytes, MaxWait: p.replicaFetchWait()})
-		if errors.Is(err, log.ErrOffsetOutOfRange) {
-			leaderEnd, err := client.LogEnd(ctx, p.topic, p.index, p.agentID, act.LeaderEpoch)
-			if err != nil {
-				return err
-			}
-			localStart, err := client.LocalLogStart(ctx, p.topic, p.index, p.agentID, act.LeaderEpoch)
-			if err != nil {
-				return err
-			}
-			return p.withAction(act, func() (replica.FollowerAction, error) {
-				return p.rep.FetchOutOfRange(act, localStart, leaderEnd, p.log)
-			})
-		}
-		if err != nil {
-			return err
-		}
-		return p.withAction(act, func() (replica.FollowerAction, error) {
-			if len(res.Records) > 0 {
-				if _, err := p.log.AppendReplicated(res.Records); err != nil {
-					return act, err
-				}
-				p.metrics.copiedBytes.WithLabelValues(p.topic).Add(float64(len(res.Records)))
-				p.load.AddIn(len(res.Records))
-				if p.copiedFrom.CompareAndSwap(0, act.Offset+1) {
-					p.logger.Info("follower: copying from the leader", "topic", p.topic, "partition", p.index,
-						"from_offset", act.Offset, "leader_log_end", res.HighWatermark)
-				}
-			}
-			next, err := p.rep.Fetched(act, res.HighWatermark, p.log)
-			// The leader's log start moved (DeleteRecords, retention of a
-			// topic without tiering): so does this copy's, up to what
-			// it holds. With tiering the manifest carries it instead.
-			if err == nil && p.remote.Load() == nil && res.LogStartOffset > p.log.LogStartOffset() {
-				if derr := p.log.DeleteRecordsBefore(min(res.LogStartOffset, p.log.LogEndOffset())); derr != nil {
-					p.logger.Warn("follower: move log start", "topic", p.topic, "partition", p.index, "err", derr)
-				}
-			}
-			return next, err
-		})
 	}
 	return nil
 }
 
-// replicaFetchWait is the long poll of a follower's fetch: at most a
-// quarter of replica.lag.time.max.ms. A leader removes from the ISR a
-// follower it has not heard from for that long even when nothing is
-// written (agent/replica's CheckISR), so an idle follower must fetch
-// several times per lag period. (Kafka requires replica.fetch.wait.max.ms
-// <= replica.lag.time.max.ms for the same reason.)
-func (p *Partition) replicaFetchWait() time.Duration {
-	return min(replicaFetchMaxWait, p.cluster.ReplicaLagTimeMax()/4)
+// applyFetched applies a leader's answer for one partition, fetched for
+// act: its records appended, the machine told the leader's HW, and the
+// log start moved up to the leader's. Under the write lock, only while
+// act is current.
+func (p *Partition) applyFetched(act replica.FollowerAction, res peer.FetchedPartition) error {
+	return p.withAction(act, func() (replica.FollowerAction, error) {
+		if len(res.Records) > 0 {
+			if _, err := p.log.AppendReplicated(res.Records); err != nil {
+				return act, err
+			}
+			p.metrics.copiedBytes.WithLabelValues(p.topic).Add(float64(len(res.Records)))
+			p.load.AddIn(len(res.Records))
+			if p.copiedFrom.CompareAndSwap(0, act.Offset+1) {
+				p.logger.Info("follower: copying from the leader", "topic", p.topic, "partition", p.index,
+					"from_offset", act.Offset, "leader_log_end", res.HighWatermark)
+			}
+		}
+		next, err := p.rep.Fetched(act, res.HighWatermark, p.log)
+		// The leader's log start moved (DeleteRecords, retention of a
+		// topic without tiering): so does this copy's, up to what
+		// it holds. With tiering the manifest carries it instead.
+		if err == nil && p.remote.Load() == nil && res.LogStartOffset > p.log.LogStartOffset() {
+			if derr := p.log.DeleteRecordsBefore(min(res.LogStartOffset, p.log.LogEndOffset())); derr != nil {
+				p.logger.Warn("follower: move log start", "topic", p.topic, "partition", p.index, "err", derr)
+			}
+		}
+		return next, err
+	})
+}
+
+// follow hands p, whose action is act (a fetch), to the fetch loop of
+// act's leader and waits until the loop hands it back, its action is no
+// longer a fetch from that leader, or ctx ends. A state change that keeps
+// the fetch (an ISR change) keeps p in the loop. After Close, p waits for
+// its next state instead.
+func (fs *Fetchers) follow(ctx context.Context, p *Partition, act replica.FollowerAction, changed <-chan struct{}) {
+	m := fs.join(p, act.Leader)
+	if m == nil {
+		select {
+		case <-changed:
+		case <-ctx.Done():
+		}
+		return
+	}
+	for {
+		select {
+		case <-m.released:
+			return
+		case <-ctx.Done():
+			m.leave()
+			return
+		case <-changed:
+			var next replica.FollowerAction
+			next, changed, _ = p.followerAction()
+			if next.Kind != replica.ActionFetch || next.Leader != act.Leader {
+				m.leave()
+				return
+			}
+		}
+	}
 }
 
 // connect returns a connection to leader, dialling when needed.

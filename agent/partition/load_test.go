@@ -19,13 +19,13 @@ func TestLoadCountsAppendsAndReads(t *testing.T) {
 	if err := wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	got, err := p.ReplicaRead(2, 0, 0, 1<<20)
+	got, err := p.ReplicaRead(2, 0, 0, 1<<20, true)
 	if err != nil || len(got.Records) == 0 {
 		t.Fatalf("follower fetch: %v, %d bytes", err, len(got.Records))
 	}
 	// The follower's next fetch moves the HW past the record: consumers
 	// see it.
-	if _, err := p.ReplicaRead(2, 0, res.LastOffset+1, 1<<20); err != nil {
+	if _, err := p.ReplicaRead(2, 0, res.LastOffset+1, 1<<20, true); err != nil {
 		t.Fatal(err)
 	}
 	read, err := p.Read(context.Background(), res.BaseOffset, 1<<20, true)

@@ -100,15 +100,21 @@ type Deps struct {
 	// Peer is how the fetcher connects to its leader: the inter-agent
 	// listener's TLS and SASL, if any.
 	Peer peer.Options
+	// Fetchers are the agent's fetch loops, shared by its partitions;
+	// required. The agent closes them after its partitions.
+	Fetchers *Fetchers
 }
 
 // Open builds the partition on cfg.Log and starts its fetcher; Close
 // stops it.
 func Open(cfg Config, deps Deps) (*Partition, error) {
+	if deps.Fetchers == nil {
+		panic("partition: Open without Deps.Fetchers")
+	}
 	p := &Partition{
 		topic: cfg.Topic, topicID: cfg.TopicID, index: cfg.Index, agentID: cfg.AgentID, log: cfg.Log, flush: cfg.Flush,
 		notify: deps.Notify, cluster: deps.Cluster, logger: deps.Logger, metrics: deps.Metrics, started: deps.Started, peer: deps.Peer,
-		minISR: cfg.MinISR, state: cfg.Stored, etag: cfg.ETag,
+		fetchers: deps.Fetchers, minISR: cfg.MinISR, state: cfg.Stored, etag: cfg.ETag,
 		hwCh: make(chan struct{}), changed: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	p.load.Start(time.Now())

@@ -23,7 +23,8 @@ import (
 // and the replica state machine that decides, from both, what it serves.
 // It implements dataplane.Partition and tiering.Source. Leader and follower
 // sides are in replication.go, the ISR writer in isrwriter.go, the
-// follower's fetcher in fetcher.go, the transactional appends (KIP-890's
+// follower's fetcher in fetcher.go and the agent's fetch loops it hands
+// its fetches to in fetchers.go, the transactional appends (KIP-890's
 // verification guards and the markers) in txnguard.go.
 type Partition struct {
 	topic   string
@@ -44,7 +45,10 @@ type Partition struct {
 	metrics *Metrics
 	// started is closed when the agent serves: the fetcher waits for it.
 	started <-chan struct{}
-	peer    peer.Options // how the fetcher dials its leader
+	peer    peer.Options // how the fetcher dials its leader (epoch queries)
+	// fetchers are the agent's fetch loops, which fetch this replica's
+	// records with the other partitions of its leader (fetchers.go).
+	fetchers *Fetchers
 	// hw is the high watermark, published after each machine decision so
 	// that readers need no lock.
 	hw atomic.Int64

@@ -11,9 +11,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/peer"
 	"github.com/strata-streaming/strata/tiering"
 	"github.com/strata-streaming/strata/tiering/objstore"
 )
@@ -50,7 +52,7 @@ func openLeaderWith(t *testing.T, cfg log.Config, replicas, isr []int32) *Partit
 	st := metadata.PartitionState{Leader: 1, LeaderEpoch: 0, StateEpoch: 0, Replicas: replicas, ISR: isr}
 	p, err := Open(Config{Topic: "t", Index: 0, AgentID: 1, Log: l, Flush: log.FlushNever, MinISR: 1, Stored: st, ETag: "e0"},
 		Deps{Cluster: fakeCluster{}, Logger: logger, Metrics: NewMetrics(prometheus.NewRegistry()), Notify: func() {},
-			Started: make(chan struct{})})
+			Started: make(chan struct{}), Fetchers: NewFetchers(1, fakeCluster{}, peer.Options{}, logger)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +93,7 @@ func TestAcksAllWaitsForTheISR(t *testing.T) {
 		t.Fatalf("HW %d passed offset %d before the follower had it", hw, res.BaseOffset)
 	}
 	// The follower fetches from past the record: it holds it.
-	if _, err := p.ReplicaRead(2, 0, res.LastOffset+1, 1<<20); err != nil {
+	if _, err := p.ReplicaRead(2, 0, res.LastOffset+1, 1<<20, true); err != nil {
 		t.Fatal(err)
 	}
 	if hw := p.HighWatermark(); hw != res.LastOffset+1 {
@@ -134,7 +136,7 @@ func TestOpenServesNothingUntilApplied(t *testing.T) {
 	st := metadata.PartitionState{Leader: 1, LeaderEpoch: 3, StateEpoch: 5, Replicas: []int32{1}, ISR: []int32{1}}
 	p, err := Open(Config{Topic: "t", Index: 0, AgentID: 1, Log: l, Flush: log.FlushNever, MinISR: 1, Stored: st, ETag: "e5"},
 		Deps{Cluster: fakeCluster{}, Logger: logger, Metrics: NewMetrics(prometheus.NewRegistry()), Notify: func() {},
-			Started: make(chan struct{})})
+			Started: make(chan struct{}), Fetchers: NewFetchers(1, fakeCluster{}, peer.Options{}, logger)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,5 +260,34 @@ func TestDeleteRecordsWaitsForTiering(t *testing.T) {
 	}
 	if err := p.DeleteRecordsBefore(ctx, 2); err != nil || p.LogStartOffset() != 2 {
 		t.Fatalf("DeleteRecords once tiering opened: start %d, %v", p.LogStartOffset(), err)
+	}
+}
+
+// TestMovedAwayEndsAcksAllWaits: an acks=all append waiting for a
+// follower hears NOT_LEADER_OR_FOLLOWER as soon as the replica is marked
+// moved away, before Close: a group coordinator's write waits holding the
+// coordinator's lock, and the agent unloads the coordinator (taking that
+// lock) before it closes the partition.
+func TestMovedAwayEndsAcksAllWaits(t *testing.T) {
+	p := openLeader(t, []int32{1, 2}, []int32{1, 2})
+	_, wait, err := p.Append(oneRecord(t), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- wait(context.Background()) }()
+	select {
+	case err := <-done:
+		t.Fatalf("acks=all wait ended before the follower fetched: %v", err)
+	case <-time.After(100 * time.Millisecond): // parked, waiting for the follower
+	}
+	p.MovedAway()
+	select {
+	case err := <-done:
+		if !errors.Is(err, dataplane.ErrNotLeader) {
+			t.Fatalf("acks=all wait after MovedAway: %v, want NOT_LEADER_OR_FOLLOWER", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("acks=all wait still running 10 s after MovedAway")
 	}
 }

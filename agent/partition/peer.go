@@ -79,13 +79,14 @@ func (p *Peer) FindByTimestamp(context.Context, int64) ([]byte, error) {
 	return nil, p.notHere()
 }
 
-// DataSignal never fires: requests for a peer partition fail at once.
-func (p *Peer) DataSignal() <-chan struct{} { return nil }
+// WatchData wakes nothing: requests for a peer partition fail at once.
+func (p *Peer) WatchData(chan<- struct{})   {}
+func (p *Peer) UnwatchData(chan<- struct{}) {}
 
 func (p *Peer) OffsetForLeaderEpoch(int32, int32) (int32, int64, error) {
 	return -1, -1, p.notHere()
 }
-func (p *Peer) ReplicaRead(int32, int32, int64, int) (dataplane.ReplicaReadResult, error) {
+func (p *Peer) ReplicaRead(int32, int32, int64, int, bool) (dataplane.ReplicaReadResult, error) {
 	return dataplane.ReplicaReadResult{HighWatermark: -1, LogStartOffset: -1}, p.notHere()
 }
 func (p *Peer) DeleteRecordsBefore(context.Context, int64) error {

@@ -60,9 +60,12 @@ func (p *Partition) signalLocked() {
 	p.notify()
 }
 
-// DataSignal implements dataplane.PartitionReader: closed at this partition's next
-// append or state change.
-func (p *Partition) DataSignal() <-chan struct{} { return p.appended.Wait() }
+// WatchData implements dataplane.PartitionReader: wake is woken at this
+// partition's appends, HW moves and state changes until UnwatchData.
+func (p *Partition) WatchData(wake chan<- struct{}) { p.appended.Watch(wake) }
+
+// UnwatchData undoes WatchData.
+func (p *Partition) UnwatchData(wake chan<- struct{}) { p.appended.Unwatch(wake) }
 
 // ApplyState makes a state read from the store the served one (if it is
 // not older than the applied one) and returns whether it changed
@@ -258,8 +261,11 @@ func (p *Partition) awaitCommit(ctx context.Context, epoch int32, end int64) err
 
 // ReplicaRead serves a follower's fetch: the epoch and replica checks, a
 // read up to the log end (not the HW: followers copy what the leader has),
-// then the record of the fetch, which may move the HW and the ISR.
-func (p *Partition) ReplicaRead(replicaID, leaderEpoch int32, offset int64, maxBytes int) (dataplane.ReplicaReadResult, error) {
+// then the record of the fetch, which may move the HW and the ISR. A read
+// of no bytes (a multi-partition fetch whose byte limit earlier
+// partitions used up) records the fetch all the same: the follower asked,
+// and an idle or crowded-out follower must not look silent to CheckISR.
+func (p *Partition) ReplicaRead(replicaID, leaderEpoch int32, offset int64, maxBytes int, minOne bool) (dataplane.ReplicaReadResult, error) {
 	p.mu.RLock()
 	err := p.rep.CheckFollowerFetch(replicaID, leaderEpoch, offset, p.log.LogStartOffset())
 	deleted := p.deleted
@@ -278,7 +284,7 @@ func (p *Partition) ReplicaRead(replicaID, leaderEpoch int32, offset int64, maxB
 	if offset > end.LEO {
 		return out, fmt.Errorf("%w: follower %d fetches %d, log end %d", log.ErrOffsetOutOfRange, replicaID, offset, end.LEO)
 	}
-	data, err := p.log.Read(offset, maxBytes, end.LEO, true)
+	data, err := p.log.Read(offset, maxBytes, end.LEO, minOne)
 	if err != nil {
 		return out, p.closedErr(err)
 	}
@@ -295,10 +301,13 @@ func (p *Partition) ReplicaRead(replicaID, leaderEpoch int32, offset int64, maxB
 
 // MovedAway marks the partition as closing because its replica moved to
 // other agents: appends waiting for the ISR hear NOT_LEADER_OR_FOLLOWER
-// (retriable), not that the topic is gone.
+// (retriable), not that the topic is gone, and hear it now rather than at
+// Close: a coordinator's write waits for its acks holding the
+// coordinator's lock, which unloading the coordinator takes.
 func (p *Partition) MovedAway() {
 	p.mu.Lock()
 	p.moved = true
+	p.signalLocked()
 	p.mu.Unlock()
 }
 

@@ -3,17 +3,18 @@ package peer
 // The client side of replication: a follower talks to its leader with the
 // Kafka API (Fetch with a replica id, OffsetForLeaderEpoch, ListOffsets),
 // as Kafka's followers do. Client is one connection, one request at a
-// time; the agent keeps one per partition it follows, so a slow partition
-// never holds another back. Answers come back as Go errors (the sentinels
-// of agent/dataplane, agent/replica and agent/log), so the agent never sees a
-// Kafka error code.
+// time. The agent fetches every partition it follows from one leader over
+// one Client, in one Fetch (fetch.go), in a fetch session (FetchSession);
+// a partition that lines its log up with a new leader asks its epoch
+// questions over a Client of its own. Answers come back as Go errors (the
+// sentinels of agent/dataplane, agent/replica and agent/log), so the agent
+// never sees a Kafka error code.
 
 import (
 	"context"
 	"crypto/tls"
 	"fmt"
 	"net"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -151,58 +152,6 @@ func (c *Client) request(ctx context.Context, req kmsg.Request, resp kmsg.Respon
 		return fmt.Errorf("kafka: peer %s: %w", c.addr, err)
 	}
 	return nil
-}
-
-// ReplicaFetch is one follower fetch of one partition.
-type ReplicaFetch struct {
-	Topic       string
-	Partition   int32
-	ReplicaID   int32
-	LeaderEpoch int32 // the follower's current leader epoch
-	Offset      int64
-	MaxBytes    int32
-	MaxWait     time.Duration
-}
-
-// ReplicaFetched is the leader's answer.
-type ReplicaFetched struct {
-	Records        []byte
-	HighWatermark  int64
-	LogStartOffset int64 // the partition's log start (DeleteRecords moves it)
-}
-
-// Fetch long-polls the leader for records at f.Offset.
-func (c *Client) Fetch(ctx context.Context, f ReplicaFetch) (ReplicaFetched, error) {
-	req := kmsg.NewPtrFetchRequest()
-	req.Version = peerFetchVersion
-	req.ReplicaID = f.ReplicaID
-	req.MaxWaitMillis = int32(f.MaxWait.Milliseconds())
-	req.MinBytes = 1
-	req.MaxBytes = f.MaxBytes
-	req.SessionEpoch = -1
-	rt := kmsg.NewFetchRequestTopic()
-	rt.Topic = f.Topic
-	rp := kmsg.NewFetchRequestTopicPartition()
-	rp.Partition, rp.CurrentLeaderEpoch, rp.FetchOffset, rp.PartitionMaxBytes = f.Partition, f.LeaderEpoch, f.Offset, f.MaxBytes
-	rp.LogStartOffset = -1
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp := kmsg.NewPtrFetchResponse()
-	if err := c.request(ctx, req, resp); err != nil {
-		return ReplicaFetched{}, err
-	}
-	if resp.ErrorCode != 0 {
-		return ReplicaFetched{}, peerError(resp.ErrorCode, c.addr)
-	}
-	if err := c.onePartition("Fetch", len(resp.Topics), func() int { return len(resp.Topics[0].Partitions) }); err != nil {
-		return ReplicaFetched{}, err
-	}
-	p := resp.Topics[0].Partitions[0]
-	out := ReplicaFetched{Records: p.RecordBatches, HighWatermark: p.HighWatermark, LogStartOffset: p.LogStartOffset}
-	if p.ErrorCode != 0 {
-		return out, peerError(p.ErrorCode, c.addr)
-	}
-	return out, nil
 }
 
 // EpochEndOffset asks where the leader's largest epoch at or below epoch

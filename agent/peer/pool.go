@@ -17,8 +17,10 @@ package peer
 // before the other agent's idle timeout would close it under a request.
 // Forget closes the connections to an agent that left; Close closes all.
 //
-// The replica fetchers keep their own connection per followed partition
-// (a long poll holds it), so they do not take from this pool.
+// Replication does not take from this pool: each fetch loop keeps its own
+// connection to its leader (a long poll holds it), and a partition lining
+// its log up with a new leader asks its epoch questions over one of its
+// own.
 
 import (
 	"context"
