@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/internal/kafkawire"
 	"github.com/strata-streaming/strata/internal/testwait"
 )
 
@@ -175,10 +177,27 @@ func TestLeaderAnswersAFollowerFetchOfManyPartitions(t *testing.T) {
 	}
 	const wait = 10 * time.Second
 	last := parts[len(parts)-1]
+	// The write runs beside the fetch, and the test waits for its answer
+	// before it ends: the fetch wakes at the append, before the leader's
+	// fsync acknowledges the write, and a client closed by the test's
+	// cleanup meanwhile failed it.
+	one := leader.client(t, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	wrote := make(chan error, 1)
 	go func() {
 		time.Sleep(300 * time.Millisecond) // most likely parked by then; answered at once otherwise
-		one := leader.client(t, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
-		produceAcks(t, one, "lf", last, "wake", 1)
+		req := kafkawire.Produce("lf", last, recordBatch(t, "wake"), 1, 10*time.Second)
+		resp, err := one.Request(context.Background(), req)
+		if err == nil {
+			if code := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode; code != 0 {
+				err = kerr.ErrorForCode(code)
+			}
+		}
+		wrote <- err
+	}()
+	defer func() {
+		if err := <-wrote; err != nil {
+			t.Errorf("the write that wakes the fetch: %v", err)
+		}
 	}()
 	start := time.Now()
 	raw, err := toSeed(t, cl, replicaFetch("lf", follower.id, leader, parts, ends, wait, 1<<20))

@@ -68,7 +68,7 @@ func BenchmarkSIGTERM(b *testing.B) {
 //
 //	go test -run '^$' -bench SIGTERMDrain -benchtime 3x -timeout 30m ./internal/e2e/
 func BenchmarkSIGTERMDrain(b *testing.B) {
-	for _, n := range []int32{1000} {
+	for _, n := range []int32{1000, 2000} {
 		b.Run(fmt.Sprintf("partitions=%d", n), func(b *testing.B) {
 			var total time.Duration
 			for range b.N {
