@@ -91,7 +91,23 @@ func TestTieredCompactionAcrossLeaderFailover(t *testing.T) {
 		t.Fatalf("no new leader: agent %d", second)
 	}
 	produce(2000, 4000)
-	testwait.Until(t, 30*time.Second, func() bool { return compactionRuns(t, c.agents[second], topic) >= 1 }, "the new leader to compact the bucket")
+	if !testwait.Poll(30*time.Second, func() bool { return compactionRuns(t, c.agents[second], topic) >= 1 }) {
+		// Seen once in CI and not since in 17 runs: say where the
+		// partition stood, so that the next failure tells why.
+		p := localPartition(c.agents[second], topic, 0)
+		sealed := p.LocalLog().SealedSegments(0)
+		sealedNext := int64(-1)
+		if len(sealed) > 0 {
+			sealedNext = sealed[len(sealed)-1].Next
+		}
+		remoteStart, remoteNext := int64(-1), int64(-1)
+		if r := p.Remote(); r != nil {
+			remoteStart, remoteNext = r.Start(), r.Next()
+		}
+		t.Fatalf("not within 30s: the new leader (agent %d) to compact the bucket: leading %v in epoch %d, ISR %v, HW %d, LSO %d, log end %d, "+
+			"%d sealed segments up to %d, bucket [%d, %d)", c.agents[second].id, p.Leading(), p.LeaderEpoch(), p.ISR(), p.HighWatermark(),
+			p.LastStableOffset(), p.LogEndOffset(), len(sealed), sealedNext, remoteStart, remoteNext)
+	}
 
 	// Uploads go on past the offsets both cleaners emptied: the bucket
 	// reaches the end of the last sealed segment.
