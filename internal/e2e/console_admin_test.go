@@ -385,14 +385,7 @@ func TestConsoleAdminBrowser(t *testing.T) {
 	createTopic(t, adm, "existing-topic", 1, nil)
 
 	ctx := chromium(t, browser)
-	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, consoleBrowserTimeout)
-		defer cancel()
-		if err := chromedp.Do(sctx, actions...); err != nil {
-			t.Fatalf("browser: %s: %v", what, err)
-		}
-	}
+	step := browserStep(t, ctx)
 	eval := func(js string) string {
 		t.Helper()
 		sctx, cancel := context.WithTimeout(ctx, consoleBrowserTimeout)
@@ -480,14 +473,7 @@ func TestConsoleAdminToken(t *testing.T) {
 	adm := kadm.NewClient(newKgo(t, a.Addr(), kgo.MetadataMinAge(10*time.Millisecond)))
 
 	ctx := chromium(t, browser)
-	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, consoleBrowserTimeout)
-		defer cancel()
-		if err := chromedp.Do(sctx, actions...); err != nil {
-			t.Fatalf("browser: %s: %v", what, err)
-		}
-	}
+	step := browserStep(t, ctx)
 	eval := func(js string) string {
 		t.Helper()
 		sctx, cancel := context.WithTimeout(ctx, consoleBrowserTimeout)

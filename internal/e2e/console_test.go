@@ -137,14 +137,7 @@ func TestConsole(t *testing.T) {
 	// The console, served by agent 1 (not the one the CLI asked).
 	ctx := chromium(t, browser)
 	url := "http://" + c.agents[1].HTTPAddr() + "/console/"
-	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, consoleBrowserTimeout)
-		defer cancel()
-		if err := chromedp.Do(sctx, actions...); err != nil {
-			t.Fatalf("browser: %s: %v", what, err)
-		}
-	}
+	step := browserStep(t, ctx)
 	step("open "+url, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(url), chromedp.WaitVisible(`body[data-loaded="true"]`))
 
 	type shown struct {
@@ -273,6 +266,19 @@ func chromiumPath(t *testing.T) string {
 	}
 	t.Fatal("the console test needs Chromium: install Debian's chromium (apt-get install chromium; scripts/test.sh does when run as root)")
 	return ""
+}
+
+// browserStep runs a browser's actions under consoleBrowserTimeout and
+// fails t, naming what, when they do not complete.
+func browserStep(t *testing.T, ctx context.Context) func(what string, actions ...chromedp.Action[chromedp.Void]) {
+	return func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, consoleBrowserTimeout)
+		defer cancel()
+		if err := chromedp.Do(sctx, actions...); err != nil {
+			t.Fatalf("browser: %s: %v", what, err)
+		}
+	}
 }
 
 // chromium starts a headless browser with a fresh profile, stopped when the
