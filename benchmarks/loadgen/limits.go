@@ -6,6 +6,9 @@ package loadgen
 //
 //	limit/disk-seq-fsync-1MiB   sequential 1 MiB writes, fdatasync after each: MB/s
 //	limit/disk-fdatasync-4KiB   4 KiB appends, fdatasync after each: latency and ops/s
+//	limit/disk-fdatasync-20KiB  20 KiB appends, fdatasync after each: what one
+//	                            millisecond of paced-20000's records costs the
+//	                            disk, the baseline of its produce p99 target
 //	limit/loopback-tcp          one TCP stream over 127.0.0.1, 256 KiB writes: MB/s
 //
 // Each is printed as a Result with System "machine" and Mode "limit", so it
@@ -34,6 +37,7 @@ func Limits(ctx context.Context, dir string, d time.Duration) ([]Result, error) 
 	for _, m := range []func(context.Context, string, time.Duration) (Result, error){
 		diskSyncWrites("limit/disk-seq-fsync-1MiB", 1<<20),
 		diskSyncWrites("limit/disk-fdatasync-4KiB", 4<<10),
+		diskSyncWrites("limit/disk-fdatasync-20KiB", 20<<10),
 		loopbackTCP,
 	} {
 		r, err := m(ctx, dir, d)

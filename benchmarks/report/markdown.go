@@ -44,6 +44,21 @@ func num(v float64) string {
 
 func rng(lo, hi float64) string { return num(lo) + "–" + num(hi) }
 
+// spread is how far the runs' values lie from their median, in percent
+// below and above it: the run-to-run spread a target's "every run within
+// ±20% of the median" reads.
+func spread(runs []loadgen.Result, median float64, get func(loadgen.Result) float64) string {
+	if median == 0 || len(runs) < 2 {
+		return "—"
+	}
+	lo, hi := 0.0, 0.0
+	for _, r := range runs {
+		d := (get(r) - median) / median * 100
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	return fmt.Sprintf("−%.0f / +%.0f%%", -lo, hi)
+}
+
 // count formats a count: whole, with thousands separators.
 func count(n int64) string {
 	if n >= 1000 || n <= -1000 {
@@ -114,16 +129,25 @@ func ScenarioTable(s *Scenario) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#### %s\n\n%s\n\n", s.Name, describe(s))
 	e2e := s.Mode == loadgen.ModeEndToEnd
+	paced := s.Settings.Rate > 0 && s.Mode != loadgen.ModeCatchUp
+	spreadTitle := "spread of records/s"
+	if paced {
+		spreadTitle = "spread of produce p99"
+	}
 	cols := []column{{"system", left}, {"runs", right}, {"records/s (median)", right}, {"range", left},
-		{"MB/s", right}, {"produce p50 / p99 / p99.9 (ms)", left}}
+		{spreadTitle, left}, {"MB/s", right}, {"produce p50 / p99 / p99.9 (ms)", left}}
 	if e2e {
 		cols = append(cols, column{"end-to-end p50 / p99 / p99.9 (ms)", left})
 	}
 	writeHeader(&b, append(cols, column{"load (1 min)", left}, column{"errors", right}))
 	for _, sum := range s.Systems {
 		m := sum.Median
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s / %s / %s |", sum.System, len(sum.Runs), num(m.RecordsPerSec),
-			rng(sum.MinRate, sum.MaxRate), num(m.MBPerSec), num(m.Produce.P50), num(m.Produce.P99), num(m.Produce.P999))
+		get := func(r loadgen.Result) float64 { return r.RecordsPerSec }
+		if paced {
+			get = func(r loadgen.Result) float64 { return r.Produce.P99 }
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s / %s / %s |", sum.System, len(sum.Runs), num(m.RecordsPerSec),
+			rng(sum.MinRate, sum.MaxRate), spread(sum.Runs, get(m), get), num(m.MBPerSec), num(m.Produce.P50), num(m.Produce.P99), num(m.Produce.P999))
 		if e2e {
 			if m.EndToEnd != nil {
 				fmt.Fprintf(&b, " %s / %s / %s |", num(m.EndToEnd.P50), num(m.EndToEnd.P99), num(m.EndToEnd.P999))
@@ -258,15 +282,19 @@ func LimitsTable(s *Scenario) string {
 		return "(not measured in this run)\n"
 	}
 	var b strings.Builder
-	b.WriteString("| limit | runs | MB/s (median) | ops/s | per op p50 / p99 / p99.9 (ms) | load (1 min) |\n|---|---:|---:|---:|---|---|\n")
+	b.WriteString("| limit | runs | MB/s (median) | ops/s | per op p50 / p99 / p99.9 (ms) | spread of p99 | load (1 min) |\n|---|---:|---:|---:|---|---|---|\n")
 	for _, sum := range s.Systems {
 		m := sum.Median
 		lat := "—"
 		if m.Produce.Count > 0 {
 			lat = fmt.Sprintf("%s / %s / %s", num(m.Produce.P50), num(m.Produce.P99), num(m.Produce.P999))
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s |\n", strings.TrimPrefix(sum.System, "limit/"), len(sum.Runs),
-			num(m.MBPerSec), num(m.RecordsPerSec), lat, rng(sum.MinLoad, sum.MaxLoad))
+		sp := "—"
+		if m.Produce.Count > 0 {
+			sp = spread(sum.Runs, m.Produce.P99, func(r loadgen.Result) float64 { return r.Produce.P99 })
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", strings.TrimPrefix(sum.System, "limit/"), len(sum.Runs),
+			num(m.MBPerSec), num(m.RecordsPerSec), lat, sp, rng(sum.MinLoad, sum.MaxLoad))
 	}
 	return b.String()
 }

@@ -46,6 +46,8 @@ func TestTargets(t *testing.T) {
 	puts := int64(6)
 	cost := result("strata", ScenarioStoreCost, 0, 1000, 1, 1)
 	cost.Bytes, cost.StorePuts = 3<<29, &puts // 1.5 GiB
+	disk := result(loadgen.SystemMachine, LimitFdatasync20KiB, 0, 1000, 0.8, 1)
+	disk.Mode = loadgen.ModeLimit
 	in := lines(t,
 		result("strata", ScenarioProduceAcksAll, 0, 100, 1, 1),
 		result("kfake", ScenarioProduceAcksAll, 0, 200, 1, 2),
@@ -58,6 +60,7 @@ func TestTargets(t *testing.T) {
 		result("kfake", ScenarioPaced20k, 20000, 20000, 4, 1),
 		result("strata-cluster", ScenarioRF3, 0, 40, 1, 1),
 		cost,
+		disk,
 	)
 	r, err := Read(strings.NewReader(in))
 	if err != nil {
@@ -72,14 +75,17 @@ func TestTargets(t *testing.T) {
 		t.Errorf("strata summary: median %v, range %v–%v, load %v–%v", us.Median.RecordsPerSec, us.MinRate, us.MaxRate, us.MinLoad, us.MaxLoad)
 	}
 	want := map[string]string{
-		Targets[0].What: "1.20× met",      // 120 / 100
-		Targets[1].What: "4.00× met",      // 120 / 30
-		Targets[2].What: "not measured —", // no jetstream-sync
-		Targets[3].What: "2.00 ms met",
-		Targets[5].What: "3.00 ms met",
-		Targets[7].What: "not measured —",
-		Targets[8].What: "0.333× missed", // 40 / 120
-		Targets[9].What: "4.00 met",      // 6 PUTs / 1.5 GiB
+		Targets[0].What:              "1.20× missed",   // 120 / 100, below 1.5
+		Targets[1].What:              "4.00× met",      // 120 / 30
+		Targets[2].What:              "not measured —", // no jetstream-sync
+		Targets[3].What:              "2.50× met",      // p99 2 ms / the disk's 0.8 ms
+		Targets[5].What:              "3.00 ms met",
+		Targets[8].What:              "0.333× missed", // 40 / 120
+		Targets[9].What:              "not measured —",
+		Targets[len(Targets)-1].What: "4.00 met", // 6 PUTs / 1.5 GiB
+	}
+	if !strings.Contains(Targets[3].What, "fdatasync") {
+		t.Fatalf("Targets[3] is %q, not the paced p99 against the disk", Targets[3].What)
 	}
 	for _, row := range Evaluate(r) {
 		if w, ok := want[row.What]; ok && row.Measured+" "+row.Verdict != w {
@@ -87,7 +93,7 @@ func TestTargets(t *testing.T) {
 		}
 	}
 	table := ScenarioTable(s)
-	for _, w := range []string{"| strata | 3 | 120 | 100–140 |", "kfake 1.20×", "jetstream 4.00×"} {
+	for _, w := range []string{"| strata | 3 | 120 | 100–140 | −17 / +17% |", "kfake 1.20×", "jetstream 4.00×"} {
 		if !strings.Contains(table, w) {
 			t.Errorf("table lacks %q:\n%s", w, table)
 		}

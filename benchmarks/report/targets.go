@@ -9,16 +9,27 @@ import (
 // Scenario names that benchmarks/run.sh gives its runs and the targets
 // below read.
 const (
-	ScenarioProduceAcksAll = "produce-acks-all"   // closed loop, 1 partition, 1 producer
-	ScenarioPaced20k       = "paced-20000"        // e2e at 20,000 records/s, linger 0
-	ScenarioCatchUpLocal   = "catchup-local"      // read a filled partition from offset 0
-	ScenarioRF3            = "rf3-acks-all"       // produce-acks-all on three agents, RF=3
-	ScenarioStoreCost      = "store-cost"         // over 1 GiB in, uploads settled
-	ScenarioCatchUpCold    = "catchup-minio-cold" // not made by run.sh yet
+	ScenarioProduceAcksAll = "produce-acks-all"       // closed loop, 1 partition, 1 producer
+	ScenarioPaced5k        = "paced-5000"             // e2e at 5,000 records/s, linger 0
+	ScenarioPaced20k       = "paced-20000"            // e2e at 20,000 records/s, linger 0
+	ScenarioConnections    = "connections-1000"       // paced-5000 with 1,000 idle connections
+	ScenarioCompaction     = "compaction-paced-20000" // keyed, compacted, cleaner on against off
+	ScenarioCatchUpLocal   = "catchup-local"          // read a filled partition from offset 0
+	ScenarioCatchUpCold    = "catchup-minio-cold"     // the same from MinIO, first read
+	ScenarioCatchUpWarm    = "catchup-minio-warm"     // the same from MinIO, second read
+	ScenarioRF3            = "rf3-acks-all"           // produce-acks-all on three agents, RF=3
+	ScenarioPartitions     = "partitions-1000"        // one producer over 1,000 partitions
+	ScenarioTxn            = "txn-produce"            // committing every 100 records
+	ScenarioStoreCost      = "store-cost"             // over 1 GiB in, uploads settled
+
+	// ScenarioLimits names the machine's limits in a target; each limit
+	// is a system of it.
+	ScenarioLimits      = "limits"
+	LimitFdatasync20KiB = "limit/disk-fdatasync-20KiB"
 )
 
-// Target is one of issue 7's goals, with how to read its measured value
-// from the results.
+// Target is one of the performance issues' goals, with how to read its
+// measured value from the results.
 type Target struct {
 	What string // what is compared
 	Want string // the goal, as written in the issue
@@ -28,12 +39,12 @@ type Target struct {
 	unit    string // "x" for ratios, "ms", ...
 }
 
-// Targets are issue 7's goals for 1 KiB records.
+// Targets are issue 33's goals for 1 KiB records (issue 7's, raised).
 var Targets = []Target{
-	rateRatio("Produce, one agent, acks=all (fsync before ack): Strata ÷ kfake records/s", ScenarioProduceAcksAll, "strata", ScenarioProduceAcksAll, loadgen.SystemKfake, 1.0),
+	rateRatio("Produce, one agent, acks=all (fsync before ack): Strata ÷ kfake records/s", ScenarioProduceAcksAll, "strata", ScenarioProduceAcksAll, loadgen.SystemKfake, 1.5),
 	rateRatio("Same: Strata ÷ JetStream (defaults)", ScenarioProduceAcksAll, "strata", ScenarioProduceAcksAll, loadgen.SystemJetStream, 4),
 	rateRatio("Same: Strata ÷ JetStream (sync_interval: always)", ScenarioProduceAcksAll, "strata", ScenarioProduceAcksAll, loadgen.SystemJetStreamSync, 100),
-	latencyAtMost("Paced 20k records/s, linger 0, acks=all: produce p99", ScenarioPaced20k, "strata", 2.5, func(r loadgen.Result) *float64 { return &r.Produce.P99 }),
+	latencyRatio("Paced 20k records/s, linger 0, acks=all: produce p99 ÷ the p99 of a bare 20 KiB write+fdatasync", ScenarioPaced20k, "strata", ScenarioLimits, LimitFdatasync20KiB, produceP99, 3),
 	latencyAtMost("Same: produce p99.9", ScenarioPaced20k, "strata", 6, func(r loadgen.Result) *float64 { return &r.Produce.P999 }),
 	latencyAtMost("Same: end-to-end p99", ScenarioPaced20k, "strata", 4, func(r loadgen.Result) *float64 {
 		if r.EndToEnd == nil {
@@ -41,9 +52,14 @@ var Targets = []Target{
 		}
 		return &r.EndToEnd.P99
 	}),
+	latencyRatio("Same workload, keyed and compacted: produce p99 with the log cleaner ÷ without", ScenarioCompaction, "strata-cleaner", ScenarioCompaction, "strata-no-cleaner", produceP99, 1.2),
+	latencyRatio("Paced 5k records/s: produce p99 with 1,000 idle connections ÷ without", ScenarioConnections, "strata", ScenarioPaced5k, "strata", produceP99, 1.2),
+	rateRatio("Three agents RF=3 acks=all ÷ one agent, records/s", ScenarioRF3, "strata-cluster", ScenarioProduceAcksAll, "strata", 0.8),
+	rateRatio("1,000 partitions, one producer: Strata ÷ kfake records/s", ScenarioPartitions, "strata", ScenarioPartitions, loadgen.SystemKfake, 0.8),
+	rateRatio("Transactions, commit every 100 records: Strata ÷ kfake records/s", ScenarioTxn, "strata", ScenarioTxn, loadgen.SystemKfake, 0.8),
 	rateRatio("Catch-up read from local disk: Strata ÷ kfake records/s", ScenarioCatchUpLocal, "strata", ScenarioCatchUpLocal, loadgen.SystemKfake, 1.2),
 	rateRatio("Catch-up from MinIO (cold) ÷ Strata's local catch-up", ScenarioCatchUpCold, "strata", ScenarioCatchUpLocal, "strata", 0.8),
-	rateRatio("Three agents RF=3 acks=all ÷ one agent, records/s", ScenarioRF3, "strata-cluster", ScenarioProduceAcksAll, "strata", 0.4),
+	rateRatio("Catch-up from MinIO (warm) ÷ Strata's local catch-up", ScenarioCatchUpWarm, "strata", ScenarioCatchUpLocal, "strata", 1.0),
 	{
 		What: "Object store PUTs per GiB ingested, default settings", Want: "≤ 16", unit: "",
 		measure: func(r *Results) (float64, bool) {
@@ -59,6 +75,27 @@ var Targets = []Target{
 		},
 		met: func(v float64) bool { return v <= 16 },
 	},
+}
+
+func produceP99(r loadgen.Result) *float64 { return &r.Produce.P99 }
+
+// latencyRatio: the median of a latency quantile of system a in scenario
+// sa over that of b in sb, at most want.
+func latencyRatio(what, sa, a, sb, b string, get func(loadgen.Result) *float64, want float64) Target {
+	return Target{What: what, Want: fmt.Sprintf("≤ %g×", want), unit: "×",
+		measure: func(r *Results) (float64, bool) {
+			x, y := median(r, sa, a), median(r, sb, b)
+			if x == nil || y == nil {
+				return 0, false
+			}
+			vx, vy := get(*x), get(*y)
+			if vx == nil || vy == nil || *vy == 0 {
+				return 0, false
+			}
+			return *vx / *vy, true
+		},
+		met: func(v float64) bool { return v <= want },
+	}
 }
 
 // rateRatio: median records/s of system a in scenario sa over that of b
@@ -97,6 +134,9 @@ func latencyAtMost(what, scenario, system string, want float64, get func(loadgen
 
 func median(r *Results, scenario, system string) *loadgen.Result {
 	s := r.Scenario(scenario)
+	if scenario == ScenarioLimits {
+		s = r.Limits
+	}
 	if s == nil {
 		return nil
 	}

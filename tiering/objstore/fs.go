@@ -2,7 +2,6 @@ package objstore
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -161,7 +160,7 @@ func (b *FSBucket) Get(ctx context.Context, key string) ([]byte, Attributes, err
 	if _, err := f.ReadAt(data, fsHeaderSize); err != nil && !(errors.Is(err, io.EOF) && len(data) == 0) {
 		return nil, Attributes{}, fmt.Errorf("fs: read %q: %w", key, err)
 	}
-	if sha256.Sum256(data) != h.checksum {
+	if !h.matches(data) {
 		return nil, Attributes{}, &CorruptObjectError{Key: key, Location: path, Reason: "content checksum mismatch"}
 	}
 	return data, attrs, nil

@@ -3,7 +3,6 @@ package objstore
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -177,7 +176,7 @@ const fsCopyBufferBytes = 1 << 20
 // copy stops when ctx is done.
 func writeTemp(ctx context.Context, f *os.File, r io.ReaderAt, size int64) (fsHeader, error) {
 	h, err := func() (fsHeader, error) {
-		sum := sha256.New()
+		sum := newFSChecksum()
 		if size > 0 {
 			if _, err := f.Seek(fsHeaderSize, io.SeekStart); err != nil {
 				return fsHeader{}, err
@@ -192,7 +191,7 @@ func writeTemp(ctx context.Context, f *os.File, r io.ReaderAt, size int64) (fsHe
 				return fsHeader{}, fmt.Errorf("read %d of %d bytes: %w", n, size, io.ErrUnexpectedEOF)
 			}
 		}
-		h, err := newFSHeader(size, [sha256.Size]byte(sum.Sum(nil)))
+		h, err := newFSHeader(size, sum.Sum(nil))
 		if err != nil {
 			return fsHeader{}, err
 		}
