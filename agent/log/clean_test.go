@@ -5,8 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -658,4 +661,89 @@ func TestCleanStopsAtHighWatermark(t *testing.T) {
 	if b, err := l.Read(0, 1<<20, 2, true); err != nil || len(b) == 0 || binary.BigEndian.Uint64(b) != 1 {
 		t.Fatalf("with both values committed, a read from 0 starts at offset %d, want 1 (%v)", binary.BigEndian.Uint64(b), err)
 	}
+}
+
+// swapHoldFS holds the first directory fsync after a rename to a .swap
+// name (a cleaning pass's commit) until release is closed.
+type swapHoldFS struct {
+	vfs.FS
+	mu      sync.Mutex
+	armed   bool
+	once    sync.Once
+	held    chan struct{} // closed when the commit's fsync is held
+	release chan struct{}
+}
+
+func (f *swapHoldFS) Rename(from, to string) error {
+	if strings.HasSuffix(to, swapSuffix) {
+		f.mu.Lock()
+		f.armed = true
+		f.mu.Unlock()
+	}
+	return f.FS.Rename(from, to)
+}
+
+func (f *swapHoldFS) SyncDir(dir string) error {
+	f.mu.Lock()
+	hold := f.armed
+	f.armed = false
+	f.mu.Unlock()
+	if hold {
+		f.once.Do(func() {
+			close(f.held)
+			<-f.release
+		})
+	}
+	return f.FS.SyncDir(dir)
+}
+
+// A cleaning pass's directory fsyncs do not hold appends up: while the
+// fsync that commits a swap is held, the producer's appends complete, and
+// retention, which would change the segments being swapped, waits for the
+// swap and then runs.
+func TestCleanSwapDoesNotHoldAppends(t *testing.T) {
+	rng := seeded(t)
+	clock := &fakeClock{ms: 1_000_000}
+	fs := &swapHoldFS{FS: vfs.NewMem(), held: make(chan struct{}), release: make(chan struct{})}
+	l := openLog(t, fs, "/p", compactConfig(), clock)
+	defer func() { l.Close() }()
+	latest := keyedWorkload(t, l, rng, 100, 3000, 20, 0, clock.ms, 0)
+
+	cleaned := make(chan error, 1)
+	go func() {
+		_, err := l.Clean(context.Background(), NewOffsetMap(1<<20), nil, noLimit)
+		cleaned <- err
+	}()
+	select {
+	case <-fs.held:
+	case err := <-cleaned:
+		t.Fatalf("the pass ended (%v) without committing a swap", err)
+	}
+
+	appended := make(chan map[string][]byte, 1)
+	go func() { appended <- keyedWorkload(t, l, rng, 100, 20, 20, 0, clock.ms, 0) }()
+	var more map[string][]byte
+	select {
+	case more = <-appended:
+	case <-time.After(10 * time.Second):
+		close(fs.release)
+		t.Fatal("an append waited for the cleaner's directory fsync")
+	}
+	retained := make(chan error, 1)
+	go func() { _, err := l.ApplyRetention(); retained <- err }()
+	select {
+	case err := <-retained:
+		close(fs.release)
+		t.Fatalf("retention ran (%v) while a swap was in flight", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(fs.release)
+	if err := <-cleaned; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-retained; err != nil {
+		t.Fatal(err)
+	}
+	maps.Copy(latest, more)
+	checkCompacted(t, l, latest, false)
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -205,29 +206,29 @@ func keepRecord(off int64, r batch.Record, m *OffsetMap, end int64, dropTombston
 }
 
 // swapCleaned puts the cleaned file in place of the group's segments
-// (steps 2 to 5 of the protocol above).
+// (steps 2 to 5 of the protocol above). Appends wait for mu, so only the
+// renames, removals and the segment list's change hold it: the commit's
+// directory fsync, the one after step 4 and the index writes run outside,
+// with swapping set so that retention and truncation, which would change
+// the segments being swapped, wait for them (waitSwapLocked).
 func (l *Log) swapCleaned(p *cleanPlan, g cleanGroupRange, ns *segment, cleanedPath string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	old := p.segs[g.from:g.to]
-	at := -1
-	for i, s := range l.segs {
-		if s == old[0] {
-			at = i
-			break
-		}
-	}
-	if l.closed || l.failed != nil || at < 0 || at+len(old) >= len(l.segs) {
+	l.mu.Lock()
+	end, ok := l.groupInPlaceLocked(old)
+	if !ok {
+		l.mu.Unlock()
 		_ = l.fs.Remove(cleanedPath)
 		return errCleanRaced
 	}
-	for k, s := range old {
-		if l.segs[at+k] != s {
-			_ = l.fs.Remove(cleanedPath)
-			return errCleanRaced
-		}
-	}
-	end := l.segs[at+len(old)].base
+	l.swapping = true
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.swapping = false
+		l.swapDone.Broadcast()
+		l.mu.Unlock()
+	}()
+
 	swapPath := filepath.Join(l.dir, swapName(ns.base, end))
 	if err := l.fs.Rename(cleanedPath, swapPath); err != nil {
 		_ = l.fs.Remove(cleanedPath)
@@ -236,31 +237,85 @@ func (l *Log) swapCleaned(p *cleanPlan, g cleanGroupRange, ns *segment, cleanedP
 	if err := l.fs.SyncDir(l.dir); err != nil {
 		// Not known to be committed: the log still reads the old files,
 		// and recovery will finish the swap if the rename is durable.
+		l.mu.Lock()
+		defer l.mu.Unlock()
 		return l.failCleaningLocked(storageErr("clean", l.dir, err))
 	}
+
+	seg, offsets, times, err := l.installCleaned(old, ns, swapPath)
+	if err != nil {
+		return err
+	}
+	// Step 4 durable: a crash before this finds the swap file and
+	// recovery completes it again, so nothing waited for it.
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		l.logger.Warn("cannot sync the directory after a cleaned segment's rename; recovery completes the swap", "dir", l.dir, "err", err)
+	}
+	if err := seg.writeIndexFiles(offsets, times); err != nil {
+		l.logger.Warn("cannot write cleaned segment's indexes; recovery rebuilds them", "segment", seg.logPath(), "err", err)
+	}
+	return nil
+}
+
+// groupInPlaceLocked reports whether old are still consecutive segments
+// of the open log with a segment after them, and that one's base: the end
+// of the range a swap of old replaces.
+func (l *Log) groupInPlaceLocked(old []*segment) (end int64, ok bool) {
+	if l.closed || l.failed != nil {
+		return 0, false
+	}
+	at := slices.Index(l.segs, old[0])
+	if at < 0 || at+len(old) >= len(l.segs) {
+		return 0, false
+	}
+	for k, s := range old {
+		if l.segs[at+k] != s {
+			return 0, false
+		}
+	}
+	return l.segs[at+len(old)].base, true
+}
+
+// installCleaned does steps 3 and 4 of a committed swap under mu and puts
+// the new segment in the log, returning it and its index files' contents.
+func (l *Log) installCleaned(old []*segment, ns *segment, swapPath string) (*segment, []byte, []byte, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		// Committed: the next Open's recovery completes the swap.
+		return nil, nil, nil, ErrClosed
+	}
+	if _, ok := l.groupInPlaceLocked(old); !ok {
+		// Only a truncation after a failed fsync changes segments
+		// without waiting for the swap.
+		return nil, nil, nil, l.failCleaningLocked(fmt.Errorf("%w: the log changed under a committed swap", errCleanRaced))
+	}
+	at := slices.Index(l.segs, old[0])
 	for _, s := range old {
 		if err := s.remove(); err != nil {
-			return l.failCleaningLocked(err)
+			return nil, nil, nil, l.failCleaningLocked(err)
 		}
 	}
 	// The aborted-transaction index goes in before the segment's name:
 	// a crash before the rename completes the swap in recovery, which
 	// rebuilds the indexes; one after it finds the index in place.
 	if err := ns.writeTxnIndex(); err != nil {
-		return l.failCleaningLocked(err)
+		return nil, nil, nil, l.failCleaningLocked(err)
 	}
-	seg, err := l.finishSwap(swapPath, ns.base)
+	logPath := filepath.Join(l.dir, segmentName(ns.base)+logSuffix)
+	if err := l.fs.Rename(swapPath, logPath); err != nil {
+		return nil, nil, nil, l.failCleaningLocked(storageErr("clean", swapPath, err))
+	}
+	seg, err := openSegment(l.files, l.fs, l.dir, ns.base, false)
 	if err != nil {
-		return l.failCleaningLocked(err)
+		return nil, nil, nil, l.failCleaningLocked(err)
 	}
 	seg.size, seg.next, seg.idx, seg.sinceIndex = ns.size, ns.next, ns.idx, ns.sinceIndex
 	seg.maxTs, seg.maxTsRel, seg.firstTs, seg.aborted = ns.maxTs, ns.maxTsRel, ns.firstTs, ns.aborted
 	segs := append(l.segs[:at:at], seg)
 	l.segs = append(segs, l.segs[at+len(old):]...)
-	if err := seg.writeIndexes(); err != nil {
-		l.logger.Warn("cannot write cleaned segment's indexes; recovery rebuilds them", "segment", seg.logPath(), "err", err)
-	}
-	return nil
+	offsets, times := seg.encodeIndexes()
+	return seg, offsets, times, nil
 }
 
 // failCleaningLocked handles a failure after the swap was (maybe)
@@ -270,18 +325,6 @@ func (l *Log) failCleaningLocked(err error) error {
 	l.failed = err
 	l.logger.Error("cleaning swap failed; log refuses writes until reopened", "err", err)
 	return err
-}
-
-// finishSwap renames a committed swap file to its segment and opens it.
-func (l *Log) finishSwap(swapPath string, base int64) (*segment, error) {
-	logPath := filepath.Join(l.dir, segmentName(base)+logSuffix)
-	if err := l.fs.Rename(swapPath, logPath); err != nil {
-		return nil, storageErr("clean", swapPath, err)
-	}
-	if err := l.fs.SyncDir(l.dir); err != nil {
-		return nil, storageErr("clean", l.dir, err)
-	}
-	return openSegment(l.files, l.fs, l.dir, base, false)
 }
 
 func swapName(base, end int64) string { return segmentName(base) + "." + segmentName(end) + swapSuffix }

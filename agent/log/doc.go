@@ -96,7 +96,10 @@
 // never move, so the log has gaps: a batch may start past the previous
 // one's end, a segment past the previous segment's end; recovery,
 // AppendReplicated and Read accept them (a read in a gap starts at the
-// next batch). Lock order: cleanMu before mu. BatchCleaner and
+// next batch). Lock order: cleanMu before mu. A swap holds mu only for
+// its renames, removals and the segment list's change; its directory
+// fsyncs and index writes run outside it, and retention, truncation and
+// Close wait for a swap in flight (waitSwapLocked). BatchCleaner and
 // SegmentBuilder (cleanremote.go) lend the same rules to the tiering
 // package's remote compactor, for segments that live in the bucket.
 package log

@@ -90,6 +90,13 @@ type Log struct {
 	firstDirty int64
 	cleanMu    sync.Mutex
 
+	// swapping is set (under mu) while a cleaned group of segments is
+	// swapped in: its directory fsyncs and index writes run outside mu
+	// so that appends do not wait for them, and whatever deletes or
+	// truncates segments waits on swapDone first (waitSwapLocked).
+	swapping bool
+	swapDone *sync.Cond // on mu
+
 	flusherMu   sync.Mutex
 	flusherStop chan struct{}
 	flusherWG   sync.WaitGroup
@@ -139,6 +146,7 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 		cfg:       cfg,
 		producers: newProducerState(),
 	}
+	l.swapDone = sync.NewCond(&l.mu)
 	for _, d := range []string{dir, l.producerDir()} {
 		if err := l.fs.MkdirAll(d, 0o755); err != nil {
 			return nil, storageErr("mkdir", d, err)
@@ -168,6 +176,15 @@ func (l *Log) active() *segment { return l.segs[len(l.segs)-1] }
 
 // leoLocked is the next offset to assign.
 func (l *Log) leoLocked() int64 { return l.active().next }
+
+// waitSwapLocked waits, releasing mu meanwhile, until no cleaned group is
+// being swapped in. Callers that delete or truncate segments call it
+// before they look at them.
+func (l *Log) waitSwapLocked() {
+	for l.swapping {
+		l.swapDone.Wait()
+	}
+}
 
 // LogStartOffset is the first readable offset.
 func (l *Log) LogStartOffset() int64 {
@@ -323,6 +340,7 @@ func (l *Log) Close() error {
 
 		l.mu.Lock()
 		defer l.mu.Unlock()
+		l.waitSwapLocked()
 		if l.failed == nil {
 			l.closeErr = l.shutdownLocked()
 		}

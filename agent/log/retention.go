@@ -14,6 +14,7 @@ import (
 func (l *Log) DeleteRecordsBefore(offset int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.waitSwapLocked()
 	if l.closed {
 		return ErrClosed
 	}
@@ -46,6 +47,7 @@ func (l *Log) DeleteRecordsBefore(offset int64) error {
 func (l *Log) ApplyRetention() (deletedSegments int, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.waitSwapLocked()
 	if l.closed {
 		return 0, ErrClosed
 	}
@@ -179,6 +181,7 @@ func (l *Log) setStartLocked(lso int64) error {
 func (l *Log) TruncateTo(offset int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.waitSwapLocked()
 	if l.closed {
 		return ErrClosed
 	}

@@ -238,14 +238,27 @@ func ignoreMissing(err error) error {
 
 // writeIndexes persists both indexes with the final max-timestamp entry.
 func (s *segment) writeIndexes() error {
-	s.addTimeEntry()
-	if err := vfs.WriteFileAtomic(s.fs, s.dir, s.path(indexSuffix), encodeOffsets(s.idx.offsets)); err != nil {
-		return storageErr("write index", s.path(indexSuffix), err)
-	}
-	if err := vfs.WriteFileAtomic(s.fs, s.dir, s.path(timeIndexSuffix), encodeTimes(s.idx.times)); err != nil {
-		return storageErr("write index", s.path(timeIndexSuffix), err)
+	if err := s.writeIndexFiles(s.encodeIndexes()); err != nil {
+		return err
 	}
 	return s.writeTxnIndex()
+}
+
+// encodeIndexes adds the final max-timestamp entry and returns the offset
+// and time index files' contents, for writeIndexFiles, which needs no lock.
+func (s *segment) encodeIndexes() (offsets, times []byte) {
+	s.addTimeEntry()
+	return encodeOffsets(s.idx.offsets), encodeTimes(s.idx.times)
+}
+
+func (s *segment) writeIndexFiles(offsets, times []byte) error {
+	if err := vfs.WriteFileAtomic(s.fs, s.dir, s.path(indexSuffix), offsets); err != nil {
+		return storageErr("write index", s.path(indexSuffix), err)
+	}
+	if err := vfs.WriteFileAtomic(s.fs, s.dir, s.path(timeIndexSuffix), times); err != nil {
+		return storageErr("write index", s.path(timeIndexSuffix), err)
+	}
+	return nil
 }
 
 // acquire pins the file open (opening it if the pool closed it) for a
