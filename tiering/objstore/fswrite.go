@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/strata-streaming/strata/internal/vfs"
 )
 
 // Put writes the object durably and atomically; see FSBucket for the
@@ -170,6 +172,11 @@ func (b *FSBucket) mkdirDurable(key, dir string) error {
 // than the object, so small metadata objects allocate little.
 const fsCopyBufferBytes = 1 << 20
 
+// fsWriteBehindBytes is the window of vfs.WriteBehind for object files:
+// a 1 GiB segment's copy then keeps at most about 16 MiB dirty, and the
+// fsyncs of the logs beside it on the same disk never wait behind more.
+const fsWriteBehindBytes = 8 << 20
+
 // writeTemp writes the object file: the content (the first size bytes of r)
 // after room for the header, then the header, whose checksum is only known
 // once the content has been read. It fsyncs and closes f either way. A long
@@ -183,7 +190,8 @@ func writeTemp(ctx context.Context, f *os.File, r io.ReaderAt, size int64) (fsHe
 			}
 			buf := make([]byte, min(size, fsCopyBufferBytes))
 			src := &ctxReader{ctx: ctx, r: io.NewSectionReader(r, 0, size)}
-			n, err := io.CopyBuffer(io.MultiWriter(f, sum), src, buf)
+			wb := vfs.NewWriteBehind(f, fsHeaderSize, fsWriteBehindBytes)
+			n, err := io.CopyBuffer(io.MultiWriter(f, sum, wb), src, buf)
 			if err != nil {
 				return fsHeader{}, err
 			}
