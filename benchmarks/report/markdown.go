@@ -56,7 +56,7 @@ func spread(runs []loadgen.Result, median float64, get func(loadgen.Result) floa
 		d := (get(r) - median) / median * 100
 		lo, hi = min(lo, d), max(hi, d)
 	}
-	return fmt.Sprintf("−%.0f / +%.0f%%", -lo, hi)
+	return fmt.Sprintf("−%.0f / +%.0f%%", math.Abs(lo), hi)
 }
 
 // count formats a count: whole, with thousands separators.
