@@ -85,3 +85,4 @@ fuzz ./internal/oauthbearer/ FuzzParseClientResponse
 fuzz ./internal/oauthbearer/ FuzzValidate
 fuzz ./internal/oauthbearer/ FuzzParseJWKS
 fuzz ./internal/scram/ FuzzParseBootstrap
+fuzz ./tiering/sharedobj/ FuzzDecodeHeader
