@@ -86,3 +86,4 @@ fuzz ./internal/oauthbearer/ FuzzValidate
 fuzz ./internal/oauthbearer/ FuzzParseJWKS
 fuzz ./internal/scram/ FuzzParseBootstrap
 fuzz ./tiering/sharedobj/ FuzzDecodeHeader
+fuzz ./agent/batchcoord/ FuzzDecodeRun
