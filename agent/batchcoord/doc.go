@@ -3,7 +3,8 @@
 // which assigns offsets at commit and records where each batch lives, as
 // a state machine over a partition of the internal topic
 // __diskless_state. Built so far: the records it appends to that topic
-// (records.go). Nothing appends them yet.
+// (records.go) and a partition's offset index with its epoch lookups
+// (index.go). Nothing runs them yet.
 //
 // Records are Kafka-style coordinator records: the key starts with its
 // type and the value with its version, both int16, big-endian, so that a
