@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"testing"
 	"time"
 )
@@ -190,8 +191,13 @@ func TestLimitsSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 3 {
-		t.Fatalf("%d limits, want 3", len(rs))
+	var names []string
+	for _, r := range rs {
+		names = append(names, r.Scenario)
+	}
+	want := []string{"limit/disk-seq-fsync-1MiB", "limit/disk-fdatasync-4KiB", "limit/disk-fdatasync-20KiB", "limit/loopback-tcp"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("limits %q, want %q", names, want)
 	}
 	for _, r := range rs {
 		t.Log(r.Summary())
