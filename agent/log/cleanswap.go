@@ -287,8 +287,9 @@ func (l *Log) installCleaned(old []*segment, ns *segment, swapPath string) (*seg
 	}
 	if _, ok := l.groupInPlaceLocked(old); !ok {
 		// Only a truncation after a failed fsync changes segments
-		// without waiting for the swap.
-		return nil, nil, nil, l.failCleaningLocked(fmt.Errorf("%w: the log changed under a committed swap", errCleanRaced))
+		// without waiting for the swap. Not errCleanRaced, which a pass
+		// takes for "retry later": the log now needs its recovery.
+		return nil, nil, nil, l.failCleaningLocked(errors.New("log: the segments of a committed cleaning swap changed before it was installed"))
 	}
 	at := slices.Index(l.segs, old[0])
 	for _, s := range old {
