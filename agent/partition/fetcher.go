@@ -90,18 +90,12 @@ func (p *Partition) runFetcher() {
 
 type fetcher struct {
 	p       *Partition
-	client  *peer.Client
-	leader  int32
+	conn    peerConn
 	backoff time.Duration
 	lastErr string
 }
 
-func (f *fetcher) closeClient() {
-	if f.client != nil {
-		f.client.Close()
-		f.client = nil
-	}
-}
+func (f *fetcher) closeClient() { f.conn.close() }
 
 // do carries out one action.
 func (f *fetcher) do(ctx context.Context, act replica.FollowerAction, changed <-chan struct{}) error {
@@ -247,19 +241,7 @@ func (f *fetcher) connect(ctx context.Context, leader int32) (*peer.Client, erro
 	if err != nil {
 		return nil, err
 	}
-	if f.client != nil && (f.leader != leader || f.client.Addr() != addr) {
-		f.closeClient()
-	}
-	if f.client == nil {
-		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		c, err := peer.Dial(dctx, addr, f.p.agentID, f.p.peer)
-		if err != nil {
-			return nil, err
-		}
-		f.client, f.leader = c, leader
-	}
-	return f.client, nil
+	return f.conn.get(ctx, leader, addr, f.p.agentID, f.p.peer)
 }
 
 // failed handles a failed action: the connection is dropped, the state is

@@ -197,7 +197,7 @@ type leaderFetcher struct {
 	members map[*Partition]*fetchMember
 
 	// The loop goroutine's alone.
-	client  *peer.Client
+	conn    peerConn
 	session *peer.FetchSession
 	backoff time.Duration
 	lastErr string
@@ -322,12 +322,7 @@ func (l *leaderFetcher) sleep(ctx context.Context, retryAt time.Time) {
 	}
 }
 
-func (l *leaderFetcher) closeClient() {
-	if l.client != nil {
-		l.client.Close()
-		l.client = nil
-	}
-}
+func (l *leaderFetcher) closeClient() { l.conn.close() }
 
 // connect returns the connection to the leader, dialling when needed.
 func (l *leaderFetcher) connect(ctx context.Context) (*peer.Client, error) {
@@ -335,19 +330,7 @@ func (l *leaderFetcher) connect(ctx context.Context) (*peer.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if l.client != nil && l.client.Addr() != addr {
-		l.closeClient()
-	}
-	if l.client == nil {
-		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		c, err := peer.Dial(dctx, addr, l.fs.self, l.fs.peer)
-		if err != nil {
-			return nil, err
-		}
-		l.client = c
-	}
-	return l.client, nil
+	return l.conn.get(ctx, l.leader, addr, l.fs.self, l.fs.peer)
 }
 
 // fetch sends one Fetch for items and applies its answer. An error is the
