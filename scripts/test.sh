@@ -87,3 +87,4 @@ fuzz ./internal/oauthbearer/ FuzzParseJWKS
 fuzz ./internal/scram/ FuzzParseBootstrap
 fuzz ./tiering/sharedobj/ FuzzDecodeHeader
 fuzz ./agent/batchcoord/ FuzzDecodeRun
+fuzz ./agent/disklesswire/ FuzzDecode
