@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/log/producers"
 )
 
 type goldenStep struct {
@@ -51,7 +52,8 @@ func goldenScript(withTxn bool) []goldenStep {
 // goldenScript: v1.snap (goldenScript(false) at offset 21, written by the
 // first layout's code at c9a36fb), v2.snap (goldenScript(true) at offset
 // 26) and v2-notxn.snap (goldenScript(false) at 21), both written by the
-// code at 0703a71. They are what disks hold: never regenerate them.
+// code at 0703a71, before the rules moved to package producers. They are
+// what disks hold: never regenerate them.
 func TestProducerSnapshotGolden(t *testing.T) {
 	read := func(name string) []byte {
 		b, err := os.ReadFile("testdata/producer-snapshots/" + name)
@@ -60,15 +62,15 @@ func TestProducerSnapshotGolden(t *testing.T) {
 		}
 		return b
 	}
-	replay := func(withTxn bool) *producerState {
-		ps := newProducerState()
+	replay := func(withTxn bool) *producers.State {
+		ps := producers.New()
 		for _, st := range goldenScript(withTxn) {
-			if dup, err := ps.check(&st.h, st.m); dup != nil || err != nil {
+			if dup, err := ps.Check(&st.h, st.m); dup != nil || err != nil {
 				t.Fatalf("check %+v: %+v %v", st.h, dup, err)
 			}
-			ps.update(&st.h, st.m)
+			ps.Update(&st.h, st.m)
 		}
-		return &ps
+		return ps
 	}
 	v1, v2, v2NoTxn := read("v1.snap"), read("v2.snap"), read("v2-notxn.snap")
 	for _, c := range []struct {
@@ -76,7 +78,7 @@ func TestProducerSnapshotGolden(t *testing.T) {
 		file      []byte
 		offset    int64
 		reencoded []byte // what encodeSnapshot writes for its state
-		replayed  *producerState
+		replayed  *producers.State
 	}{
 		{"v1", v1, 21, v2NoTxn, replay(false)},
 		{"v2", v2, 26, v2, replay(true)},
@@ -86,22 +88,22 @@ func TestProducerSnapshotGolden(t *testing.T) {
 		if err != nil || off != c.offset {
 			t.Fatalf("%s: decode: offset %d, %v", c.name, off, err)
 		}
-		if got := ps.encodeSnapshot(off); !bytes.Equal(got, c.reencoded) {
+		if got := encodeSnapshot(ps, off); !bytes.Equal(got, c.reencoded) {
 			t.Errorf("%s: re-encoded\n%x\nwant\n%x", c.name, got, c.reencoded)
 		}
-		if got := c.replayed.encodeSnapshot(off); !bytes.Equal(got, c.reencoded) {
+		if got := encodeSnapshot(c.replayed, off); !bytes.Equal(got, c.reencoded) {
 			t.Errorf("%s: the replayed history encodes as\n%x\nwant\n%x", c.name, got, c.reencoded)
 		}
 	}
 	// What the v2 file says, spelled out.
 	_, ps, _ := decodeSnapshot(v2)
-	if _, open := ps.open[9]; ps.firstUnstable() != 21 || !open || ps.m[9].epoch != 1 || len(ps.m) != 7 {
-		t.Errorf("v2: first unstable %d, producer 9 open %v, %d producers", ps.firstUnstable(), open, len(ps.m))
+	if ps.FirstUnstable() != 21 || !ps.TxnOpen(9, 1) || ps.Len() != 7 {
+		t.Errorf("v2: first unstable %d, producer 9 open %v, %d producers", ps.FirstUnstable(), ps.TxnOpen(9, 1), ps.Len())
 	}
-	if p := ps.m[3]; len(p.batches) != 2 || p.batches[0].lastSeq != 0 || p.epoch != 2 {
+	if p, _ := ps.Producer(3); len(p.Batches) != 2 || p.Batches[0].LastSeq != 0 || p.Epoch != 2 {
 		t.Errorf("v2: producer 3 (a wrapped sequence) %+v", p)
 	}
-	if p := ps.m[12]; p.coordEpoch != 5 || p.txnFirst != -1 || p.epoch != 3 {
+	if p, _ := ps.Producer(12); p.CoordinatorEpoch != 5 || p.TxnFirst != -1 || p.Epoch != 3 {
 		t.Errorf("v2: producer 12 (aborted) %+v", p)
 	}
 }
