@@ -47,7 +47,7 @@
 // version or checksum: the caller frames it (agent/log's checkpoint
 // framing adds a magic per layout, a version and a CRC-32C) and tells
 // Decode which layout it holds. Integers are big-endian; producers come
-// in ascending id order.
+// in ascending id order, each id once, so that a state has one encoding.
 //
 //	offset  size  field
 //	     0     8  offset: every batch below it is in the state

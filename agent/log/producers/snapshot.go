@@ -50,8 +50,9 @@ func (s *State) Encode(offset int64) []byte {
 // Decode reads a payload Encode wrote (withTxn) or one of the layout from
 // before transactions (!withTxn), whose producers have no open
 // transaction and no marker. It returns the offset the state was taken
-// at. The State does not refer to p. A payload it cannot read is refused
-// with ErrBadSnapshot.
+// at. The State does not refer to p. Any payload that is not exactly one
+// encoding, producers in ascending id order, is refused with
+// ErrBadSnapshot.
 func Decode(p []byte, withTxn bool) (int64, *State, error) {
 	bad := func(what string) (int64, *State, error) {
 		return 0, nil, fmt.Errorf("%w: %s", ErrBadSnapshot, what)
@@ -66,6 +67,7 @@ func Decode(p []byte, withTxn bool) (int64, *State, error) {
 		return bad("count")
 	}
 	s := New()
+	prev := int64(-1)
 	for i := uint32(0); i < n; i++ {
 		if len(p) < producerBytes+1 {
 			return bad("entry")
@@ -89,6 +91,12 @@ func Decode(p []byte, withTxn bool) (int64, *State, error) {
 		if k > BatchesKept || len(p) < k*batchBytes || id < 0 {
 			return bad("batches")
 		}
+		// Encode writes each id once, ascending: anything else would
+		// decode to a state that encodes differently.
+		if id <= prev {
+			return bad("producer order")
+		}
+		prev = id
 		for j := 0; j < k; j++ {
 			e.Batches = append(e.Batches, Batch{
 				FirstSeq:    int32(binary.BigEndian.Uint32(p)),
@@ -103,8 +111,11 @@ func Decode(p []byte, withTxn bool) (int64, *State, error) {
 			s.open[id] = e.TxnFirst
 		}
 	}
-	if len(p) != 0 || offset < 0 {
+	switch {
+	case len(p) != 0:
 		return bad("trailing bytes")
+	case offset < 0:
+		return bad("offset")
 	}
 	return offset, s, nil
 }

@@ -101,6 +101,8 @@ func TestDecodeRefuses(t *testing.T) {
 		{"count above the entries", at(good, 8, 0, 0, 0, 3)},
 		{"trailing bytes", append(append([]byte(nil), good...), 0)},
 		{"negative producer id", at(good, 12, 0x80)},
+		{"ids out of order", at(good, second, 0, 0, 0, 0, 0, 0, 0, 0)},
+		{"a repeated id", at(good, second, 0, 0, 0, 0, 0, 0, 0, 1)},
 		{"open transaction below -1", at(good, 12+producerBytes, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe)},
 		{"more batches than kept", at(good, second+producerBytes+transactionBytes, BatchesKept+1)},
 	} {
