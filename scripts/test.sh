@@ -74,6 +74,7 @@ fuzz() { go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-20000x}" "$1"; }
 fuzz ./agent/log/ FuzzRecovery
 fuzz ./agent/log/batch/ FuzzValidate
 fuzz ./agent/log/batch/ FuzzRecordsSection
+fuzz ./agent/log/producers/ FuzzDecode
 fuzz ./agent/metadata/ FuzzReadObjects
 fuzz ./agent/txn/ FuzzDecodeRecord
 fuzz ./agent/kafka/ FuzzHandleRequest

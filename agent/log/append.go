@@ -90,14 +90,14 @@ func (l *Log) appendLocked(b []byte, h *batch.Header, leaderEpoch int32) (Append
 			return AppendResult{}, 0, 0, fmt.Errorf("%w: %v", ErrInvalidBatch, err)
 		}
 	}
-	dup, err := l.producers.check(h, m)
+	dup, err := l.producers.Check(h, m)
 	if err != nil {
 		return AppendResult{}, 0, 0, err
 	}
 	if dup != nil {
-		res := AppendResult{BaseOffset: dup.firstOffset, LastOffset: dup.lastOffset, LogAppendTime: -1, LogStartOffset: l.lso, Duplicate: true}
+		res := AppendResult{BaseOffset: dup.FirstOffset, LastOffset: dup.LastOffset, LogAppendTime: -1, LogStartOffset: l.lso, Duplicate: true}
 		// The original may still be waiting for its fsync.
-		return res, dup.lastOffset + 1, l.gen, nil
+		return res, dup.LastOffset + 1, l.gen, nil
 	}
 	if l.shouldRoll(h, len(b)) {
 		if err := l.rollLocked(); err != nil {
@@ -125,7 +125,7 @@ func (l *Log) appendLocked(b []byte, h *batch.Header, leaderEpoch int32) (Append
 	}
 	seg.track(h, pos, l.cfg.IndexIntervalBytes)
 	l.preallocIfNeededLocked(seg)
-	l.recordTxnLocked(l.producers.update(h, m))
+	l.recordTxnLocked(l.producers.Update(h, m))
 	l.appends.Add(1)
 	l.bytes.Add(int64(len(b)))
 
@@ -205,7 +205,7 @@ func (l *Log) rollLocked() error {
 		return err
 	}
 	base := old.next
-	l.producers.expire(l.now().UnixMilli(), l.cfg.ProducerIDExpiration.Milliseconds())
+	l.producers.Expire(l.now().UnixMilli(), l.cfg.ProducerIDExpiration.Milliseconds())
 	if err := l.writeSnapshotLocked(base); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/log/producers"
 	"github.com/strata-streaming/strata/internal/vfs"
 )
 
@@ -115,7 +116,7 @@ func (l *Log) cleanStateLocked(nowMs, highWatermark int64) CleanState {
 	st.FirstUncleanable = active.base
 	// Nothing at or past the first open transaction is cleaned, as in
 	// Kafka: its records may yet be aborted.
-	unstable := l.producers.firstUnstable()
+	unstable := l.producers.FirstUnstable()
 	lagMs := l.cfg.MinCompactionLag.Milliseconds()
 	maxLagMs := l.cfg.MaxCompactionLag.Milliseconds()
 	for _, s := range l.segs[:len(l.segs)-1] {
@@ -241,12 +242,12 @@ func (l *Log) planClean(highWatermark int64) (*cleanPlan, error) {
 		return nil, nil
 	}
 	p := &cleanPlan{firstDirty: st.FirstDirty, firstUncleanable: st.FirstUncleanable, cfg: l.cfg, nowMs: nowMs,
-		producerLast: make(map[int64]int64, len(l.producers.m))}
-	for id, e := range l.producers.m {
-		if n := len(e.batches); n > 0 {
-			p.producerLast[id] = e.batches[n-1].lastOffset
+		producerLast: make(map[int64]int64, l.producers.Len())}
+	l.producers.Each(func(pr producers.Producer) {
+		if n := len(pr.Batches); n > 0 {
+			p.producerLast[pr.ID] = pr.Batches[n-1].LastOffset
 		}
-	}
+	})
 	for _, s := range l.segs[:len(l.segs)-1] {
 		if s.base >= st.FirstUncleanable {
 			break

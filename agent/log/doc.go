@@ -1,7 +1,7 @@
 // Package log is one partition's durable log: RecordBatch v2 batches (see
 // package batch) appended to segment files, with sparse offset and time
-// indexes, a leader-epoch cache, idempotent-producer state, crash recovery,
-// retention and compaction.
+// indexes, a leader-epoch cache, idempotent-producer state (whose rules
+// are package producers'), crash recovery, retention and compaction.
 //
 // # Files
 //

@@ -3,6 +3,8 @@ package log
 import (
 	"errors"
 	"fmt"
+
+	"github.com/strata-streaming/strata/agent/log/producers"
 )
 
 var (
@@ -11,10 +13,16 @@ var (
 	ErrOffsetOutOfRange = errors.New("log: offset out of range")
 	// ErrOutOfOrderSequence is an idempotent batch whose sequence does not
 	// follow the producer's last one.
-	ErrOutOfOrderSequence = errors.New("log: out of order sequence")
-	// ErrInvalidProducerEpoch is an idempotent batch from a fenced (older)
+	ErrOutOfOrderSequence = producers.ErrOutOfOrderSequence
+	// ErrInvalidProducerEpoch is a batch or marker from a fenced (older)
 	// producer epoch.
-	ErrInvalidProducerEpoch = errors.New("log: invalid producer epoch")
+	ErrInvalidProducerEpoch = producers.ErrInvalidProducerEpoch
+	// ErrInvalidTxnState is a non-transactional batch from a producer
+	// whose transaction is open (Kafka's INVALID_TXN_STATE).
+	ErrInvalidTxnState = producers.ErrInvalidTxnState
+	// ErrCoordinatorFenced is a marker from an older coordinator epoch than
+	// the producer's last marker (TRANSACTION_COORDINATOR_FENCED).
+	ErrCoordinatorFenced = producers.ErrCoordinatorFenced
 	// ErrClosed is any call after Close.
 	ErrClosed = errors.New("log: closed")
 	// ErrStorage is matched by every StorageError.

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/strata-streaming/strata/agent/log/producers"
 	"github.com/strata-streaming/strata/internal/vfs"
 )
 
@@ -72,10 +73,10 @@ type Log struct {
 	segs      []*segment // ascending base offsets; the last is active; never empty while open
 	lso       int64
 	epochs    epochCache
-	producers producerState
-	replayAll bool  // recovery found a bad transaction index (txn.go)
-	flushed   int64 // offsets below are fsynced
-	remoteEnd int64 // offsets below are in the remote manifest (tier.go)
+	producers *producers.State // never nil; replaced by loadProducersLocked and RestartAt
+	replayAll bool             // recovery found a bad transaction index (txn.go)
+	flushed   int64            // offsets below are fsynced
+	remoteEnd int64            // offsets below are in the remote manifest (tier.go)
 	gen       uint64
 	truncs    []truncation // recent truncations, for appends waiting on an fsync
 	failed    error
@@ -144,7 +145,7 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 		syncer:    opts.Syncer,
 		files:     opts.Files,
 		cfg:       cfg,
-		producers: newProducerState(),
+		producers: producers.New(),
 	}
 	l.swapDone = sync.NewCond(&l.mu)
 	for _, d := range []string{dir, l.producerDir()} {

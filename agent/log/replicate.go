@@ -81,7 +81,7 @@ func (l *Log) appendReplicatedLocked(b []byte, h *batch.Header) (int64, error) {
 	}
 	seg.track(h, pos, l.cfg.IndexIntervalBytes)
 	l.preallocIfNeededLocked(seg)
-	l.recordTxnLocked(l.producers.update(h, l.markerOf(h, b)))
+	l.recordTxnLocked(l.producers.Update(h, l.markerOf(h, b)))
 	l.appends.Add(1)
 	l.bytes.Add(int64(len(b)))
 	return h.NextOffset(), nil

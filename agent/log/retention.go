@@ -94,7 +94,7 @@ func (l *Log) ApplyRetention() (deletedSegments int, err error) {
 		return false
 	}
 	n, err := l.deleteSegmentsLocked("retention", deletable)
-	l.producers.expire(nowMs, l.cfg.ProducerIDExpiration.Milliseconds())
+	l.producers.Expire(nowMs, l.cfg.ProducerIDExpiration.Milliseconds())
 	return n, err
 }
 

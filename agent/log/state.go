@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/log/producers"
 	"github.com/strata-streaming/strata/internal/vfs"
 )
 
@@ -76,7 +77,7 @@ func (l *Log) snapshotPath(offset int64) string {
 
 func (l *Log) writeSnapshotLocked(offset int64) error {
 	p := l.snapshotPath(offset)
-	if err := vfs.WriteFileAtomic(l.fs, l.producerDir(), p, l.producers.encodeSnapshot(offset)); err != nil {
+	if err := vfs.WriteFileAtomic(l.fs, l.producerDir(), p, encodeSnapshot(l.producers, offset)); err != nil {
 		return storageErr("write producer snapshot", p, err)
 	}
 	return nil
@@ -117,7 +118,7 @@ func (l *Log) pruneSnapshotsLocked(keep func(offset int64) bool) {
 // loadProducersLocked rebuilds producer state as of offset upTo: the newest
 // good snapshot at or below it, then the batches after the snapshot.
 func (l *Log) loadProducersLocked(upTo int64) error {
-	ps, from := newProducerState(), l.segs[0].base
+	ps, from := producers.New(), l.segs[0].base
 	offs := l.snapshots()
 	if l.replayAll {
 		offs, l.replayAll = nil, false
@@ -147,7 +148,7 @@ func (l *Log) loadProducersLocked(upTo int64) error {
 	l.dropTxnsFromLocked(from)
 	l.producers = ps
 	return l.walkLocked(from, upTo, func(h *batch.Header, m batch.Marker) {
-		l.recordTxnLocked(l.producers.update(h, m))
+		l.recordTxnLocked(l.producers.Update(h, m))
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"io"
 	iofs "io/fs"
 
+	"github.com/strata-streaming/strata/agent/log/producers"
 	"github.com/strata-streaming/strata/internal/txnindex"
 	"github.com/strata-streaming/strata/internal/vfs"
 )
@@ -156,7 +157,7 @@ func (l *Log) RemoteEnd() int64 {
 // idempotence state, so a producer's retry of a batch written before the
 // disk was lost is still recognised.
 func (l *Log) RestartAt(offset int64, producerSnapshot []byte) error {
-	var producers *producerState
+	var restored *producers.State
 	if producerSnapshot != nil {
 		at, ps, err := decodeSnapshot(producerSnapshot)
 		if err != nil {
@@ -165,7 +166,7 @@ func (l *Log) RestartAt(offset int64, producerSnapshot []byte) error {
 		if at != offset {
 			return fmt.Errorf("log: restart at %d with a producer snapshot taken at %d", offset, at)
 		}
-		producers = &ps
+		restored = ps
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -202,12 +203,12 @@ func (l *Log) RestartAt(offset int64, producerSnapshot []byte) error {
 	}
 	l.flushed = offset
 	l.remoteEnd = max(l.remoteEnd, offset)
-	if producers != nil {
-		l.producers = *producers
+	if restored != nil {
+		l.producers = restored
 		if err := l.writeSnapshotLocked(offset); err != nil {
 			return err
 		}
 	}
-	l.logger.Info("log restarted", "offset", offset, "producer_state", producers != nil)
+	l.logger.Info("log restarted", "offset", offset, "producer_state", restored != nil)
 	return nil
 }

@@ -30,6 +30,7 @@ import (
 	"sort"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/log/producers"
 	"github.com/strata-streaming/strata/internal/txnindex"
 	"github.com/strata-streaming/strata/internal/vfs"
 )
@@ -39,31 +40,12 @@ import (
 // read_committed (LastOffset is its abort marker's offset).
 type AbortedTxn = txnindex.Entry
 
-// completedTxn is what a marker did to the producer state.
-type completedTxn struct {
-	producerID         int64
-	firstOffset        int64
-	markerOffset       int64
-	aborted            bool
-	firstUnstableAfter int64 // -1 if no transaction stays open
-}
-
-// Marker fencing errors.
-var (
-	// ErrInvalidTxnState is a non-transactional batch from a producer
-	// whose transaction is open (Kafka's INVALID_TXN_STATE).
-	ErrInvalidTxnState = errors.New("log: invalid transaction state")
-	// ErrCoordinatorFenced is a marker from an older coordinator epoch than
-	// the producer's last marker (TRANSACTION_COORDINATOR_FENCED).
-	ErrCoordinatorFenced = errors.New("log: transaction coordinator fenced")
-)
-
 // LastStableOffset is the offset below which every transaction is decided,
 // bounded by highWatermark: the end of what read_committed consumers see.
 func (l *Log) LastStableOffset(highWatermark int64) int64 {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	if f := l.producers.firstUnstable(); f >= 0 {
+	if f := l.producers.FirstUnstable(); f >= 0 {
 		return min(f, highWatermark)
 	}
 	return highWatermark
@@ -92,18 +74,18 @@ func (l *Log) AbortedTransactions(from, upper int64) []AbortedTxn {
 }
 
 // recordTxnLocked applies a completed transaction to the segment indexes.
-func (l *Log) recordTxnLocked(done *completedTxn) {
-	if done == nil || !done.aborted {
+func (l *Log) recordTxnLocked(done *producers.Completed) {
+	if done == nil || !done.Aborted {
 		return
 	}
-	lso := done.markerOffset + 1
-	if done.firstUnstableAfter >= 0 {
-		lso = done.firstUnstableAfter
+	lso := done.MarkerOffset + 1
+	if done.FirstUnstableAfter >= 0 {
+		lso = done.FirstUnstableAfter
 	}
-	s := l.segmentForLocked(done.markerOffset)
+	s := l.segmentForLocked(done.MarkerOffset)
 	s.aborted = append(s.aborted, AbortedTxn{
-		ProducerID: done.producerID, FirstOffset: done.firstOffset,
-		LastOffset: done.markerOffset, LastStableOffset: lso,
+		ProducerID: done.ProducerID, FirstOffset: done.FirstOffset,
+		LastOffset: done.MarkerOffset, LastStableOffset: lso,
 	})
 }
 
@@ -202,32 +184,25 @@ type ProducerInfo struct {
 func (l *Log) Producers() []ProducerInfo {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	out := make([]ProducerInfo, 0, len(l.producers.m))
-	for id, e := range l.producers.m {
-		p := ProducerInfo{ProducerID: id, ProducerEpoch: e.epoch, LastSequence: -1, LastTimestamp: e.lastTs,
-			CoordinatorEpoch: e.coordEpoch, TxnStartOffset: e.txnFirst}
-		if n := len(e.batches); n > 0 {
-			p.LastSequence = e.batches[n-1].lastSeq
+	out := make([]ProducerInfo, 0, l.producers.Len())
+	l.producers.Each(func(e producers.Producer) {
+		p := ProducerInfo{ProducerID: e.ID, ProducerEpoch: e.Epoch, LastSequence: -1, LastTimestamp: e.LastTimestamp,
+			CoordinatorEpoch: e.CoordinatorEpoch, TxnStartOffset: e.TxnFirst}
+		if n := len(e.Batches); n > 0 {
+			p.LastSequence = e.Batches[n-1].LastSeq
 		}
 		out = append(out, p)
-	}
+	})
 	slices.SortFunc(out, func(a, b ProducerInfo) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
 	return out
 }
 
 // TxnOpen reports whether producerID has an open transaction here at
-// epoch: its next transactional batch at that epoch joins it and needs
-// no verification with the coordinator (KIP-890). One open at another
-// epoch does not count, as in Kafka 4.x's hasOngoingTransaction: under
-// transaction version 2 a producer's next transaction has the next
-// epoch, and its first batch must not join the previous transaction
-// whose marker has not landed here yet.
+// epoch, so that its next transactional batch at that epoch joins it
+// without verification with the coordinator (KIP-890;
+// producers.State.TxnOpen has the rule).
 func (l *Log) TxnOpen(producerID int64, epoch int16) bool {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	if _, ok := l.producers.open[producerID]; !ok {
-		return false
-	}
-	e := l.producers.m[producerID]
-	return e != nil && e.epoch == epoch
+	return l.producers.TxnOpen(producerID, epoch)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/log/producers"
 	"github.com/strata-streaming/strata/internal/txnindex"
 	"github.com/strata-streaming/strata/internal/vfs"
 )
@@ -247,10 +248,10 @@ func TestBadTransactionIndexIsRebuilt(t *testing.T) {
 
 // A producer snapshot written before transactions existed still loads.
 func TestProducerSnapshotV1Loads(t *testing.T) {
-	ps := newProducerState()
+	ps := producers.New()
 	h := batch.Header{ProducerID: 5, ProducerEpoch: 1, BaseSequence: 0, BaseOffset: 10, LastOffsetDelta: 1, MaxTimestamp: 7}
-	ps.update(&h, batch.Marker{Type: -1})
-	cur := ps.encodeSnapshot(12)
+	ps.Update(&h, batch.Marker{Type: -1})
+	cur := encodeSnapshot(ps, 12)
 	// The V1 layout is the current one without the two transaction fields
 	// (8+4 bytes after the last timestamp) under the old magic.
 	p, err := decodeFrame(magicProducer, cur)
@@ -263,8 +264,8 @@ func TestProducerSnapshotV1Loads(t *testing.T) {
 	if err != nil || off != 12 {
 		t.Fatalf("decode v1: offset %d, %v", off, err)
 	}
-	e := got.m[5]
-	if e == nil || e.epoch != 1 || e.txnFirst != -1 || len(e.batches) != 1 || e.batches[0].firstOffset != 10 {
+	e, ok := got.Producer(5)
+	if !ok || e.Epoch != 1 || e.TxnFirst != -1 || len(e.Batches) != 1 || e.Batches[0].FirstOffset != 10 {
 		t.Fatalf("v1 entry %+v", e)
 	}
 }
