@@ -1,10 +1,29 @@
-// Package batchcoord will be the diskless batch coordinator
-// (docs/design.md §7a): the one authority of each diskless partition,
-// which assigns offsets at commit and records where each batch lives, as
-// a state machine over a partition of the internal topic
-// __diskless_state. Built so far: the records it appends to that topic
-// (records.go) and a partition's offset index with its epoch lookups
-// (index.go). Nothing runs them yet.
+// Package batchcoord is the diskless batch coordinator (docs/design.md
+// §7a): the one authority of each diskless partition, which assigns
+// offsets at commit and records where each batch lives, as a state
+// machine over a partition of the internal topic __diskless_state
+// (coordlog.Log). agent/coord loads one per partition of that topic led
+// here, at the partition's leader epoch, which is the coordinator's
+// epoch.
+//
+// A Commit decides an uploaded object's batches in order with Kafka's
+// producer rules (agent/log/producers): a duplicate of one of the
+// producer's last five batches gets its first offsets, a refusal its
+// error, and every other batch the next offsets of its partition. The
+// decisions are appended as one record batch of Run records, acks=all,
+// and only then applied to the index and answered. Commits are
+// serialized; reads (Read, OffsetForEpoch, FindByTimestamp) take the
+// state's mutex only. The producer state moves while a commit is
+// decided, before its append: an append that fails closes the
+// coordinator, and agent/coord loads a new one from the log, so memory
+// is never ahead of what is durable for longer than one failed commit.
+// A repeated commit of an object (a writer that lost the answer) is
+// answered from the offsets its Runs gave, kept for the commit timeout
+// and rebuilt from the log on load.
+//
+// Not built yet: transaction markers and KIP-890 guards (produce refuses
+// transactional batches to diskless topics), Partition records' writer
+// (object compaction, retention and DeleteRecords), and producer expiry.
 //
 // Records are Kafka-style coordinator records: the key starts with its
 // type and the value with its version, both int16, big-endian, so that a
@@ -21,7 +40,7 @@
 //	key type 1, Partition: topic id (16) · partition (4)
 //	  value v0: log start (8) · compacted end (8) · epoch count (4) ·
 //	  per epoch: epoch (4) · start offset (8) · snapshot length (4) ·
-//	  producer snapshot at the compacted end (the log's encoding)
+//	  producer snapshot at the compacted end (producers.State.Encode)
 //
 // A nil value is a tombstone.
 package batchcoord

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/strata-streaming/strata/agent/batchcoord"
 	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/metadata"
@@ -66,6 +67,11 @@ type Config struct {
 	// transaction coordinator's txn.Config.
 	TransactionMaxTimeout     time.Duration
 	TransactionalIDExpiration time.Duration
+	// DisklessStatePartitions is __diskless_state's partition count when
+	// it is created; DisklessCommitTimeout goes into every batch
+	// coordinator's batchcoord.Config.
+	DisklessStatePartitions int32
+	DisklessCommitTimeout   time.Duration
 	// ProducerIDBlock is how many producer ids are reserved in the store
 	// at a time.
 	ProducerIDBlock int64
@@ -85,9 +91,10 @@ type Coordinators struct {
 	metrics *txn.Metrics // shared by the transaction coordinators
 	logger  *slog.Logger
 
-	groups *set[*group.Coordinator]
-	txns   *set[*txn.Coordinator]
-	pids   producerIDs
+	groups   *set[*group.Coordinator]
+	txns     *set[*txn.Coordinator]
+	diskless *set[*batchcoord.Coordinator]
+	pids     producerIDs
 }
 
 // New returns the coordinators of agent id, none loaded yet. Producer id
@@ -96,9 +103,10 @@ type Coordinators struct {
 // metrics register on reg.
 func New(id int32, cfg Config, table Table, host Host, store *metadata.Store, peers txn.Peers, reg prometheus.Registerer, logger *slog.Logger) *Coordinators {
 	c := &Coordinators{id: id, cfg: cfg, table: table, host: host, metrics: txn.NewMetrics(reg), logger: logger,
-		groups: newSet[*group.Coordinator](offsetsTopic, id, group.ErrClosed),
-		txns:   newSet[*txn.Coordinator](txnTopic, id, txn.ErrClosed),
-		pids:   producerIDs{store: store, block: cfg.ProducerIDBlock}}
+		groups:   newSet[*group.Coordinator](offsetsTopic, id, group.ErrClosed),
+		txns:     newSet[*txn.Coordinator](txnTopic, id, txn.ErrClosed),
+		diskless: newSet[*batchcoord.Coordinator](disklessTopic, id, batchcoord.ErrClosed),
+		pids:     producerIDs{store: store, block: cfg.ProducerIDBlock}}
 	c.router = txn.NewRouter(routerHost{c}, peers)
 	return c
 }
@@ -119,6 +127,10 @@ func (c *Coordinators) Unload(topic string, index int32) {
 		if c.txns.unload(index) {
 			c.logger.Info("transaction coordinator unloaded: the partition is led elsewhere", "partition", index)
 		}
+	case disklessTopic:
+		if c.diskless.unload(index) {
+			c.logger.Info("batch coordinator unloaded: the partition is led elsewhere", "partition", index)
+		}
 	}
 }
 
@@ -128,4 +140,5 @@ func (c *Coordinators) Unload(topic string, index int32) {
 func (c *Coordinators) Close() {
 	c.txns.close()
 	c.groups.close()
+	c.diskless.close()
 }

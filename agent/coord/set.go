@@ -58,7 +58,7 @@ func (s *set[C]) get(p ledPartition, load func(epoch int32) (C, error)) (C, erro
 		return none, s.errClosed
 	}
 	if l, ok := s.byPart[p.Index()]; ok {
-		if l.epoch == epoch {
+		if l.epoch == epoch && !closedItself(l.c) {
 			return l.c, nil
 		}
 		l.c.Close()
@@ -78,6 +78,14 @@ func (s *set[C]) get(p ledPartition, load func(epoch int32) (C, error)) (C, erro
 	}
 	s.byPart[p.Index()] = loadedAt[C]{c, epoch}
 	return c, nil
+}
+
+// closedItself reports whether c closed itself without an unload (a
+// batch coordinator whose append failed): its memory may be ahead of its
+// log, so it is loaded again from the log.
+func closedItself(c any) bool {
+	s, ok := c.(interface{ Closed() bool })
+	return ok && s.Closed()
 }
 
 // loaded returns the coordinator of partition index, if one is loaded.

@@ -19,14 +19,19 @@ const (
 	ConsumerOffsets = "__consumer_offsets"
 	// TransactionState holds the transaction coordinators' state.
 	TransactionState = "__transaction_state"
+	// DisklessState holds the diskless batch coordinators' state
+	// (agent/batchcoord): where each diskless partition's batches are.
+	DisklessState = "__diskless_state"
 )
 
 // Internal reports whether name is a coordinator's topic, which clients
 // may read but not create, produce to or change, as in Kafka.
-func Internal(name string) bool { return name == ConsumerOffsets || name == TransactionState }
+func Internal(name string) bool {
+	return name == ConsumerOffsets || name == TransactionState || name == DisklessState
+}
 
 // EnsureInternal returns a coordinators' topic (ConsumerOffsets,
-// TransactionState), creating it with partitions and configs on first
+// TransactionState, DisklessState), creating it with partitions and configs on first
 // use. It is called on every coordinator lookup, so a served topic is
 // returned without adminMu.
 func (t *Table) EnsureInternal(ctx context.Context, name string, partitions int32, configs map[string]string) (*Entry, error) {

@@ -1,0 +1,195 @@
+package batchcoord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/strata-streaming/strata/agent/log/batch"
+)
+
+// ErrControlBatch: a writer asked to commit a control batch; only the
+// coordinator writes markers.
+var ErrControlBatch = errors.New("batchcoord: a produced batch may not be a control batch")
+
+// CommitBatch is one batch of an uploaded object, for a diskless
+// partition this coordinator owns.
+type CommitBatch struct {
+	Key      PartitionKey
+	Position int64 // in the object's data section
+	Size     int32
+	Header   batch.Header // as produced: its base offset is 0
+}
+
+// CommitResult is what a commit decided for one batch: its base offset
+// (the original one for a duplicate), or the refusal in Err.
+type CommitResult struct {
+	BaseOffset int64
+	LogStart   int64
+	Duplicate  bool
+	Err        error
+}
+
+// pendingRun is one partition's share of a commit being decided.
+type pendingRun struct {
+	key  RunKey
+	p    *partState
+	run  Run
+	next int64
+}
+
+// Commit decides the batches of object id, cut at cutMs, in order (each
+// partition's in the order its producers sent them), appends the
+// decisions as one record batch of Run records, durably, and only then
+// applies them and answers: one result per batch. A batch already
+// committed by an earlier commit of the same object gets that commit's
+// offset. An error means nothing was committed by this call; when it
+// comes from the append, the coordinator closes itself, since its
+// producer state is ahead of its log, and the caller's next lookup loads
+// it again from the log.
+func (c *Coordinator) Commit(ctx context.Context, id [16]byte, cutMs int64, batches []CommitBatch) ([]CommitResult, error) {
+	c.commitMu.Lock()
+	defer c.commitMu.Unlock()
+	now := c.cfg.Now()
+	if age := now.UnixMilli() - cutMs; c.cfg.CommitTimeout > 0 && age > c.cfg.CommitTimeout.Milliseconds() {
+		return nil, fmt.Errorf("%w: object %x cut %d ms ago", ErrCommitTooOld, id, age)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	c.pruneLocked(now)
+	results, runs := c.decideLocked(id, batches)
+	if len(runs) == 0 {
+		return results, nil
+	}
+	raw, err := buildRuns(runs, id, c.cfg.Epoch, now)
+	if err != nil {
+		c.closeLocked() // producer state already moved on
+		return nil, err
+	}
+	c.mu.Unlock()
+	err = c.log.Append(ctx, raw)
+	c.mu.Lock()
+	if err == nil && c.closed {
+		err = ErrClosed
+	}
+	if err != nil {
+		c.closeLocked()
+		return nil, fmt.Errorf("batchcoord: append the commit of object %x: %w", id, err)
+	}
+	for _, r := range runs {
+		if err := c.applyIndexLocked(r); err != nil {
+			c.closeLocked()
+			return nil, err
+		}
+		c.remember(id, now.UnixMilli(), r.key, r.run)
+	}
+	return results, nil
+}
+
+// decideLocked decides each batch against the producer state, which it
+// updates as it goes, and gathers the appended ones into runs, one per
+// partition, in the order partitions first appear.
+func (c *Coordinator) decideLocked(id [16]byte, batches []CommitBatch) ([]CommitResult, []*pendingRun) {
+	prior := c.recent[id]
+	results := make([]CommitResult, len(batches))
+	var runs []*pendingRun
+	byKey := map[PartitionKey]*pendingRun{}
+	for i, b := range batches {
+		p := c.part(b.Key)
+		results[i].LogStart = p.logStart
+		if prior != nil {
+			if off, ok := prior.offsets[placedKey{b.Key, b.Position}]; ok {
+				results[i].BaseOffset = off
+				continue
+			}
+		}
+		h := b.Header
+		if h.IsControl() {
+			results[i].Err = ErrControlBatch
+			continue
+		}
+		dup, err := p.producers.Check(&h, batch.Marker{})
+		switch {
+		case err != nil:
+			results[i].Err = err
+			continue
+		case dup != nil:
+			results[i].BaseOffset, results[i].Duplicate = dup.FirstOffset, true
+			continue
+		}
+		r := byKey[b.Key]
+		if r == nil {
+			r = &pendingRun{key: RunKey{b.Key, p.index.End()}, p: p, next: p.index.End(),
+				run: Run{ObjectID: id, Epoch: c.cfg.Epoch}}
+			byKey[b.Key] = r
+			runs = append(runs, r)
+		}
+		h.BaseOffset = r.next
+		p.producers.Update(&h, batch.Marker{})
+		r.run.Batches = append(r.run.Batches, StoredBatch{
+			OffsetDelta: int32(r.next - r.key.BaseOffset), LastOffsetDelta: h.LastOffsetDelta,
+			Position: b.Position, Size: b.Size, MaxTimestamp: h.MaxTimestamp,
+			ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch, BaseSequence: h.BaseSequence,
+			Attributes: h.Attributes,
+		})
+		results[i].BaseOffset = r.next
+		r.next = h.NextOffset()
+	}
+	return results, runs
+}
+
+// buildRuns encodes the Run records of one commit as one batch.
+func buildRuns(runs []*pendingRun, id [16]byte, epoch int32, now time.Time) ([]byte, error) {
+	recs := make([]batch.Record, 0, len(runs))
+	for i, r := range runs {
+		r.run.CommitMs = now.UnixMilli()
+		v, err := EncodeRun(r.run)
+		if err != nil {
+			return nil, fmt.Errorf("batchcoord: the commit of object %x: %w", id, err)
+		}
+		recs = append(recs, batch.Record{OffsetDelta: int32(i), Key: EncodeRunKey(r.key), Value: v})
+	}
+	opts := batch.DefaultBuildOptions()
+	opts.BaseTimestamp = now.UnixMilli()
+	opts.PartitionLeaderEpoch = epoch
+	return batch.Build(opts, recs)
+}
+
+// applyIndexLocked adds a durable run to its partition's index and
+// wakes the partition's long polls.
+func (c *Coordinator) applyIndexLocked(r *pendingRun) error {
+	p := r.p
+	if err := p.extend(r.key, r.run); err != nil {
+		return err
+	}
+	close(p.moved)
+	p.moved = make(chan struct{})
+	return nil
+}
+
+// pruneLocked forgets the objects committed longer ago than the commit
+// timeout: no writer commits them again.
+func (c *Coordinator) pruneLocked(now time.Time) {
+	oldest := now.Add(-c.cfg.CommitTimeout).UnixMilli()
+	for id, o := range c.recent {
+		if o.cutMs < oldest {
+			delete(c.recent, id)
+		}
+	}
+}
+
+// closeLocked is Close with the mutex held.
+func (c *Coordinator) closeLocked() {
+	if c.closed {
+		return
+	}
+	c.closed = true
+	for _, p := range c.parts {
+		close(p.moved)
+		p.moved = make(chan struct{})
+	}
+}

@@ -1,0 +1,274 @@
+package batchcoord
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/strata-streaming/strata/agent/coordlog"
+	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/log/producers"
+)
+
+// ErrClosed: the coordinator was closed (its partition is led elsewhere
+// now, or an append failed and its memory may be ahead of its log). The
+// caller looks the coordinator up again, which replays the partition.
+var ErrClosed = errors.New("batchcoord: coordinator closed")
+
+// ErrCommitTooOld: an object was cut longer ago than the commit timeout,
+// so the orphan janitor may already have deleted it; its batches are
+// refused rather than committed.
+var ErrCommitTooOld = errors.New("batchcoord: object cut longer ago than --diskless-commit-timeout")
+
+// Config is a coordinator's settings.
+type Config struct {
+	// Epoch is the coordinator's epoch: the leader epoch at which this
+	// agent leads the partition of __diskless_state. Committed batches
+	// carry it as their partition leader epoch.
+	Epoch int32
+	// CommitTimeout is --diskless-commit-timeout: objects cut longer ago
+	// are refused, and repeated commits of younger ones are answered from
+	// memory.
+	CommitTimeout time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Coordinator is the batch coordinator of one partition of
+// __diskless_state: the authority of every diskless partition that
+// hashes to it (package doc).
+type Coordinator struct {
+	partition int32
+	log       coordlog.Log
+	cfg       Config
+	logger    *slog.Logger
+
+	// commitMu serializes commits: each is decided against the state the
+	// previous one left, and appended after it.
+	commitMu sync.Mutex
+
+	mu     sync.Mutex
+	closed bool
+	parts  map[PartitionKey]*partState
+	// recent holds the objects committed within CommitTimeout: a
+	// repeated commit of one is answered from here.
+	recent map[[16]byte]*committedObject
+}
+
+// partState is one diskless partition as its coordinator knows it.
+type partState struct {
+	logStart  int64
+	index     *Index
+	epochs    []EpochStart
+	producers *producers.State
+	// moved is closed, and replaced, whenever the high watermark moves:
+	// long-polled index requests wait on it.
+	moved chan struct{}
+}
+
+func newPartState(end int64) *partState {
+	return &partState{index: NewIndex(end), producers: producers.New(), moved: make(chan struct{})}
+}
+
+// extend adds a committed run to p's index and epoch history.
+func (p *partState) extend(k RunKey, run Run) error {
+	if err := p.index.Append(k.BaseOffset, run); err != nil {
+		return fmt.Errorf("partition %x/%d: %w", k.TopicID, k.Partition, err)
+	}
+	if n := len(p.epochs); n == 0 || p.epochs[n-1].Epoch < run.Epoch {
+		p.epochs = append(p.epochs, EpochStart{Epoch: run.Epoch, StartOffset: k.BaseOffset})
+	}
+	return nil
+}
+
+// committedObject is what a commit of an object decided for each of its
+// batches that got an offset.
+type committedObject struct {
+	cutMs   int64
+	offsets map[placedKey]int64 // batch → base offset
+}
+
+// placedKey names a batch of an object: its partition and position.
+type placedKey struct {
+	PartitionKey
+	position int64
+}
+
+// Load replays partition's log up to its high watermark and returns a
+// ready coordinator. A Run record whose base offset is not its
+// partition's end fails the load, naming both.
+func Load(partition int32, l coordlog.Log, cfg Config, logger *slog.Logger) (*Coordinator, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	c := &Coordinator{partition: partition, log: l, cfg: cfg, logger: logger,
+		parts: map[PartitionKey]*partState{}, recent: map[[16]byte]*committedObject{}}
+	oldest := cfg.Now().Add(-cfg.CommitTimeout).UnixMilli()
+	err := coordlog.Replay(l, func(h batch.Header, raw []byte) error {
+		if h.IsControl() {
+			return nil
+		}
+		recs, err := coordlog.Records(raw)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if err := c.replay(r, oldest); err != nil {
+				return fmt.Errorf("offset %d: %w", h.BaseOffset+int64(r.OffsetDelta), err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("batchcoord: replay partition %d: %w", partition, err)
+	}
+	return c, nil
+}
+
+// replay applies one record of the log to memory.
+func (c *Coordinator) replay(r batch.Record, oldest int64) error {
+	typ, err := KeyType(r.Key)
+	if err != nil {
+		return err
+	}
+	switch typ {
+	case KeyRun:
+		k, err := DecodeRunKey(r.Key)
+		if err != nil {
+			return err
+		}
+		if r.Value == nil {
+			return nil // a Run now below its partition's compacted end
+		}
+		run, err := DecodeRun(r.Value)
+		if err != nil {
+			return err
+		}
+		p := c.part(k.PartitionKey)
+		if k.BaseOffset < p.index.Start() {
+			return nil // compacted already; its tombstone is yet to come
+		}
+		if err := c.applyRun(p, k, run); err != nil {
+			return err
+		}
+		if run.CommitMs >= oldest && run.ObjectID != ([16]byte{}) {
+			c.remember(run.ObjectID, run.CommitMs, k, run)
+		}
+		return nil
+	case KeyPartition:
+		k, err := DecodePartitionKey(r.Key)
+		if err != nil {
+			return err
+		}
+		if r.Value == nil {
+			delete(c.parts, k) // the topic was deleted
+			return nil
+		}
+		v, err := DecodePartition(r.Value)
+		if err != nil {
+			return err
+		}
+		return c.applyPartition(k, v)
+	default:
+		return nil // a newer record type: skipped, as Kafka's coordinators do
+	}
+}
+
+// applyRun extends p's index and producer state with a committed run.
+func (c *Coordinator) applyRun(p *partState, k RunKey, run Run) error {
+	if err := p.extend(k, run); err != nil {
+		return err
+	}
+	for _, s := range run.Batches {
+		h := s.header(k.BaseOffset)
+		var m batch.Marker
+		if h.IsControl() {
+			m, _ = batch.ParseMarker(s.Inline)
+		}
+		p.producers.Update(&h, m)
+	}
+	return nil
+}
+
+// applyPartition installs a Partition record: a new log start or
+// compacted end. The index keeps the batches at or above the compacted
+// end; the producer state comes from the record's snapshot when the
+// index held nothing above it.
+func (c *Coordinator) applyPartition(k PartitionKey, v Partition) error {
+	p, ok := c.parts[k]
+	if !ok || p.index.End() <= v.CompactedEnd {
+		p = newPartState(v.CompactedEnd)
+		if len(v.Snapshot) > 0 {
+			_, ps, err := producers.Decode(v.Snapshot, true)
+			if err != nil {
+				return fmt.Errorf("partition %x/%d: producer snapshot: %w", k.TopicID, k.Partition, err)
+			}
+			p.producers = ps
+		}
+		c.parts[k] = p
+	} else if err := p.index.TrimTo(v.CompactedEnd); err != nil {
+		return fmt.Errorf("partition %x/%d: %w", k.TopicID, k.Partition, err)
+	}
+	p.logStart = max(v.LogStart, p.logStart)
+	p.epochs = v.Epochs
+	return nil
+}
+
+// part returns k's state, creating an empty partition on first sight: a
+// diskless partition's first commit starts it at offset 0.
+func (c *Coordinator) part(k PartitionKey) *partState {
+	p, ok := c.parts[k]
+	if !ok {
+		p = newPartState(0)
+		c.parts[k] = p
+	}
+	return p
+}
+
+// remember records the offsets a run gave its object's batches.
+func (c *Coordinator) remember(id [16]byte, commitMs int64, k RunKey, run Run) {
+	o, ok := c.recent[id]
+	if !ok {
+		o = &committedObject{cutMs: commitMs, offsets: map[placedKey]int64{}}
+		c.recent[id] = o
+	}
+	for _, s := range run.Batches {
+		o.offsets[placedKey{k.PartitionKey, s.Position}] = k.BaseOffset + int64(s.OffsetDelta)
+	}
+}
+
+// header rebuilds the batch header fields the producer rules read.
+func (s StoredBatch) header(base int64) batch.Header {
+	return batch.Header{
+		BaseOffset: base + int64(s.OffsetDelta), LastOffsetDelta: s.LastOffsetDelta,
+		MaxTimestamp: s.MaxTimestamp, ProducerID: s.ProducerID, ProducerEpoch: s.ProducerEpoch,
+		BaseSequence: s.BaseSequence, Attributes: s.Attributes, RecordCount: s.LastOffsetDelta + 1,
+	}
+}
+
+// Partition is the partition of __diskless_state this coordinator serves.
+func (c *Coordinator) Partition() int32 { return c.partition }
+
+// Epoch is the coordinator's epoch.
+func (c *Coordinator) Epoch() int32 { return c.cfg.Epoch }
+
+// Close stops the coordinator: later calls fail with ErrClosed, and
+// long polls return. It may be called more than once.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closeLocked()
+}
+
+// Closed reports whether the coordinator was closed, by Close or by
+// itself after a failed append.
+func (c *Coordinator) Closed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}

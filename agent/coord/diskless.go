@@ -1,0 +1,93 @@
+package coord
+
+// The diskless batch coordinators (agent/batchcoord): one per partition
+// of __diskless_state led here, loaded as the group coordinators are
+// (groups.go). Partition DisklessPartition(topic id, p, N) coordinates
+// diskless partition (topic id, p).
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+
+	"github.com/strata-streaming/strata/agent/batchcoord"
+	"github.com/strata-streaming/strata/agent/dataplane"
+	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/partition"
+	"github.com/strata-streaming/strata/agent/topics"
+)
+
+// disklessTopic is the internal topic of the batch coordinators.
+const disklessTopic = topics.DisklessState
+
+// disklessTopicConfigs: compacted, as the other coordinators' topics, so
+// that the cleaner keeps only the newest Partition record and the Runs
+// not yet tombstoned; 100 MiB segments.
+var disklessTopicConfigs = map[string]string{metadata.CleanupPolicy: "compact", metadata.SegmentBytes: strconv.Itoa(100 << 20)}
+
+// DisklessPartition is the partition of a __diskless_state of n
+// partitions that coordinates partition p of the topic with id topicID:
+// FNV-1a over the id and the partition, big-endian, modulo n.
+func DisklessPartition(topicID [16]byte, p int32, n int32) int32 {
+	h := fnv.New32a()
+	h.Write(topicID[:])
+	h.Write(binary.BigEndian.AppendUint32(nil, uint32(p)))
+	return int32(h.Sum32() % uint32(n))
+}
+
+// ensureDisklessTopic returns __diskless_state, creating it on first use
+// with --diskless-state-partitions partitions.
+func (c *Coordinators) ensureDisklessTopic(ctx context.Context) (*topics.Entry, error) {
+	return c.table.EnsureInternal(ctx, disklessTopic, c.cfg.DisklessStatePartitions, disklessTopicConfigs)
+}
+
+// DisklessCoordinator returns the loaded coordinator of diskless
+// partition (topicID, p), whose __diskless_state partition must be led
+// here (dataplane.ErrNotCoordinator otherwise).
+func (c *Coordinators) DisklessCoordinator(ctx context.Context, topicID [16]byte, p int32) (*batchcoord.Coordinator, error) {
+	e, err := c.ensureDisklessTopic(ctx)
+	if err != nil {
+		return nil, err
+	}
+	index := DisklessPartition(topicID, p, e.Meta.Partitions)
+	for _, part := range e.Parts {
+		if part.Index() == index {
+			return c.loadDisklessCoordinator(part)
+		}
+	}
+	return nil, fmt.Errorf("%w: %s-%d has no replica here", dataplane.ErrNotCoordinator, disklessTopic, index)
+}
+
+func (c *Coordinators) loadDisklessCoordinator(p *partition.Partition) (*batchcoord.Coordinator, error) {
+	return c.diskless.get(p, func(epoch int32) (*batchcoord.Coordinator, error) {
+		cfg := batchcoord.Config{Epoch: epoch, CommitTimeout: c.cfg.DisklessCommitTimeout}
+		bc, err := batchcoord.Load(p.Index(), partitionLog{p}, cfg, c.logger.With("component", "batchcoord"))
+		if err != nil {
+			return nil, errors.Join(dataplane.ErrCoordinatorNotAvailable, err)
+		}
+		c.logger.Info("batch coordinator loaded", "partition", p.Index(), "epoch", epoch)
+		return bc, nil
+	})
+}
+
+// DisklessLeader returns the agent that leads the partition of
+// __diskless_state coordinating diskless partition (topicID, p), and
+// that partition's leader epoch, from this agent's view of the topic.
+func (c *Coordinators) DisklessLeader(ctx context.Context, topicID [16]byte, p int32) (leader, epoch int32, err error) {
+	e, err := c.ensureDisklessTopic(ctx)
+	if err != nil {
+		return -1, -1, err
+	}
+	index := DisklessPartition(topicID, p, e.Meta.Partitions)
+	if int(index) >= len(e.Snap.Partitions) {
+		return -1, -1, fmt.Errorf("%w: %s-%d is not open here", dataplane.ErrCoordinatorNotAvailable, disklessTopic, index)
+	}
+	sp := e.Snap.Partitions[index]
+	if sp.Leader() < 0 {
+		return -1, -1, fmt.Errorf("%w: %s-%d has no leader", dataplane.ErrCoordinatorNotAvailable, disklessTopic, index)
+	}
+	return sp.Leader(), sp.LeaderEpoch(), nil
+}
