@@ -197,6 +197,7 @@ func TestConfigValidate(t *testing.T) {
 		{"auto-create per request", func(c *Config) { c.Kafka.AutoCreateTopicsPerRequest = 0 }, "--auto-create-topics-per-request"},
 		{"retention default", func(c *Config) { c.TopicDefaults["retention.ms"] = "soon" }, "--log-retention-ms"},
 		{"compression default", func(c *Config) { c.TopicDefaults["compression.type"] = "brotli" }, "--compression-type"},
+		{"diskless default", func(c *Config) { c.TopicDefaults["diskless.enable"] = "false" }, "diskless.enable cannot have an agent-level default"},
 		{"authorizer", func(c *Config) { c.Authorizer = "ranger" }, "--authorizer"},
 		{"super users without authorizer", func(c *Config) { c.SuperUsers = "User:admin" }, "--super-users"},
 		{"allow if no ACL without authorizer", func(c *Config) { c.AllowEveryoneIfNoACLFound = true }, "--allow-everyone-if-no-acl-found"},

@@ -484,7 +484,8 @@ func TestDescribeConfigsTopic(t *testing.T) {
 	byName := map[string]kmsg.DescribeConfigsResponseResourceConfig{}
 	for _, c := range all.Configs {
 		byName[c.Name] = c
-		if c.ReadOnly || c.IsSensitive || c.Documentation != nil {
+		// Only diskless.enable is fixed at creation.
+		if c.ReadOnly != (c.Name == metadata.DisklessEnable) || c.IsSensitive || c.Documentation != nil {
 			t.Errorf("%s: read-only %v, sensitive %v, documentation %v", c.Name, c.ReadOnly, c.IsSensitive, c.Documentation)
 		}
 	}

@@ -7,7 +7,11 @@ package kafka
 // to its default. The replacement is one compare-and-swap on the topic's
 // metadata, so it is atomic per topic; configs are validated against
 // Strata's table (agent/metadata) and a key Strata does not act on is
-// INVALID_CONFIG, where Kafka would accept and store it.
+// INVALID_CONFIG, where Kafka would accept and store it. diskless.enable
+// (Strata's, named after KIP-1150) is fixed at creation: a replacement
+// that sets it to another value, or leaves it out of a diskless topic's
+// set, is INVALID_CONFIG, as is one that gives a diskless topic a config
+// it cannot have (agent/topics, Table.AlterTopicConfigs).
 //
 // BROKER resources are refused with INVALID_REQUEST: agent settings are
 // static (flags, environment, YAML file), and there are no dynamic broker

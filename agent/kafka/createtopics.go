@@ -18,6 +18,13 @@ package kafka
 // code's own text then). A request may name at most --max-topics-per-request
 // topics (topiclimit.go).
 //
+// diskless.enable=true (Strata's, named after KIP-1150) makes a diskless
+// topic, whose replication factor (given, or a replica assignment's) is
+// accepted and ignored: its partitions have no replicas. It
+// is INVALID_CONFIG with cleanup.policy=compact, remote.storage.enable=false
+// or local.retention.*, and, until the agents serve diskless topics, at
+// all (agent/topics/diskless.go). The answer's configs mark it read-only.
+//
 // Authorization (authorize.go): CREATE on the CLUSTER or on each topic, else
 // TOPIC_AUTHORIZATION_FAILED. Unlike Kafka, the configs of a created topic
 // are returned without a DESCRIBE_CONFIGS check.
@@ -122,6 +129,7 @@ func handleCreateTopics(ctx context.Context, s *Server, r *request, req *kmsg.Cr
 			v := e.Value
 			cc.Value = &v
 			cc.Source = int8(e.Source)
+			cc.ReadOnly = e.ReadOnly
 			ct.Configs = append(ct.Configs, cc)
 		}
 	}

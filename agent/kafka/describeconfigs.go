@@ -5,7 +5,9 @@ package kafka
 // TOPIC resources list every topic config Strata acts on (the table in
 // agent/metadata), not Kafka's full set of ~40: a key Strata ignores is
 // absent rather than shown with a value that means nothing here. Every topic
-// config is alterable, so ReadOnly is false; none is sensitive.
+// config is alterable, so ReadOnly is false, except diskless.enable
+// (Strata's, named after KIP-1150), which is given at creation and never
+// changes; none is sensitive.
 //
 // BROKER resources describe the agent's own settings. The empty name and
 // this agent's id both answer with all of them (Kafka answers the empty
@@ -120,7 +122,7 @@ func (s *Server) describeTopicConfigs(req *kmsg.DescribeConfigsRequest, rr kmsg.
 		if !wanted(rr.ConfigNames, e.Name) {
 			continue
 		}
-		c := configEntry(req, e, false)
+		c := configEntry(req, e, e.ReadOnly)
 		if req.IncludeSynonyms {
 			c.ConfigSynonyms = topicSynonyms(e.Name, t.Configs, defaults)
 		}

@@ -10,7 +10,9 @@ package kafka
 // built-in default), APPEND skips items already present, and the result is
 // validated as a whole, so SUBTRACT of the last cleanup.policy item fails.
 // All operations on one topic are applied in one compare-and-swap: either
-// all of them take effect or none does.
+// all of them take effect or none does. diskless.enable (Strata's, named
+// after KIP-1150) is fixed at creation: a SET to another value, or a
+// DELETE on a diskless topic, is INVALID_CONFIG.
 //
 // A config named twice in one resource, a resource named twice in one
 // request, an unknown operation and a null value for SET, APPEND or

@@ -10,9 +10,10 @@ import (
 
 // CreateTopic creates a topic with len(assignment) == partitions replica
 // lists; each partition starts with leader assignment[p][0], leader epoch 0
-// and ISR = replicas. configs are validated and stored as the topic's own
-// configs. The write order that keeps a crash from leaving a half-created
-// topic is in the package doc.
+// and ISR = replicas. A diskless topic (configs set diskless.enable=true)
+// takes no assignment and gets no partition states at all. configs are
+// validated and stored as the topic's own configs. The write order that
+// keeps a crash from leaving a half-created topic is in the package doc.
 func (s *Store) CreateTopic(ctx context.Context, name string, partitions int32, assignment [][]int32, configs map[string]string) (Topic, error) {
 	if err := ValidateTopicName(name); err != nil {
 		return Topic{}, err
@@ -21,12 +22,9 @@ func (s *Store) CreateTopic(ctx context.Context, name string, partitions int32, 
 		return Topic{}, fmt.Errorf("%w: topic %q: %d partitions; must be 1 to %d",
 			ErrInvalidPartitions, name, partitions, s.settings.MaxPartitions)
 	}
-	if int64(len(assignment)) != int64(partitions) {
-		return Topic{}, fmt.Errorf("%w: topic %q: %d replica lists for %d partitions",
-			ErrInvalidReplicaAssignment, name, len(assignment), partitions)
-	}
-	if err := s.validateAssignment(assignment, 0); err != nil {
-		return Topic{}, fmt.Errorf("topic %q: %w", name, err)
+	diskless := Diskless(configs)
+	if err := s.checkAssignment(name, diskless, assignment, 0, partitions); err != nil {
+		return Topic{}, err
 	}
 	if err := ValidateTopicConfigs(configs); err != nil {
 		return Topic{}, fmt.Errorf("topic %q: %w", name, err)
@@ -51,6 +49,7 @@ func (s *Store) CreateTopic(ctx context.Context, name string, partitions int32, 
 	if _, err := s.bucket.Put(ctx, topicKey(id), encodeObject(to), objstore.PutOptions{IfAbsent: true}); err != nil {
 		return Topic{}, fmt.Errorf("create topic %q: write topic.json: %w", name, err)
 	}
+	// A diskless topic's assignment is empty: it writes no state.
 	if err := s.writeStates(ctx, id, 0, assignment); err != nil {
 		s.removeTree(ctx, id)
 		return Topic{}, fmt.Errorf("create topic %q: %w", name, err)
@@ -67,7 +66,7 @@ func (s *Store) CreateTopic(ctx context.Context, name string, partitions int32, 
 	if _, err := s.bucket.Stat(ctx, topicKey(id)); err != nil {
 		return Topic{}, fmt.Errorf("create topic %q: topic.json vanished after commit (collected as an orphan?): %w", name, err)
 	}
-	s.logger.Info("topic created", "topic", name, "topic_id", FormatTopicID(id), "partitions", partitions)
+	s.logger.Info("topic created", "topic", name, "topic_id", FormatTopicID(id), "partitions", partitions, "diskless", diskless)
 	return t, nil
 }
 

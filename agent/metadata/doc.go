@@ -14,6 +14,7 @@
 //	topics/names/<topic>.json         name -> topic id                      create-once
 //	topics/<topic-id>/topic.json      partitions, configs                   CAS
 //	topics/<topic-id>/<p>/state.json  leader, epoch, replicas, ISR          CAS
+//	                                  (none for a diskless topic)
 //	users/<user>.json                 SCRAM credentials of a user (users.go) CAS
 //	loads/<id>.json                   an agent's replicas' load (loads.go)  overwritten
 //
@@ -52,6 +53,11 @@
 // it with a warning), and CreateTopic replaces it with If-Match on the
 // dangling object's ETag, so two creators repairing the same name cannot both
 // win.
+//
+// A diskless topic (diskless.enable=true, diskless.go) has topic.json and
+// its name only: its partitions have no state.json, and CreateTopic and
+// AddPartitions write none. Whether a topic is diskless is fixed at
+// creation; UpdateTopic refuses to change it.
 //
 // AddPartitions follows the same rule: the new state.json objects are written
 // first and the topic.json CAS that raises the partition count commits them.

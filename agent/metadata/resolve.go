@@ -11,10 +11,15 @@ import (
 type Defaults map[string]string
 
 // Validate checks every key and value, saying that the problem is in the
-// agent defaults.
+// agent defaults. diskless.enable is refused: it has no agent-level
+// default (diskless.go).
 func (d Defaults) Validate() error {
 	if err := ValidateTopicConfigs(d); err != nil {
 		return fmt.Errorf("agent default: %w", err)
+	}
+	if _, ok := d[DisklessEnable]; ok {
+		return fmt.Errorf("agent default: %w: %s cannot have an agent-level default: a default that changed later would change the mode of every topic created without the key; set it on the topic when creating it",
+			ErrInvalidConfig, DisklessEnable)
 	}
 	return nil
 }
@@ -72,6 +77,9 @@ type Resolved struct {
 	IndexIntervalBytes  int32
 	// UncleanLeaderElection lets a replica outside the ISR lead.
 	UncleanLeaderElection bool
+	// Diskless is diskless.enable: the topic's partitions have no local
+	// log, no replicas and no state.json (docs/design.md §7a).
+	Diskless bool
 }
 
 // effective returns the value of d and its source.
@@ -138,6 +146,7 @@ func Resolve(topicConfigs map[string]string, defaults Defaults) (Resolved, error
 		SegmentMs:              long(SegmentMs),
 		IndexIntervalBytes:     int32(long(IndexIntervalBytes)),
 		UncleanLeaderElection:  strings.EqualFold(value(UncleanLeaderElectionEnable), "true"),
+		Diskless:               Diskless(topicConfigs),
 	}
 	if r.Compact {
 		r.RemoteStorage = compactTiered(topicConfigs)
@@ -166,6 +175,8 @@ type ConfigEntry struct {
 	Source ConfigSource
 	Doc    string
 	Type   ConfigType
+	// ReadOnly is ConfigDef.ReadOnly: the config cannot be altered.
+	ReadOnly bool
 }
 
 // compactTiered reports whether a compacted topic is tiered: only when the
@@ -194,7 +205,7 @@ func Describe(topicConfigs map[string]string, defaults Defaults) []ConfigEntry {
 		if d.Name == RemoteStorageEnable && compact && !compactTiered(topicConfigs) {
 			v = "false" // what Resolve makes of it: see compactTiered
 		}
-		out = append(out, ConfigEntry{Name: d.Name, Value: v, Source: src, Doc: d.Doc, Type: d.Type})
+		out = append(out, ConfigEntry{Name: d.Name, Value: v, Source: src, Doc: d.Doc, Type: d.Type, ReadOnly: d.ReadOnly})
 	}
 	return out
 }

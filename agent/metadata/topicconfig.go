@@ -29,6 +29,9 @@ type ConfigDef struct {
 	Doc     string
 	Type    ConfigType
 	Default string
+	// ReadOnly configs are given at creation and never change afterwards
+	// (diskless.enable); DescribeConfigs shows them read-only.
+	ReadOnly bool
 	// validate checks a value already known to be of Type.
 	validate func(string) error
 }
@@ -66,6 +69,11 @@ const (
 	UncleanLeaderElectionEnable = "unclean.leader.election.enable"
 )
 
+// DisklessEnable makes a topic diskless (docs/design.md §7a). The name is
+// KIP-1150's; Kafka has no such config yet. It is set at creation only and
+// has no agent-level default (diskless.go).
+const DisklessEnable = "diskless.enable"
+
 // topicConfigDefs is the table, sorted by name. Defaults and ranges follow
 // Kafka 4.0 except where a comment says otherwise.
 var topicConfigDefs = []ConfigDef{
@@ -76,6 +84,8 @@ var topicConfigDefs = []ConfigDef{
 		Doc:      "Codec batches are stored with; \"producer\" keeps the producer's codec, any other value recompresses."},
 	{Name: DeleteRetentionMs, Type: TypeLong, Default: "86400000", validate: intRange(0, math.MaxInt64),
 		Doc: "Milliseconds a tombstone (a null value) stays readable on a compacted topic before the cleaner removes it."},
+	{Name: DisklessEnable, Type: TypeBoolean, Default: "false", ReadOnly: true, validate: oneOf("true", "false"),
+		Doc: "Whether the topic is diskless: its records go straight to the store, batched across partitions, and no agent keeps a local log or replicas of its partitions; given at creation only and never changed."},
 	{Name: IndexIntervalBytes, Type: TypeInt, Default: "4096", validate: intRange(0, math.MaxInt32),
 		Doc: "Bytes of log between two entries of the sparse offset index."},
 	{Name: LocalRetentionBytes, Type: TypeLong, Default: "-2", validate: intRange(-2, math.MaxInt64),

@@ -73,6 +73,8 @@ func TestValidateTopicConfigs(t *testing.T) {
 		{SegmentBytes, "13", false, "[14, 2147483647]"},
 		{SegmentMs, "0", false, "[1, "},
 		{IndexIntervalBytes, "-1", false, "[0, "},
+		{DisklessEnable, "true", true, ""},
+		{DisklessEnable, "yes", false, "true, false"},
 		{"no.such.config", "1", false, `unknown topic config "no.such.config"`},
 	}
 	for _, c := range cases {
@@ -136,7 +138,11 @@ func TestResolve(t *testing.T) {
 			}},
 		{name: "compact, delete and tiered", topic: map[string]string{CleanupPolicy: "compact,delete", RemoteStorageEnable: "true"},
 			want: func(r *Resolved) { r.CleanupPolicy, r.Compact, r.RemoteStorage = "compact,delete", true, true }},
+		{name: "diskless", topic: map[string]string{DisklessEnable: "true"},
+			want: func(r *Resolved) { r.Diskless = true }},
+		{name: "diskless off", topic: map[string]string{DisklessEnable: "false"}, want: func(*Resolved) {}},
 		{name: "bad topic value", topic: map[string]string{SegmentMs: "x"}, wantErr: "segment.ms"},
+		{name: "diskless has no agent default", agent: Defaults{DisklessEnable: "false"}, wantErr: "diskless.enable cannot have an agent-level default"},
 		{name: "bad agent value", agent: Defaults{SegmentMs: "0"}, wantErr: "agent default"},
 		{name: "unknown agent key", agent: Defaults{"log.retention.ms": "1"}, wantErr: "log.retention.ms"},
 	}
@@ -182,6 +188,9 @@ func TestDescribe(t *testing.T) {
 	for _, e := range entries {
 		if e.Doc == "" || e.Type == TypeUnknown {
 			t.Errorf("%s: missing doc or type", e.Name)
+		}
+		if e.ReadOnly != (e.Name == DisklessEnable) {
+			t.Errorf("%s: read-only %v; only %s is", e.Name, e.ReadOnly, DisklessEnable)
 		}
 		w, ok := want[e.Name]
 		if !ok {

@@ -144,6 +144,26 @@ func (s *Store) Topics(ctx context.Context) ([]Topic, error) {
 	return topics, nil
 }
 
+// checkAssignment checks the replica lists of partitions [first, total)
+// of topic name: one valid list per partition, or, for a diskless topic,
+// none at all.
+func (s *Store) checkAssignment(name string, diskless bool, assignment [][]int32, first, total int32) error {
+	switch {
+	case diskless && len(assignment) > 0:
+		return fmt.Errorf("%w: topic %q is diskless: its partitions have no replicas, so it takes no replica assignment",
+			ErrInvalidReplicaAssignment, name)
+	case diskless:
+		return nil
+	case int64(len(assignment)) != int64(total-first):
+		return fmt.Errorf("%w: topic %q: %d replica lists for %d new partitions",
+			ErrInvalidReplicaAssignment, name, len(assignment), total-first)
+	}
+	if err := s.validateAssignment(assignment, first); err != nil {
+		return fmt.Errorf("topic %q: %w", name, err)
+	}
+	return nil
+}
+
 // validateAssignment checks a replica assignment for partitions
 // [first, first+len(assignment)).
 func (s *Store) validateAssignment(assignment [][]int32, first int32) error {

@@ -14,14 +14,16 @@ import (
 // Settings.CASRetries times. An error from fn aborts the update and is
 // returned as is.
 //
-// fn may change Configs (validated before the write). It may not change
-// Name, ID or CreatedAt, and may not change Partitions: growth goes through
+// fn may change Configs (validated before the write) but not whether the
+// topic is diskless (CheckDisklessUnchanged): a diskless topic has no
+// partition states, and a classic one needs them. It may not change Name,
+// ID or CreatedAt, and may not change Partitions: growth goes through
 // AddPartitions, which also creates the new partitions' state objects.
 func (s *Store) UpdateTopic(ctx context.Context, name string, fn func(*Topic) error) (Topic, error) {
 	if err := ValidateTopicName(name); err != nil {
 		return Topic{}, err
 	}
-	return s.updateTopic(ctx, name, func(t *Topic, _ loaded) error {
+	return s.updateTopic(ctx, name, func(t *Topic, l loaded) error {
 		before := *t
 		if err := fn(t); err != nil {
 			return err
@@ -32,7 +34,8 @@ func (s *Store) UpdateTopic(ctx context.Context, name string, fn func(*Topic) er
 		if t.Partitions != before.Partitions {
 			return fmt.Errorf("%w: topic %q: partition count changes go through AddPartitions", ErrInvalidPartitions, name)
 		}
-		return nil
+		// l holds the configs as read: fn may have changed t's map in place.
+		return CheckDisklessUnchanged(name, l.topic.Configs, t.Configs)
 	})
 }
 
@@ -75,8 +78,9 @@ func (s *Store) updateTopic(ctx context.Context, name string, fn func(*Topic, lo
 // replica lists of the new partitions only (len(assignment) == total -
 // current), as in Kafka's CreatePartitions. The new state.json objects are
 // written first and the topic.json CAS that raises the count commits them
-// (see the package doc). It returns ErrInvalidPartitions if total is not
-// larger than the current count.
+// (see the package doc). A diskless topic takes no assignment and gets no
+// states: only its count grows. It returns ErrInvalidPartitions if total
+// is not larger than the current count.
 //
 // Two AddPartitions racing on one topic: one commits, the other fails with
 // ErrInvalidPartitions; in a narrow window the winner's new partitions may
@@ -96,12 +100,8 @@ func (s *Store) AddPartitions(ctx context.Context, name string, total int32, ass
 			return fmt.Errorf("%w: topic %q has %d partitions; the new count %d must be larger",
 				ErrInvalidPartitions, name, current, total)
 		}
-		if int64(len(assignment)) != int64(total-current) {
-			return fmt.Errorf("%w: topic %q: %d replica lists for %d new partitions",
-				ErrInvalidReplicaAssignment, name, len(assignment), total-current)
-		}
-		if err := s.validateAssignment(assignment, current); err != nil {
-			return fmt.Errorf("topic %q: %w", name, err)
+		if err := s.checkAssignment(name, t.Diskless(), assignment, current, total); err != nil {
+			return err
 		}
 		if written != current {
 			if err := s.prepareStates(ctx, t, assignment); err != nil {

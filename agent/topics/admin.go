@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"slices"
 	"strings"
 
 	"github.com/strata-streaming/strata/agent/dataplane"
@@ -19,7 +18,8 @@ import (
 )
 
 // CreateTopic implements TopicAdmin: partitions < 0 and rf < 0 take
-// the agent's defaults.
+// the agent's defaults. A diskless topic's replication factor is
+// accepted and ignored: its partitions have no replicas.
 func (t *Table) CreateTopic(ctx context.Context, name string, partitions int32, rf int16, configs map[string]string, validateOnly bool) (*dataplane.Topic, error) {
 	t.adminMu.Lock()
 	defer t.adminMu.Unlock()
@@ -60,7 +60,7 @@ func (t *Table) defaultReplicationFactor() int16 {
 // one in-sync copy an acks=all write would survive no failure. The value
 // is stored with the topic, so DescribeConfigs shows it.
 func withMinISRDefault(configs map[string]string, rf int16, defaults metadata.Defaults) map[string]string {
-	if rf < 3 {
+	if rf < 3 || metadata.Diskless(configs) {
 		return configs
 	}
 	if _, ok := configs[metadata.MinInsyncReplicas]; ok {
@@ -98,24 +98,33 @@ func (t *Table) collides(name string) (string, bool) {
 }
 
 // checkNewTopic validates a topic about to be created and places its
-// replicas. t.adminMu is held.
+// replicas; a diskless topic has none to place (nil assignment). t.adminMu
+// is held.
 func (t *Table) checkNewTopic(name string, partitions int32, rf int16, configs map[string]string) (metadata.Resolved, [][]int32, error) {
 	if partitions == 0 {
 		return metadata.Resolved{}, nil, fmt.Errorf("%w: topic %q: 0 partitions; must be at least 1", metadata.ErrInvalidPartitions, name)
 	}
 	agents := t.host.PlacementAgents()
-	if rf == 0 || int(rf) > len(agents) {
+	if (rf == 0 || int(rf) > len(agents)) && !metadata.Diskless(configs) {
 		return metadata.Resolved{}, nil, fmt.Errorf("%w: topic %q: replication factor %d; must be 1 to %d (the live agents)", metadata.ErrInvalidReplicationFactor, name, rf, len(agents))
 	}
 	resolved, err := metadata.Resolve(configs, t.cfg.Defaults)
 	if err != nil {
 		return metadata.Resolved{}, nil, fmt.Errorf("topic %q: %w", name, err)
 	}
+	if resolved.Diskless {
+		if err := t.checkDiskless(name, configs, resolved); err != nil {
+			return metadata.Resolved{}, nil, err
+		}
+	}
 	if _, ok := t.Entry(name); ok {
 		return metadata.Resolved{}, nil, fmt.Errorf("%w: %q", metadata.ErrTopicExists, name)
 	}
 	if other, ok := t.collides(name); ok {
 		return metadata.Resolved{}, nil, fmt.Errorf("%w: %q collides with existing topic %q ('.' and '_' are treated alike)", metadata.ErrInvalidTopic, name, other)
+	}
+	if resolved.Diskless {
+		return resolved, nil, nil
 	}
 	assignment, err := placement.Assign(partitions, rf, agents, rand.IntN(len(agents)))
 	if err != nil {
@@ -135,14 +144,13 @@ func (t *Table) createTopicLocked(ctx context.Context, name string, partitions i
 	if err != nil {
 		return nil, err
 	}
-	parts, peers, err := t.host.OpenPartitions(ctx, m, resolved, 0, false)
+	e, err := t.openLocked(ctx, m, resolved, nil, false)
 	if err != nil {
 		return nil, err
 	}
-	e := newEntry(m, resolved, parts, peers)
 	t.put(e)
 	t.announce()
-	t.logger.Info("topic created", "topic", name, "partitions", partitions, "replication_factor", rf)
+	t.logger.Info("topic created", "topic", name, "partitions", partitions, "replication_factor", e.Snap.ReplicationFactor, "diskless", resolved.Diskless)
 	return e.Snap, nil
 }
 
@@ -200,9 +208,12 @@ func (t *Table) CreatePartitions(ctx context.Context, name string, total int32, 
 	if total <= current {
 		return fmt.Errorf("%w: topic %q has %d partitions; the new count %d must be larger", metadata.ErrInvalidPartitions, name, current, total)
 	}
-	assignment, err := placement.Assign(total-current, e.Snap.ReplicationFactor, t.host.PlacementAgents(), int(current))
-	if err != nil {
-		return err
+	var assignment [][]int32 // none for a diskless topic
+	if !e.Meta.Diskless() {
+		assignment, err = placement.Assign(total-current, e.Snap.ReplicationFactor, t.host.PlacementAgents(), int(current))
+		if err != nil {
+			return err
+		}
 	}
 	if validateOnly {
 		return nil
@@ -211,11 +222,11 @@ func (t *Table) CreatePartitions(ctx context.Context, name string, total int32, 
 	if err != nil {
 		return err
 	}
-	added, addedPeers, err := t.host.OpenPartitions(ctx, m, e.Snap.Resolved, current, false)
+	grown, err := t.openLocked(ctx, m, e.Snap.Resolved, e, false)
 	if err != nil {
 		return err
 	}
-	t.put(newEntry(m, e.Snap.Resolved, append(slices.Clone(e.Parts), added...), append(slices.Clone(e.Peers), addedPeers...)))
+	t.put(grown)
 	t.logger.Info("partitions added", "topic", name, "from", current, "to", total)
 	t.announce()
 	return nil
@@ -236,6 +247,14 @@ func (t *Table) AlterTopicConfigs(ctx context.Context, name string, fn func(map[
 	}
 	resolved, err := metadata.Resolve(next, t.cfg.Defaults)
 	if err != nil {
+		return fmt.Errorf("topic %q: %w", name, err)
+	}
+	// A diskless topic stays diskless and a classic one classic; a
+	// diskless one refuses what it refused at creation.
+	if err := metadata.CheckDisklessUnchanged(name, e.Meta.Configs, next); err != nil {
+		return err
+	}
+	if err := metadata.CheckDiskless(next, resolved); err != nil {
 		return fmt.Errorf("topic %q: %w", name, err)
 	}
 	if e.Snap.Resolved.RemoteStorage && resolved.Compact && !resolved.RemoteStorage {
@@ -268,7 +287,7 @@ func (t *Table) AlterTopicConfigs(ctx context.Context, name string, fn func(map[
 // the served one: a new entry, and the new settings on every local
 // partition log. t.adminMu is held.
 func (t *Table) applyLocked(ctx context.Context, e *Entry, m metadata.Topic, resolved metadata.Resolved) error {
-	t.put(newEntry(m, resolved, e.Parts, e.Peers))
+	t.put(e.changed(m, resolved))
 	var errs []error
 	for _, p := range e.Parts {
 		p.SetMinISR(resolved.MinInsyncReplicas)

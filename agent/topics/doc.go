@@ -25,6 +25,12 @@
 // start of tiering, the removal of a partition's directory, the live
 // agents for placement, and the gossip announcement.
 //
+// A diskless topic (diskless.enable=true, docs/design.md §7a) has no
+// replicas to place, no partition states in the store and no local logs:
+// its partitions come from the diskless data path (DisklessPartitions)
+// instead of the Host. Until the agent has one, the table refuses to
+// create diskless topics: the gate in diskless.go.
+//
 // # Entries
 //
 // An Entry is immutable once in the table. A change builds a new entry

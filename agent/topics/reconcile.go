@@ -47,12 +47,12 @@ func (t *Table) Reconcile(ctx context.Context) error {
 				continue
 			}
 		case m.Partitions > e.Meta.Partitions:
-			parts, peers, err := t.host.OpenPartitions(ctx, m, r, e.Meta.Partitions, false)
+			grown, err := t.openLocked(ctx, m, r, e, false)
 			if err != nil {
 				t.logger.Warn("reconcile: open new partitions", "topic", m.Name, "err", err)
 				continue
 			}
-			t.put(newEntry(m, r, append(e.Parts, parts...), append(e.Peers, peers...)))
+			t.put(grown)
 		case !maps.Equal(m.Configs, e.Meta.Configs):
 			if err := t.applyLocked(ctx, e, m, r); err != nil {
 				t.logger.Warn("reconcile: apply topic configs", "topic", m.Name, "err", err)
@@ -84,12 +84,12 @@ func (t *Table) adoptLocked(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	parts, peers, err := t.host.OpenPartitions(ctx, m, r, 0, false)
+	e, err := t.openLocked(ctx, m, r, nil, false)
 	if err != nil {
 		return err
 	}
-	t.put(newEntry(m, r, parts, peers))
-	t.logger.Info("topic found in the store", "topic", m.Name, "partitions", m.Partitions, "local", len(parts))
+	t.put(e)
+	t.logger.Info("topic found in the store", "topic", m.Name, "partitions", m.Partitions, "local", len(e.Parts), "diskless", m.Diskless())
 	return nil
 }
 

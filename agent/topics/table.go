@@ -2,6 +2,7 @@ package topics
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -60,6 +61,9 @@ type Config struct {
 	// every partition log's config (LogConfig).
 	Flush         log.FlushPolicy
 	FlushInterval time.Duration
+	// Diskless serves the partitions of diskless topics. Nil while the
+	// agent has no diskless data path: the gate (diskless.go).
+	Diskless DisklessPartitions
 }
 
 // Entry is a topic this agent serves: its stored metadata, its local
@@ -69,19 +73,49 @@ type Entry struct {
 	Meta  metadata.Topic
 	Parts []*partition.Partition // this agent's replicas
 	Peers []*partition.Peer      // partitions only other agents hold
-	Snap  *dataplane.Topic       // also holds the resolved configs
+	// Diskless are a diskless topic's partitions (Config.Diskless), in
+	// index order; a diskless topic has no Parts or Peers, a classic one
+	// no Diskless.
+	Diskless []dataplane.Partition
+	Snap     *dataplane.Topic // also holds the resolved configs
 }
 
+// newEntry is the entry of a classic topic.
 func newEntry(meta metadata.Topic, resolved metadata.Resolved, parts []*partition.Partition, peers []*partition.Peer) *Entry {
-	e := &Entry{Meta: meta, Parts: parts, Peers: peers}
-	rf := int16(0)
-	switch {
-	case len(parts) > 0:
-		rf = int16(len(parts[0].Replicas()))
-	case len(peers) > 0:
-		rf = int16(len(peers[0].Replicas()))
+	// In partition order, this agent's replicas and the others' alike, so
+	// handlers index the list by partition number.
+	all := make([]dataplane.Partition, 0, len(parts)+len(peers))
+	for _, p := range parts {
+		all = append(all, p)
 	}
-	e.Snap = &dataplane.Topic{
+	for _, p := range peers {
+		all = append(all, p)
+	}
+	slices.SortFunc(all, func(x, y dataplane.Partition) int { return int(x.Index() - y.Index()) })
+	return &Entry{Meta: meta, Parts: parts, Peers: peers, Snap: snapshot(meta, resolved, all)}
+}
+
+// newDisklessEntry is the entry of a diskless topic.
+func newDisklessEntry(meta metadata.Topic, resolved metadata.Resolved, diskless []dataplane.Partition) *Entry {
+	return &Entry{Meta: meta, Diskless: diskless, Snap: snapshot(meta, resolved, diskless)}
+}
+
+// changed is e with new metadata and configs and the same partitions.
+func (e *Entry) changed(meta metadata.Topic, resolved metadata.Resolved) *Entry {
+	if meta.Diskless() {
+		return newDisklessEntry(meta, resolved, e.Diskless)
+	}
+	return newEntry(meta, resolved, e.Parts, e.Peers)
+}
+
+// snapshot is the handlers' view of a topic whose partitions, in index
+// order, are all.
+func snapshot(meta metadata.Topic, resolved metadata.Resolved, all []dataplane.Partition) *dataplane.Topic {
+	rf := int16(0)
+	if len(all) > 0 {
+		rf = int16(len(all[0].Replicas()))
+	}
+	return &dataplane.Topic{
 		Name:              meta.Name,
 		ID:                meta.ID,
 		Internal:          Internal(meta.Name),
@@ -89,17 +123,8 @@ func newEntry(meta metadata.Topic, resolved metadata.Resolved, parts []*partitio
 		Resolved:          resolved,
 		PartitionCount:    meta.Partitions,
 		ReplicationFactor: rf,
+		Partitions:        all,
 	}
-	// In partition order, this agent's replicas and the others' alike, so
-	// handlers index the list by partition number.
-	for _, p := range parts {
-		e.Snap.Partitions = append(e.Snap.Partitions, p)
-	}
-	for _, p := range peers {
-		e.Snap.Partitions = append(e.Snap.Partitions, p)
-	}
-	slices.SortFunc(e.Snap.Partitions, func(x, y dataplane.Partition) int { return int(x.Index() - y.Index()) })
-	return e
 }
 
 // Table is the agent's topic table. See the package comment.
@@ -125,9 +150,11 @@ func New(cfg Config, store *metadata.Store, host Host, signal *partition.Signal,
 }
 
 // Load opens every partition of every stored topic that this agent
-// replicates (Host.OpenPartitions with restart set). Removing the
-// directories of topics gone from the store is the caller's: they are
-// the agent's files.
+// replicates (Host.OpenPartitions with restart set), and every partition
+// of the diskless topics. A diskless topic is left unserved, with a
+// warning, while the gate is shut (diskless.go). Removing the directories
+// of topics gone from the store is the caller's: they are the agent's
+// files.
 func (t *Table) Load(ctx context.Context) error {
 	t.adminMu.Lock()
 	defer t.adminMu.Unlock()
@@ -140,13 +167,45 @@ func (t *Table) Load(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("topic %s: stored configs: %w", m.Name, err)
 		}
-		parts, peers, err := t.host.OpenPartitions(ctx, m, r, 0, true)
+		e, err := t.openLocked(ctx, m, r, nil, true)
+		if errors.Is(err, errNoDiskless) {
+			t.logger.Warn("not serving a diskless topic", "topic", m.Name, "err", err)
+			continue
+		}
 		if err != nil {
 			return err
 		}
-		t.put(newEntry(m, r, parts, peers))
+		t.put(e)
 	}
 	return nil
+}
+
+// openLocked opens partitions [from.Meta.Partitions, m.Partitions) of the
+// stored topic m (from nil: all of them) and returns its entry with from's
+// partitions and the new ones: a classic topic's through the Host, a
+// diskless topic's through the diskless data path, which the gate may
+// refuse. restart is the Host's. t.adminMu is held.
+func (t *Table) openLocked(ctx context.Context, m metadata.Topic, r metadata.Resolved, from *Entry, restart bool) (*Entry, error) {
+	first, have := int32(0), &Entry{}
+	if from != nil {
+		first, have = from.Meta.Partitions, from
+	}
+	if m.Diskless() {
+		d, err := t.disklessPath()
+		if err != nil {
+			return nil, fmt.Errorf("topic %q: %w", m.Name, err)
+		}
+		opened, err := d.OpenDiskless(ctx, m, r, first)
+		if err != nil {
+			return nil, err
+		}
+		return newDisklessEntry(m, r, append(slices.Clone(have.Diskless), opened...)), nil
+	}
+	parts, peers, err := t.host.OpenPartitions(ctx, m, r, first, restart)
+	if err != nil {
+		return nil, err
+	}
+	return newEntry(m, r, append(slices.Clone(have.Parts), parts...), append(slices.Clone(have.Peers), peers...)), nil
 }
 
 // ClosePartitions closes every local partition, at most parallelism at a
@@ -244,12 +303,12 @@ func (t *Table) Lookup(id [16]byte, index int32) (*partition.Partition, *partiti
 // the new lists, or ok false to leave the entry as it is. fn runs with
 // adminMu held, so no other topic change interleaves; it must not call
 // the table's changing methods. Nothing happens if the topic is not
-// served.
+// served, or is diskless: it has no replicas.
 func (t *Table) ChangeReplicas(id [16]byte, fn func(e *Entry) (parts []*partition.Partition, peers []*partition.Peer, ok bool)) {
 	t.adminMu.Lock()
 	defer t.adminMu.Unlock()
 	e, ok := t.EntryByID(id)
-	if !ok {
+	if !ok || e.Meta.Diskless() {
 		return
 	}
 	parts, peers, ok := fn(e)

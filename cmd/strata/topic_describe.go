@@ -107,6 +107,9 @@ func renderTopicDescription(w io.Writer, td kadm.TopicDetail, starts, ends kadm.
 	if td.IsInternal {
 		head += "  (internal)"
 	}
+	if isDiskless(rc) {
+		head += "  diskless"
+	}
 	fmt.Fprintln(w, head)
 	cfg := renderConfigs(rc, allConfigs)
 	if !strings.HasPrefix(cfg, "\n") {
@@ -146,6 +149,20 @@ func renderTopicDescription(w io.Writer, td kadm.TopicDetail, starts, ends kadm.
 			joinIDs(p.Replicas), joinIDs(p.ISR), joinIDs(p.OfflineReplicas), start, end, problem)
 	}
 	return failures, tw.Flush()
+}
+
+// isDiskless reports whether the described configs say diskless.enable=true
+// (docs/design.md §7a): the topic's partitions then have no replicas.
+func isDiskless(rc *kadm.ResourceConfig) bool {
+	if rc == nil {
+		return false
+	}
+	for _, c := range rc.Configs {
+		if c.Key == "diskless.enable" {
+			return strings.EqualFold(c.MaybeValue(), "true")
+		}
+	}
+	return false
 }
 
 // renderConfigs lists the topic's own overrides (source DYNAMIC_TOPIC_CONFIG)

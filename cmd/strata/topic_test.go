@@ -170,6 +170,19 @@ func TestRenderTopicDescription(t *testing.T) {
 		!strings.Contains(w.String(), "segment.bytes=1073741824 (DEFAULT_CONFIG)") || strings.Contains(w.String(), "hunter2") {
 		t.Errorf("--all-configs output:\n%s", w.String())
 	}
+	for _, value := range []string{"true", "false"} {
+		w.Reset()
+		rc := &kadm.ResourceConfig{Name: "orders", Configs: []kadm.Config{
+			{Key: "diskless.enable", Value: val(value), Source: kmsg.ConfigSourceDynamicTopicConfig},
+		}}
+		if _, err := renderTopicDescription(&w, td, starts, ends, rc, false); err != nil {
+			t.Fatal(err)
+		}
+		head, _, _ := strings.Cut(w.String(), "\n")
+		if want := value == "true"; strings.HasSuffix(head, "  diskless") != want {
+			t.Errorf("diskless.enable=%s: head %q; want diskless printed: %v", value, head, want)
+		}
+	}
 	if got := renderConfigs(nil, false); got != "(unavailable)" {
 		t.Errorf("nil configs: %q", got)
 	}
