@@ -52,6 +52,7 @@ import (
 	"github.com/strata-streaming/strata/agent/cleaner"
 	"github.com/strata-streaming/strata/agent/control"
 	"github.com/strata-streaming/strata/agent/coord"
+	"github.com/strata-streaming/strata/agent/diskless"
 	"github.com/strata-streaming/strata/agent/httpapi"
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/listener"
@@ -127,6 +128,10 @@ type Agent struct {
 	// peers holds the connections transaction markers and verification
 	// use to reach other agents (agent/peer).
 	peers *peer.Pool
+	// diskless is the diskless data path, over its own pool of
+	// inter-agent connections (diskless.go).
+	diskless      *diskless.Service
+	disklessPeers *peer.Pool
 	// fetchers are the follower replicas' fetch loops, one per leader
 	// agent (agent/partition's Fetchers).
 	fetchers *partition.Fetchers
@@ -236,6 +241,9 @@ func New(ctx context.Context, cfg Config, opts Options) (_ *Agent, err error) {
 	// Before the partitions open: applying their states may unload a
 	// coordinator (control.Host.LeaderMovedAway).
 	a.coords = coord.New(a.id, cfg.coordConfig(opts.TxnBeforeMarkers), a.topics, coordHost{a}, a.store, a.peers, a.registry, logger)
+	if err := a.openDiskless(); err != nil {
+		return nil, err
+	}
 	if err := a.loadTopics(ctx); err != nil {
 		return nil, err
 	}
@@ -313,7 +321,7 @@ func (a *Agent) bind() (err error) {
 // well before the other agents' --connections-max-idle would.
 func (a *Agent) newPeerPool() (*peer.Pool, error) {
 	cfg := peer.DefaultPoolConfig()
-	cfg.Self, cfg.Options = a.id, a.peer
+	cfg.Name, cfg.Self, cfg.Options = "transactions", a.id, a.peer
 	cfg.IdleTimeout = min(cfg.IdleTimeout, a.cfg.Kafka.IdleTimeout/2)
 	return peer.NewPool(cfg, a.registry)
 }
@@ -506,6 +514,15 @@ func (a *Agent) Close() error {
 		close(a.stop)
 		a.leaveMembership() // ends watchMembers
 		var errs []error
+		if a.diskless != nil {
+			// Before the wire server closes: the buffered batches are cut,
+			// uploaded and committed, and their producers answered.
+			ctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
+			if err := a.diskless.Drain(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("diskless drain: %w", err))
+			}
+			cancel()
+		}
 		if a.kafkaSrv != nil {
 			errs = append(errs, a.kafkaSrv.Close())
 		}
@@ -517,6 +534,10 @@ func (a *Agent) Close() error {
 			cancel()
 		}
 		a.wg.Wait()
+		if a.diskless != nil { // its commits need the coordinators
+			errs = append(errs, a.diskless.Close())
+			a.disklessPeers.Close()
+		}
 		if a.coords != nil {
 			a.coords.Close()
 		}

@@ -16,7 +16,7 @@ import (
 // groups, transactions and producer ids, the agent for the cluster and
 // reassignments, and the security state for the rest (security.go).
 func (a *Agent) backends() kafka.Backends {
-	return kafka.Backends{Cluster: a, Topics: a.topics, TopicAdmin: a.topics, ProducerIDs: a.coords, Groups: a.coords, Transactions: a.coords,
+	return kafka.Backends{Cluster: a, Topics: a.topics, TopicAdmin: a.topics, ProducerIDs: a.coords, Groups: a.coords, Transactions: a.coords, Diskless: a.coords,
 		Reassignments: a, Users: a.users, Authorizer: a.acls, Quotas: a.quotas}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-streaming/strata/agent/acl"
 	"github.com/strata-streaming/strata/agent/cleaner"
 	"github.com/strata-streaming/strata/agent/console"
+	"github.com/strata-streaming/strata/agent/diskless"
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/listener"
 	"github.com/strata-streaming/strata/agent/log"
@@ -234,6 +235,8 @@ type Config struct {
 	// Console holds the store prices of the console's cost estimate
 	// (--cost-put-per-1000, --cost-get-per-1000, --cost-storage-gb-month).
 	Console console.Prices
+	// Diskless holds the diskless data path's --diskless-* settings.
+	Diskless diskless.ServiceConfig
 	// TopicDefaults are agent-level defaults of topic configs, keyed by the
 	// topic config name (--log-retention-ms sets retention.ms, ...). Only
 	// flags that were set appear here, so DescribeConfigs can tell an agent
@@ -286,6 +289,7 @@ func DefaultConfig() Config {
 		Kafka:                          kafka.DefaultConfig(),
 		Tiering:                        tiering.DefaultConfig(),
 		Console:                        console.DefaultPrices(),
+		Diskless:                       diskless.DefaultServiceConfig(),
 		Gossip:                         membership.DefaultConfig(),
 		ReconcileInterval:              10 * time.Second,
 		CredentialsRefreshInterval:     5 * time.Second,
@@ -411,6 +415,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.Tiering.OrphanGrace, "orphan-grace", c.Tiering.OrphanGrace, "Objects in the store that no manifest names are deleted once this old.")
 	fs.DurationVar(&c.Tiering.CompactionGrace, "remote-compaction-grace", c.Tiering.CompactionGrace, "Objects that a remote compaction replaced are deleted from the store once replaced this long; readers of the older manifest may use them until then (file.delete.delay.ms).")
 	c.Console.RegisterFlags(fs)
+	c.Diskless.RegisterFlags(fs)
 	for _, f := range topicDefaultFlags {
 		d, _ := metadata.LookupTopicConfig(f.config)
 		fs.String(f.flag, d.Default, fmt.Sprintf("Default %s of topics (%s). %s", f.config, f.kafkaName, d.Doc))
@@ -542,6 +547,10 @@ func (c Config) Validate() error {
 		return c.Gossip.Validate()
 	case c.Console.Validate() != nil:
 		return c.Console.Validate()
+	case c.Diskless.Validate() != nil:
+		return c.Diskless.Validate()
+	case c.Tiering.OrphanGrace < 2*c.Diskless.Writer.CommitTimeout:
+		return fmt.Errorf("--orphan-grace %v: must be at least twice --diskless-commit-timeout (%v), so no object is collected while its commit may still land", c.Tiering.OrphanGrace, c.Diskless.Writer.CommitTimeout)
 	case c.Tiering.Interval <= 0:
 		return fmt.Errorf("--tiering-interval %v: must be positive", c.Tiering.Interval)
 	case c.Tiering.Concurrency < 1:

@@ -20,7 +20,8 @@ func (c Config) coordConfig(before func(transactionalID string) bool) coord.Conf
 		OffsetsRetention: c.OffsetsRetention, GroupInitialRebalanceDelay: c.GroupInitialRebalanceDelay,
 		GroupConsumerSessionTimeout: c.GroupConsumerSessionTimeout, GroupConsumerHeartbeatInterval: c.GroupConsumerHeartbeatInterval,
 		TransactionStatePartitions: c.TransactionStatePartitions, TransactionMaxTimeout: c.TransactionMaxTimeout,
-		TransactionalIDExpiration: c.TransactionalIDExpiration, ProducerIDBlock: c.ProducerIDBlock, TxnBeforeMarkers: before}
+		TransactionalIDExpiration: c.TransactionalIDExpiration, ProducerIDBlock: c.ProducerIDBlock, TxnBeforeMarkers: before,
+		DisklessStatePartitions: c.Diskless.StatePartitions, DisklessCommitTimeout: c.Diskless.Writer.CommitTimeout}
 }
 
 // coordHost implements coord.Host.

@@ -1,9 +1,9 @@
 package agent
 
-// diskless.enable on an agent (docs/design.md §7a "The mode"). The agent
-// has no diskless data path yet, so it refuses every diskless topic; the
-// life of one (creation, immutability, DescribeConfigs) is tested over TCP
-// against the topic table in agent/kafka/diskless_test.go.
+// diskless.enable on an agent (docs/design.md §7a "The mode"): what a
+// diskless topic cannot be, and that an agent serves one it finds in the
+// store. Its data path is tested in disklessdata_test.go, the life of
+// its configs over TCP in agent/kafka/diskless_test.go.
 
 import (
 	"errors"
@@ -18,8 +18,8 @@ import (
 )
 
 // TestDisklessRefusedByAgent: CreateTopics of a diskless topic is
-// INVALID_CONFIG, saying why for each combination a diskless topic
-// cannot have and that the agent serves none otherwise; a classic topic
+// INVALID_CONFIG, saying why, for each combination a diskless topic
+// cannot have; a classic topic
 // cannot turn diskless, and describes diskless.enable=false as read-only.
 func TestDisklessRefusedByAgent(t *testing.T) {
 	a := start(t, testConfig(t.TempDir()), nil)
@@ -31,7 +31,6 @@ func TestDisklessRefusedByAgent(t *testing.T) {
 		configs map[string]string
 		says    string
 	}{
-		{map[string]string{}, "diskless.enable=true: this agent does not serve diskless topics yet"},
 		{map[string]string{"cleanup.policy": "compact"},
 			"diskless.enable=true cannot be combined with cleanup.policy=compact: compacted diskless topics are not supported"},
 		{map[string]string{"cleanup.policy": "compact,delete"}, "diskless.enable=true cannot be combined with cleanup.policy=compact,delete"},
@@ -86,9 +85,9 @@ func TestDisklessRefusedByAgent(t *testing.T) {
 	}
 }
 
-// TestAgentBesideDisklessTopic: an agent reconciles and restarts with a
-// diskless topic in the store (created by an agent that serves them),
-// serving its other topics and not that one.
+// TestAgentBesideDisklessTopic: a diskless topic written to the store
+// elsewhere is served once the agent reconciles, and again after a
+// restart, beside its classic topics.
 func TestAgentBesideDisklessTopic(t *testing.T) {
 	dir := t.TempDir()
 	a := start(t, testConfig(dir), nil)
@@ -99,8 +98,8 @@ func TestAgentBesideDisklessTopic(t *testing.T) {
 	if err := a.topics.Reconcile(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := a.Topic("dl"); ok {
-		t.Error("an agent without the diskless data path serves a diskless topic")
+	if top, ok := a.Topic("dl"); !ok || !top.Resolved.Diskless || len(top.Partitions) != 2 {
+		t.Error("a reconciled diskless topic is not served with its two partitions")
 	}
 	a.stop(t)
 
@@ -111,7 +110,7 @@ func TestAgentBesideDisklessTopic(t *testing.T) {
 	if _, ok := b.Topic("classic"); !ok {
 		t.Error("classic topic not served after restart")
 	}
-	if _, ok := b.Topic("dl"); ok {
-		t.Error("diskless topic served after restart")
+	if _, ok := b.Topic("dl"); !ok {
+		t.Error("diskless topic not served after restart")
 	}
 }

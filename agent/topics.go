@@ -41,7 +41,7 @@ func (h tableHost) Announce() error            { return h.a.announcer(topicsKey)
 func (a *Agent) newTopicTable() *topics.Table {
 	return topics.New(topics.Config{Defaults: a.cfg.TopicDefaults, NumPartitions: a.cfg.NumPartitions,
 		DefaultReplicationFactor: a.cfg.DefaultReplicationFactor, AutoCreate: a.cfg.AutoCreateTopics,
-		Flush: a.flush, FlushInterval: a.cfg.LogFlushInterval}, a.store, tableHost{a}, &a.signal, a.logger)
+		Flush: a.flush, FlushInterval: a.cfg.LogFlushInterval, Diskless: disklessTable{a}}, a.store, tableHost{a}, &a.signal, a.logger)
 }
 
 // localPartitions returns every open partition, ordered by topic and index.

@@ -190,10 +190,13 @@ type appliedState struct {
 }
 
 // appliedStates are every served partition's applied state, in topic
-// order.
+// order. Diskless topics have none: no replicas to place, move or elect.
 func (c *Controller) appliedStates() []appliedState {
 	var out []appliedState
 	for _, t := range c.host.Topics() {
+		if t.Resolved.Diskless {
+			continue
+		}
 		for _, p := range t.Partitions {
 			out = append(out, appliedState{stateRef{t.Name, t.ID, p.Index(), t.Resolved.UncleanLeaderElection}, partition.StateOf(p)})
 		}

@@ -135,6 +135,9 @@ func (c *Controller) RefreshStates(ctx context.Context, all bool) {
 	if all {
 		keys = keys[:0]
 		for _, t := range c.host.Topics() {
+			if t.Resolved.Diskless {
+				continue // no partition states
+			}
 			for i := range t.PartitionCount {
 				keys = append(keys, Key{t.ID, i})
 			}

@@ -169,6 +169,15 @@ type PartitionWriter interface {
 	DeleteRecordsBefore(ctx context.Context, offset int64) error
 }
 
+// DeferredWriter is implemented by partitions that learn an append's
+// offsets only when its wait ends: a diskless partition, whose batch
+// coordinator assigns them at commit (agent/diskless). The Produce
+// handler takes the result from wait; Append and AppendTransactional of
+// such a partition return no offsets.
+type DeferredWriter interface {
+	AppendDeferred(ctx context.Context, raw []byte, acks int16, transactionalID *string, add bool, verify VerifyTxn) (wait func(ctx context.Context) (log.AppendResult, error), err error)
+}
+
 // Replication is the leader's side of replication: what followers ask.
 type Replication interface {
 	ReplicaInfo

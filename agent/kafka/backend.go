@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/acl"
+	"github.com/strata-streaming/strata/agent/batchcoord"
 	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/metadata"
@@ -160,6 +161,15 @@ type Quotas interface {
 // without a credential of that mechanism: the store's error.
 var ErrNoSuchCredential = metadata.ErrUnknownCredential
 
+// Diskless is the diskless batch coordinators (agent/coord), whose
+// private requests the wire server answers for other agents.
+type Diskless interface {
+	// DisklessCoordinator returns the coordinator of diskless partition
+	// (topicID, partition), loaded here (ErrNotCoordinator when its
+	// partition of __diskless_state is led elsewhere).
+	DisklessCoordinator(ctx context.Context, topicID [16]byte, partition int32) (*batchcoord.Coordinator, error)
+}
+
 // Backend is every family at once: what the agent implements.
 type Backend interface {
 	Cluster
@@ -172,6 +182,7 @@ type Backend interface {
 	Users
 	Authorizer
 	Quotas
+	Diskless
 }
 
 // Backends are the families a Server is built from. A family left nil
@@ -192,11 +203,12 @@ type Backends struct {
 	Users         Users
 	Authorizer    Authorizer
 	Quotas        Quotas
+	Diskless      Diskless
 }
 
 // BackendsOf returns every family of b.
 func BackendsOf(b Backend) Backends {
-	return Backends{Cluster: b, Topics: b, TopicAdmin: b, ProducerIDs: b, Groups: b, Transactions: b, Reassignments: b, Users: b, Authorizer: b, Quotas: b}
+	return Backends{Cluster: b, Topics: b, TopicAdmin: b, ProducerIDs: b, Groups: b, Transactions: b, Reassignments: b, Users: b, Authorizer: b, Quotas: b, Diskless: b}
 }
 
 // The data plane's vocabulary (agent/dataplane), by the names the
@@ -216,6 +228,7 @@ type (
 	Partition           = dataplane.Partition
 	ReplicaReadResult   = dataplane.ReplicaReadResult
 	DecompressionChecks = dataplane.DecompressionChecks
+	DeferredWriter      = dataplane.DeferredWriter
 )
 
 // Errors the data plane returns that map to specific Kafka codes

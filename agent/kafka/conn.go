@@ -307,7 +307,7 @@ func parseRequest(frame []byte, maxTopics int) (*request, error) {
 	if !r.Ok() {
 		return nil, fmt.Errorf("%w: short header", errBadRequest)
 	}
-	msg := kmsg.RequestForKey(req.key)
+	msg := requestForKey(req.key)
 	if msg == nil {
 		return nil, fmt.Errorf("%w: unknown api key %d", errBadRequest, req.key)
 	}

@@ -231,14 +231,3 @@ func TestDisklessOverTCP(t *testing.T) {
 		t.Errorf("classic's diskless.enable set to its value: %v (%s)", err, msg)
 	}
 }
-
-// TestDisklessGateOverTCP: without a diskless data path, CreateTopics of a
-// diskless topic is INVALID_CONFIG saying so.
-func TestDisklessGateOverTCP(t *testing.T) {
-	adm := kadm.NewClient(disklessServer(t, false))
-	resp, err := adm.CreateTopic(ctxFor(t), 1, 1, map[string]*string{metadata.DisklessEnable: kmsg.StringPtr("true")}, "dl")
-	if err == nil {
-		err = resp.Err
-	}
-	wantInvalidConfig(t, "diskless create", err, resp.ErrMessage, "diskless.enable=true: this agent does not serve diskless topics yet")
-}

@@ -6,6 +6,8 @@ import (
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/disklesswire"
 )
 
 // api is one served API key: the version range this code truly serves and
@@ -43,6 +45,35 @@ func register(key, min, max int16, h handlerFunc) {
 	apis[key] = api{key: key, min: min, max: max, handle: h}
 }
 
+// private are the Strata-private APIs agents send each other
+// (agent/disklesswire): decoded and dispatched as the others, but never
+// advertised in ApiVersions, which is what Kafka clients read.
+var private = map[int16]api{}
+
+func registerPrivate(key, min, max int16, h handlerFunc) {
+	private[key] = api{key: key, min: min, max: max, handle: h}
+}
+
+// requestForKey is kmsg.RequestForKey extended with the private keys.
+func requestForKey(key int16) kmsg.Request {
+	switch key {
+	case disklesswire.KeyCommit:
+		return new(disklesswire.CommitRequest)
+	case disklesswire.KeyIndex:
+		return new(disklesswire.IndexRequest)
+	}
+	return kmsg.RequestForKey(key)
+}
+
+// served returns the table entry of key, public or private.
+func served(key int16) (api, bool) {
+	if a, ok := apis[key]; ok {
+		return a, ok
+	}
+	a, ok := private[key]
+	return a, ok
+}
+
 func init() {
 	register(18, 0, 4, typed(handleApiVersions))
 	register(3, 0, 13, typed(handleMetadata))
@@ -60,10 +91,12 @@ func init() {
 	registerAdmin()
 	registerGroups()
 	registerTxns()
+	registerPrivate(disklesswire.KeyCommit, 0, 0, typed(handleDisklessCommit))
+	registerPrivate(disklesswire.KeyIndex, 0, 0, typed(handleDisklessIndex))
 }
 
 func supported(key, version int16) bool {
-	a, ok := apis[key]
+	a, ok := served(key)
 	return ok && version >= a.min && version <= a.max
 }
 
@@ -78,7 +111,7 @@ func servedAPIs() []api {
 }
 
 func (s *Server) dispatch(ctx context.Context, r *request) (kmsg.Response, error) {
-	a, ok := apis[r.key]
+	a, ok := served(r.key)
 	if !ok {
 		return nil, fmt.Errorf("%w: api key %d not served", errBadRequest, r.key)
 	}

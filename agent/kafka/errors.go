@@ -6,6 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/strata-streaming/strata/agent/batchcoord"
+	"github.com/strata-streaming/strata/agent/diskless"
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/log/batch"
@@ -38,8 +40,22 @@ func errorCode(err error) int16 {
 		return kerr.NotEnoughReplicas.Code
 	case errors.Is(err, replica.ErrBelowLocalStart):
 		return kerr.OffsetMovedToTieredStorage.Code
-	case errors.Is(err, ErrNotCoordinator), errors.Is(err, group.ErrClosed):
+	case errors.Is(err, ErrNotCoordinator), errors.Is(err, group.ErrClosed), errors.Is(err, batchcoord.ErrClosed):
 		return kerr.NotCoordinator.Code
+	case errors.Is(err, batchcoord.ErrCommitTooOld), errors.Is(err, diskless.ErrCommitTimeout):
+		return kerr.RequestTimedOut.Code
+	case errors.Is(err, diskless.ErrDraining), errors.Is(err, diskless.ErrClosed):
+		// Nothing of the batch was committed: the client sends it to
+		// another agent.
+		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, diskless.ErrUpload):
+		return kerr.KafkaStorageError.Code
+	case errors.Is(err, diskless.ErrTransactional), errors.Is(err, diskless.ErrNoMaxTimestamp):
+		return kerr.InvalidRequest.Code
+	case errors.Is(err, diskless.ErrDeleteRecords):
+		return kerr.PolicyViolation.Code
+	case errors.Is(err, batchcoord.ErrControlBatch):
+		return kerr.InvalidRecord.Code
 	case errors.Is(err, ErrCoordinatorNotAvailable):
 		return kerr.CoordinatorNotAvailable.Code
 	case errors.Is(err, group.ErrLoading):

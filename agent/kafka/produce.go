@@ -18,6 +18,10 @@ package kafka
 // on (KIP-890 part 2, transaction version 2) the leader asks the
 // coordinator to add the partition instead, so the client sends no
 // AddPartitionsToTxn, as with Kafka 4.x.
+// A diskless topic's batch goes to the agent's diskless write buffer
+// (dataplane.DeferredWriter, agent/diskless) and is answered once its
+// object is in the bucket and committed, with the offsets the batch
+// coordinator gave; see docs/compatibility.md, "Diskless topics".
 // A request's batches are written in order, then their acks are awaited
 // concurrently, so their fsyncs overlap instead of adding up; a
 // connection's next Produce is written while this one waits (see
@@ -90,12 +94,15 @@ type produceCall struct {
 
 // pendingAppend is one partition's written batch awaiting its acks.
 type pendingAppend struct {
-	wait    AppendWait
-	res     log.AppendResult
-	rp      *kmsg.ProduceResponseTopicPartition
-	topic   string
-	bytes   int
-	records int // the batch header's record count
+	wait AppendWait
+	// deferred replaces wait for a DeferredWriter, whose result it
+	// returns.
+	deferred func(context.Context) (log.AppendResult, error)
+	res      log.AppendResult
+	rp       *kmsg.ProduceResponseTopicPartition
+	topic    string
+	bytes    int
+	records  int // the batch header's record count
 }
 
 // startProduce checks and writes every partition's batch, in request order.
@@ -165,17 +172,21 @@ func (s *Server) writePartition(call *produceCall, t *Topic, p PartitionWriter, 
 		rp.ErrorMessage = errorMessage(err)
 		return
 	}
-	res, wait, err := p.AppendTransactional(call.ctx, raw, call.acks, call.txnID, call.txnAdd, call.verifyTxn(t.Name, rp.Partition))
+	pa := pendingAppend{rp: rp, topic: t.Name, bytes: len(raw)}
+	if h, err := batch.ParseHeader(raw); err == nil { // prepareBatch checked it
+		pa.records = int(h.RecordCount)
+	}
+	if dw, ok := p.(DeferredWriter); ok {
+		pa.deferred, err = dw.AppendDeferred(call.ctx, raw, call.acks, call.txnID, call.txnAdd, call.verifyTxn(t.Name, rp.Partition))
+	} else {
+		pa.res, pa.wait, err = p.AppendTransactional(call.ctx, raw, call.acks, call.txnID, call.txnAdd, call.verifyTxn(t.Name, rp.Partition))
+	}
 	if err != nil {
 		rp.ErrorCode = errorCode(err)
 		rp.ErrorMessage = errorMessage(err)
 		return
 	}
-	count := 0
-	if h, err := batch.ParseHeader(raw); err == nil { // prepareBatch checked it
-		count = int(h.RecordCount)
-	}
-	call.pending = append(call.pending, pendingAppend{wait: wait, res: res, rp: rp, topic: t.Name, bytes: len(raw), records: count})
+	call.pending = append(call.pending, pa)
 }
 
 // finish waits for every written batch's acks, all at once so that their
@@ -198,7 +209,13 @@ func (c *produceCall) finish() kmsg.Response {
 }
 
 func (c *produceCall) await(pa *pendingAppend) {
-	if err := pa.wait(c.ctx); err != nil {
+	var err error
+	if pa.deferred != nil {
+		pa.res, err = pa.deferred(c.ctx)
+	} else {
+		err = pa.wait(c.ctx)
+	}
+	if err != nil {
 		pa.rp.ErrorCode = errorCode(err)
 		pa.rp.ErrorMessage = errorMessage(err)
 		return

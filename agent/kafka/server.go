@@ -212,6 +212,7 @@ type Server struct {
 	users         Users
 	authz         Authorizer
 	quotas        Quotas
+	diskless      Diskless
 	// quotaRates meters clients against their quotas (quota.go).
 	quotaRates *quota.Tracker
 	logger     *slog.Logger
@@ -253,6 +254,7 @@ func New(cfg Config, b Backends, logger *slog.Logger, m *Metrics) *Server {
 		users:         orUnset(b.Users, Users(unset{"users"})),
 		authz:         orUnset(b.Authorizer, Authorizer(unset{"authorizer"})),
 		quotas:        orUnset(b.Quotas, Quotas(unset{"quotas"})),
+		diskless:      orUnset(b.Diskless, Diskless(unset{"diskless"})),
 		quotaRates:    quota.NewTracker(cfg.QuotaWindow),
 		logger:        logger, metrics: m.get(), conns: map[net.Conn]struct{}{}, admit: newAdmission(cfg), stop: make(chan struct{}),
 		sessions:      newFetchSessionCache(cfg.FetchSessionCacheSlots, cfg.FetchSessionEvictionAge, m.get()),

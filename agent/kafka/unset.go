@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/agent/acl"
+	"github.com/strata-streaming/strata/agent/batchcoord"
 	"github.com/strata-streaming/strata/agent/group"
 	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/agent/quota"
@@ -120,4 +121,8 @@ func (u unset) WriteTxnMarker(context.Context, string, int32, int64, int16, bool
 }
 func (u unset) VerifyTxn(context.Context, string, int64, int16, string, int32, bool) error {
 	return u.err()
+}
+
+func (u unset) DisklessCoordinator(context.Context, [16]byte, int32) (*batchcoord.Coordinator, error) {
+	return nil, u.err()
 }

@@ -38,6 +38,9 @@ var ErrPoolClosed = errors.New("kafka: peer connection pool closed")
 
 // PoolConfig are a pool's settings.
 type PoolConfig struct {
+	// Name tells the agent's pools apart in their metrics' pool label
+	// ("transactions", "diskless").
+	Name string
 	// Self is the agent id the connections introduce (Dial).
 	Self int32
 	// Options are the inter-agent listener's TLS and SASL.
@@ -100,7 +103,7 @@ func NewPool(cfg PoolConfig, reg prometheus.Registerer) (*Pool, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Pool{cfg: cfg, metrics: newPoolMetrics(reg), peers: map[int32]*peerConns{}}, nil
+	return &Pool{cfg: cfg, metrics: newPoolMetrics(reg, cfg.Name), peers: map[int32]*peerConns{}}, nil
 }
 
 // Do runs fn with a connection to agent id at addr, dialling one if none
@@ -225,13 +228,14 @@ type poolMetrics struct {
 	dialErrors prometheus.Counter
 }
 
-func newPoolMetrics(reg prometheus.Registerer) *poolMetrics {
+func newPoolMetrics(reg prometheus.Registerer, name string) *poolMetrics {
+	l := prometheus.Labels{"pool": name}
 	m := &poolMetrics{
-		conns: prometheus.NewGauge(prometheus.GaugeOpts{Name: "strata_inter_agent_pool_connections",
-			Help: "Pooled connections open to other agents' inter-agent listeners, for transaction markers and verification."}),
-		dials: prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_inter_agent_pool_dials_total",
+		conns: prometheus.NewGauge(prometheus.GaugeOpts{Name: "strata_inter_agent_pool_connections", ConstLabels: l,
+			Help: "Pooled connections open to other agents' inter-agent listeners, by pool: transaction markers and verification, or diskless commits and index lookups."}),
+		dials: prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_inter_agent_pool_dials_total", ConstLabels: l,
 			Help: "Connections the inter-agent pool dialled (with the listener's TLS and SASL handshakes), failed ones included."}),
-		dialErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_inter_agent_pool_dial_errors_total",
+		dialErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_inter_agent_pool_dial_errors_total", ConstLabels: l,
 			Help: "Dials of the inter-agent pool that failed."}),
 	}
 	reg.MustRegister(m.conns, m.dials, m.dialErrors)

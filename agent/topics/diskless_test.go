@@ -82,22 +82,13 @@ func with(configs map[string]string, kv ...string) map[string]string {
 	return out
 }
 
-// TestDisklessGate: without a diskless data path the table creates no
-// diskless topic, refuses the combinations a diskless topic cannot have
-// with their own messages, and starts and reconciles beside a diskless
-// topic another agent created, without serving it.
-func TestDisklessGate(t *testing.T) {
+// TestDisklessRefusedCombinations: the table refuses the combinations a
+// diskless topic cannot have, with their own messages, and a diskless
+// internal topic; nothing reaches the store.
+func TestDisklessRefusedCombinations(t *testing.T) {
 	ctx := ctxT(t)
 	store := newStore()
-	table, host := newDisklessTable(store, nil, 0, 1, 2)
-
-	for _, validateOnly := range []bool{false, true} {
-		_, err := table.CreateTopic(ctx, "dl", 2, 1, diskless, validateOnly)
-		wantInvalidConfig(t, "diskless create", err, "diskless.enable=true: this agent does not serve diskless topics yet")
-	}
-	if _, err := store.Topic(ctx, "dl"); !errors.Is(err, metadata.ErrUnknownTopic) {
-		t.Errorf("a refused diskless topic is in the store: %v", err)
-	}
+	table, _ := newDisklessTable(store, &fakeDiskless{}, 0, 1, 2)
 
 	for _, c := range []struct {
 		kv   []string
@@ -115,29 +106,8 @@ func TestDisklessGate(t *testing.T) {
 	_, err := table.EnsureInternal(ctx, ConsumerOffsets, 3, diskless)
 	wantInvalidConfig(t, "diskless internal topic", err, ConsumerOffsets, "internal and cannot be diskless")
 
-	// A diskless topic written to the store by an agent that serves them.
-	if _, err := store.CreateTopic(ctx, "elsewhere", 2, nil, diskless); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := table.CreateTopic(ctx, "classic", 1, 1, nil, false); err != nil {
-		t.Fatal(err)
-	}
-	if err := table.Reconcile(ctx); err != nil {
-		t.Fatal(err)
-	}
-	restarted, _ := newDisklessTable(store, nil, 0)
-	if err := restarted.Load(ctx); err != nil {
-		t.Fatalf("Load beside a diskless topic: %v", err)
-	}
-	for name, tb := range map[string]*Table{"reconciled": table, "restarted": restarted} {
-		if names := topicNames(tb); !slices.Equal(names, []string{"classic"}) {
-			t.Errorf("%s table serves %v, want [classic]", name, names)
-		}
-	}
-	for _, o := range host.opened {
-		if o.topic != "classic" {
-			t.Errorf("the Host opened %v", o)
-		}
+	if _, err := store.Topic(ctx, "dl"); !errors.Is(err, metadata.ErrUnknownTopic) {
+		t.Errorf("a refused diskless topic is in the store: %v", err)
 	}
 }
 

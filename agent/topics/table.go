@@ -2,7 +2,6 @@ package topics
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -61,8 +60,8 @@ type Config struct {
 	// every partition log's config (LogConfig).
 	Flush         log.FlushPolicy
 	FlushInterval time.Duration
-	// Diskless serves the partitions of diskless topics. Nil while the
-	// agent has no diskless data path: the gate (diskless.go).
+	// Diskless serves the partitions of diskless topics (diskless.go);
+	// the agent's data path, agent/diskless.
 	Diskless DisklessPartitions
 }
 
@@ -168,10 +167,6 @@ func (t *Table) Load(ctx context.Context) error {
 			return fmt.Errorf("topic %s: stored configs: %w", m.Name, err)
 		}
 		e, err := t.openLocked(ctx, m, r, nil, true)
-		if errors.Is(err, errNoDiskless) {
-			t.logger.Warn("not serving a diskless topic", "topic", m.Name, "err", err)
-			continue
-		}
 		if err != nil {
 			return err
 		}
@@ -183,19 +178,14 @@ func (t *Table) Load(ctx context.Context) error {
 // openLocked opens partitions [from.Meta.Partitions, m.Partitions) of the
 // stored topic m (from nil: all of them) and returns its entry with from's
 // partitions and the new ones: a classic topic's through the Host, a
-// diskless topic's through the diskless data path, which the gate may
-// refuse. restart is the Host's. t.adminMu is held.
+// diskless topic's through the diskless data path. restart is the Host's. t.adminMu is held.
 func (t *Table) openLocked(ctx context.Context, m metadata.Topic, r metadata.Resolved, from *Entry, restart bool) (*Entry, error) {
 	first, have := int32(0), &Entry{}
 	if from != nil {
 		first, have = from.Meta.Partitions, from
 	}
 	if m.Diskless() {
-		d, err := t.disklessPath()
-		if err != nil {
-			return nil, fmt.Errorf("topic %q: %w", m.Name, err)
-		}
-		opened, err := d.OpenDiskless(ctx, m, r, first)
+		opened, err := t.cfg.Diskless.OpenDiskless(ctx, m, r, first)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,59 @@
+package agent
+
+// The diskless data path (agent/diskless): its write buffer, its commits
+// to the batch coordinators and its reads, over a pool of inter-agent
+// connections of its own, so that the index follower's long polls never
+// hold up transaction markers.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/strata-streaming/strata/agent/dataplane"
+	"github.com/strata-streaming/strata/agent/diskless"
+	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/peer"
+)
+
+// openDiskless starts the data path; it needs the coordinators, the
+// controller and the bucket.
+func (a *Agent) openDiskless() error {
+	cfg := peer.DefaultPoolConfig()
+	cfg.Name, cfg.Self, cfg.Options = "diskless", a.id, a.peer
+	cfg.IdleTimeout = min(cfg.IdleTimeout, a.cfg.Kafka.IdleTimeout/2)
+	pool, err := peer.NewPool(cfg, a.registry)
+	if err != nil {
+		return err
+	}
+	a.disklessPeers = pool
+	a.diskless, err = diskless.NewService(a.cfg.Diskless, a.id, disklessHost{a}, a.bucket, pool, a.registry, a.logger.With("component", "diskless"))
+	return err
+}
+
+// disklessHost implements diskless.Host.
+type disklessHost struct{ a *Agent }
+
+var _ diskless.Host = disklessHost{}
+
+func (h disklessHost) Coordinator(ctx context.Context, topicID [16]byte, p int32) (diskless.Coord, error) {
+	leader, epoch, err := h.a.coords.DisklessLeader(ctx, topicID, p)
+	if err != nil {
+		return diskless.Coord{}, err
+	}
+	addr, err := h.a.ctl.AgentAddr(ctx, leader)
+	if err != nil {
+		return diskless.Coord{}, fmt.Errorf("batch coordinator on agent %d: %w", leader, err)
+	}
+	return diskless.Coord{Agent: leader, Addr: addr, Epoch: epoch}, nil
+}
+
+func (h disklessHost) DataChanged() { h.a.signal.Notify() }
+
+// disklessTable is the data path as the topic table opens diskless
+// partitions through it (topics.DisklessPartitions); the table is built
+// before the data path, which it reaches only once topics load.
+type disklessTable struct{ a *Agent }
+
+func (d disklessTable) OpenDiskless(ctx context.Context, t metadata.Topic, r metadata.Resolved, first int32) ([]dataplane.Partition, error) {
+	return d.a.diskless.OpenDiskless(ctx, t, r, first)
+}

@@ -1,0 +1,141 @@
+package diskless
+
+// Commits cross agents: an uploaded object's batches go to the agents
+// that lead their partitions' coordinators, one DisklessCommit each, all
+// at once. A batch whose coordinator moved, is loading, or is not known
+// yet (a topic created a moment ago on another agent) is sent again,
+// after a pause, to wherever its coordinator is then, until the
+// writer's context ends: the coordinator answers a repeated commit of
+// the same object from what it stored, so nothing is committed twice.
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/strata-streaming/strata/agent/batchcoord"
+	"github.com/strata-streaming/strata/agent/disklesswire"
+	"github.com/strata-streaming/strata/agent/peer"
+)
+
+// commitRetryPause is the pause before a batch whose coordinator could
+// not take it is routed again.
+const commitRetryPause = 100 * time.Millisecond
+
+var _ Committer = (*Service)(nil)
+
+// Commit implements Committer: it routes obj's batches to their
+// coordinators and returns their outcomes. Batches still without one
+// when ctx ends get ctx's error.
+func (s *Service) Commit(ctx context.Context, obj Object) ([]Result, error) {
+	results := make([]Result, len(obj.Batches))
+	pending := make([]int, len(obj.Batches))
+	for i := range pending {
+		pending[i] = i
+	}
+	for {
+		pending = s.commitRound(ctx, obj, pending, results)
+		if len(pending) == 0 {
+			return results, nil
+		}
+		select {
+		case <-ctx.Done():
+			for _, i := range pending {
+				results[i].Err = ctx.Err()
+			}
+			return results, nil
+		case <-s.stop:
+			return nil, ErrClosed
+		case <-time.After(commitRetryPause):
+		}
+	}
+}
+
+// commitRound sends the pending batches to their coordinators' agents
+// and returns those to send again.
+func (s *Service) commitRound(ctx context.Context, obj Object, pending []int, results []Result) []int {
+	type share struct {
+		co  Coord
+		req disklesswire.CommitRequest
+		at  []int
+	}
+	shares := map[int32]*share{}
+	var again []int
+	for _, i := range pending {
+		b := obj.Batches[i]
+		co, err := s.host.Coordinator(ctx, b.TopicID, b.Partition)
+		if err != nil {
+			again = append(again, i)
+			continue
+		}
+		sh := shares[co.Agent]
+		if sh == nil {
+			sh = &share{co: co, req: disklesswire.CommitRequest{ObjectID: obj.ID, CutMs: obj.CutMs, Writer: s.self}}
+			shares[co.Agent] = sh
+		}
+		sh.at = append(sh.at, i)
+		h := b.Header
+		sh.req.Batches = append(sh.req.Batches, disklesswire.CommitBatch{
+			TopicID: b.TopicID, Partition: b.Partition, Position: b.Position, Size: b.Size,
+			LastOffsetDelta: h.LastOffsetDelta, MaxTimestamp: h.MaxTimestamp, ProducerID: h.ProducerID,
+			ProducerEpoch: h.ProducerEpoch, BaseSequence: h.BaseSequence, Attributes: h.Attributes,
+		})
+	}
+	var mu sync.Mutex // guards again
+	var wg sync.WaitGroup
+	for _, sh := range shares {
+		wg.Go(func() {
+			var resp *disklesswire.CommitResponse
+			err := s.peers.Do(ctx, sh.co.Agent, sh.co.Addr, func(c *peer.Client) error {
+				var err error
+				resp, err = c.DisklessCommit(ctx, &sh.req)
+				return err
+			})
+			if err != nil {
+				s.logger.Debug("diskless commit failed; retrying", "object", obj.ID.String(), "coordinator", sh.co.Agent, "error", err)
+				mu.Lock()
+				again = append(again, sh.at...)
+				mu.Unlock()
+				return
+			}
+			for j, i := range sh.at {
+				r := resp.Results[j]
+				if r.ErrorCode != 0 && retriable(r.ErrorCode) {
+					mu.Lock()
+					again = append(again, i)
+					mu.Unlock()
+					continue
+				}
+				results[i] = Result{BaseOffset: r.BaseOffset, Duplicate: r.Duplicate, Err: peer.CodeError(r.ErrorCode, sh.co.Addr)}
+				if r.ErrorCode == 0 {
+					b := obj.Batches[i]
+					s.committed(batchcoord.PartitionKey{TopicID: b.TopicID, Partition: b.Partition}, sh.co, r.BaseOffset+int64(b.Header.LastOffsetDelta)+1, r.LogStart)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return again
+}
+
+// retriable reports whether a batch refused with code may be committed
+// by sending it again, to its coordinator as then looked up.
+func retriable(code int16) bool {
+	switch code {
+	case kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code,
+		kerr.UnknownTopicOrPartition.Code, kerr.NotEnoughReplicas.Code, kerr.NotEnoughReplicasAfterAppend.Code,
+		kerr.NotLeaderForPartition.Code, kerr.UnknownServerError.Code:
+		return true
+	}
+	return false
+}
+
+// committed tells the views that k holds offsets below end now, as a
+// commit just answered: readers here see it without asking. The last
+// stable offset moves with it: diskless partitions take no transactional
+// batches yet (Partition.AppendTransactional), so none is ever open.
+func (s *Service) committed(k batchcoord.PartitionKey, co Coord, end, logStart int64) {
+	s.learn(k, co, batchcoord.View{HighWatermark: end, LastStable: end, LogStart: logStart, Epoch: co.Epoch})
+}

@@ -1,0 +1,133 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/internal/kafkawire"
+	"github.com/strata-streaming/strata/internal/metricstext"
+	"github.com/strata-streaming/strata/internal/testwait"
+	"github.com/strata-streaming/strata/tiering/sharedobj"
+)
+
+// disklessCluster is three agents with a short commit interval.
+func disklessCluster(t *testing.T) *cluster {
+	t.Helper()
+	return startClusterWith(t, 3, func(cfg *Config) {
+		cfg.Diskless.Writer.CommitInterval = 20 * time.Millisecond
+	})
+}
+
+// TestDisklessProduceConsumeAcrossAgents: records produced through one
+// agent are committed by the batch coordinators, wherever they run, and
+// read through another agent, every offset once and in order; the
+// objects are in the bucket and no agent copied a byte of the topic.
+func TestDisklessProduceConsumeAcrossAgents(t *testing.T) {
+	c := disklessCluster(t)
+	const topic, partitions, n = "dl", 4, 400
+	c.create(topic, partitions, 1, map[string]string{metadata.DisklessEnable: "true"})
+
+	prod := c.agents[0].client(t, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	for i := range n {
+		if err := prod.ProduceSync(ctxT(t), &kgo.Record{Value: fmt.Appendf(nil, "v%03d", i)}).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+	}
+
+	cons := c.agents[2].client(t, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	next := map[int32]int64{}
+	seen := map[string]bool{}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(seen) < n && time.Now().Before(deadline) {
+		fs := cons.PollRecords(ctxT(t), 1000)
+		for _, e := range fs.Errors() {
+			t.Fatalf("fetch %s-%d: %v", e.Topic, e.Partition, e.Err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset != next[r.Partition] {
+				t.Fatalf("partition %d: offset %d, want %d", r.Partition, r.Offset, next[r.Partition])
+			}
+			next[r.Partition]++
+			if seen[string(r.Value)] {
+				t.Fatalf("%s read twice", r.Value)
+			}
+			seen[string(r.Value)] = true
+		})
+	}
+	if len(seen) != n {
+		t.Fatalf("read %d of %d records", len(seen), n)
+	}
+
+	objects, err := os.ReadDir(filepath.Join(c.dir, "store", sharedobj.KeyPrefix))
+	if err != nil || len(objects) == 0 {
+		t.Fatalf("no commit object in the bucket: %v", err)
+	}
+	for i, a := range c.agents {
+		m, err := metricstext.Scrape(ctxT(t), "http://"+a.HTTPAddr().String()+"/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := m.Value("strata_replica_copied_bytes_total", "topic", topic); v != 0 {
+			t.Fatalf("agent %d copied %v bytes of the diskless topic", i, v)
+		}
+	}
+}
+
+// TestDisklessIdempotentRetryThroughAnotherAgent: a producer whose batch
+// was committed sends it again through another agent, as after a lost
+// answer; the coordinator answers with the first offset and nothing is
+// added.
+func TestDisklessIdempotentRetryThroughAnotherAgent(t *testing.T) {
+	c := disklessCluster(t)
+	c.create("dli", 1, 1, map[string]string{metadata.DisklessEnable: "true"})
+	raw := idempotentBatch(t, 42, 0, 0, "once")
+	first := produceBatchTo(t, c.agents[0], "dli", raw)
+	again := produceBatchTo(t, c.agents[1], "dli", raw)
+	if first != 0 || again != 0 {
+		t.Fatalf("offsets %d then %d, want 0 both times", first, again)
+	}
+	testwait.Until(t, 10*time.Second, func() bool {
+		return len(fetchValues(t, c.agents[2].client(t), "dli", 0)) > 0
+	}, "the record to be readable")
+	if got := fetchValues(t, c.agents[2].client(t), "dli", 0); len(got) != 1 {
+		t.Fatalf("read %q, want the record once", got)
+	}
+}
+
+// idempotentBatch is one record of producer id at epoch and sequence seq.
+func idempotentBatch(t *testing.T, id int64, epoch int16, seq int32, value string) []byte {
+	t.Helper()
+	opts := batch.DefaultBuildOptions()
+	opts.BaseTimestamp = time.Now().UnixMilli()
+	opts.ProducerID, opts.ProducerEpoch, opts.BaseSequence = id, epoch, seq
+	b, err := batch.Build(opts, []batch.Record{{Value: []byte(value)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// produceBatchTo produces raw to partition 0 of topic through agent a
+// with acks=all and returns its base offset.
+func produceBatchTo(t *testing.T, a *running, topic string, raw []byte) int64 {
+	t.Helper()
+	req := kafkawire.Produce(topic, 0, raw, -1, 10*time.Second)
+	resp, err := toSeed(t, a.client(t), req)
+	if err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	p := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+	if p.ErrorCode != 0 {
+		t.Fatalf("produce through agent %d: %v", a.id, kerr.ErrorForCode(p.ErrorCode))
+	}
+	return p.BaseOffset
+}

@@ -1,0 +1,48 @@
+package peer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/strata-streaming/strata/agent/disklesswire"
+)
+
+// DisklessCommit asks the agent at the other end, which coordinates the
+// request's partitions, to commit an uploaded object's batches
+// (agent/disklesswire). The answer has one result per batch; an error
+// means no batch's outcome is known.
+func (c *Client) DisklessCommit(ctx context.Context, req *disklesswire.CommitRequest) (*disklesswire.CommitResponse, error) {
+	resp := req.ResponseKind().(*disklesswire.CommitResponse)
+	if err := c.request(ctx, req, resp); err != nil {
+		return nil, err
+	}
+	if resp.ErrorCode != 0 {
+		return nil, fmt.Errorf("diskless commit: %w", peerError(resp.ErrorCode, c.addr))
+	}
+	if len(resp.Results) != len(req.Batches) {
+		return nil, fmt.Errorf("kafka: peer %s answered a diskless commit of %d batches with %d results", c.addr, len(req.Batches), len(resp.Results))
+	}
+	return resp, nil
+}
+
+// DisklessIndex asks the agent at the other end where diskless
+// partitions' batches are; one answer per partition, in order.
+func (c *Client) DisklessIndex(ctx context.Context, req *disklesswire.IndexRequest) (*disklesswire.IndexResponse, error) {
+	resp := req.ResponseKind().(*disklesswire.IndexResponse)
+	if err := c.request(ctx, req, resp); err != nil {
+		return nil, err
+	}
+	if len(resp.Partitions) != len(req.Partitions) {
+		return nil, fmt.Errorf("kafka: peer %s answered a diskless index request of %d partitions with %d", c.addr, len(req.Partitions), len(resp.Partitions))
+	}
+	return resp, nil
+}
+
+// CodeError is the error the agent acts on for a Kafka error code from
+// the agent at addr.
+func CodeError(code int16, addr string) error {
+	if code == 0 {
+		return nil
+	}
+	return peerError(code, addr)
+}
