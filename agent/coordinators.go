@@ -35,6 +35,10 @@ func (h coordHost) AgentAddr(ctx context.Context, id int32) (string, error) {
 	return h.a.ctl.AgentAddr(ctx, id)
 }
 
+func (h coordHost) WriteDisklessMarker(ctx context.Context, topicID [16]byte, partition int32, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error {
+	return h.a.diskless.WriteMarker(ctx, topicID, partition, producerID, epoch, commit, coordinatorEpoch)
+}
+
 // txnLoop runs coord.Coordinators.CheckTransactions (a new leader
 // completes what its predecessor prepared, timed-out transactions abort,
 // expired transactional ids go) each --transaction-abort-check-interval.

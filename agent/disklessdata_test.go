@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,4 +132,58 @@ func produceBatchTo(t *testing.T, a *running, topic string, raw []byte) int64 {
 		t.Fatalf("produce through agent %d: %v", a.id, kerr.ErrorForCode(p.ErrorCode))
 	}
 	return p.BaseOffset
+}
+
+// TestDisklessTransactions: a transactional producer writes to a
+// diskless topic through one agent: the committed transaction's records
+// are read at read_committed through another agent, the aborted one's
+// are not (they are at read_uncommitted), and offsets leave room for the
+// markers, which the batch coordinators committed inline.
+func TestDisklessTransactions(t *testing.T) {
+	c := disklessCluster(t)
+	const topic = "dlt"
+	c.create(topic, 2, 1, map[string]string{metadata.DisklessEnable: "true"})
+	txn := c.agents[0].client(t, kgo.TransactionalID("dl-txn"), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.TransactionTimeout(20*time.Second))
+	for n, commit := range []bool{true, false, true} {
+		if err := txn.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 4 {
+			if err := txn.ProduceSync(ctxT(t), &kgo.Record{Value: fmt.Appendf(nil, "%v-%d-%d", commit, n, i)}).FirstErr(); err != nil {
+				t.Fatalf("produce in a transaction: %v", err)
+			}
+		}
+		if err := txn.EndTransaction(ctxT(t), kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatalf("end transaction (commit %v): %v", commit, err)
+		}
+	}
+	read := func(isolation kgo.IsolationLevel) map[string]int {
+		cl := c.agents[2].client(t, kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(isolation),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		got := map[string]int{}
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			ctx, cancel := context.WithTimeout(ctxT(t), time.Second)
+			fs := cl.PollFetches(ctx)
+			cancel()
+			fs.EachRecord(func(r *kgo.Record) { got[string(r.Value)]++ })
+			if len(got) >= 12 || isolation == kgo.ReadCommitted() && len(got) >= 8 {
+				break
+			}
+		}
+		return got
+	}
+	committed := read(kgo.ReadCommitted())
+	if len(committed) != 8 {
+		t.Fatalf("read_committed read %d distinct records, want the 8 committed: %v", len(committed), committed)
+	}
+	for v, n := range committed {
+		if n != 1 || strings.HasPrefix(v, "false") {
+			t.Fatalf("read_committed: %q read %d times", v, n)
+		}
+	}
+	if all := read(kgo.ReadUncommitted()); len(all) != 12 {
+		t.Fatalf("read_uncommitted read %d distinct records, want 12: %v", len(all), all)
+	}
 }

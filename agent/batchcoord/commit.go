@@ -7,11 +7,20 @@ import (
 	"time"
 
 	"github.com/strata-streaming/strata/agent/log/batch"
+	"github.com/strata-streaming/strata/agent/log/producers"
 )
 
-// ErrControlBatch: a writer asked to commit a control batch; only the
-// coordinator writes markers.
-var ErrControlBatch = errors.New("batchcoord: a produced batch may not be a control batch")
+// ErrControlBatch: a writer asked to commit a control batch in an
+// object, or an inline batch that is not a transaction marker: markers
+// are committed inline, and only they are.
+var ErrControlBatch = errors.New("batchcoord: only transaction markers are committed inline, and only inline")
+
+// ErrNoGuard: a transactional batch that would open its producer's
+// transaction in the partition has no verification guard standing (a
+// marker ended the transaction since it was verified, or the coordinator
+// moved); the wire server answers NOT_LEADER_OR_FOLLOWER, and the
+// client's retry verifies again.
+var ErrNoGuard = errors.New("batchcoord: no verification guard stands for the producer's transaction")
 
 // CommitBatch is one batch of an uploaded object, for a diskless
 // partition this coordinator owns.
@@ -20,6 +29,9 @@ type CommitBatch struct {
 	Position int64 // in the object's data section
 	Size     int32
 	Header   batch.Header // as produced: its base offset is 0
+	// Inline is a transaction marker's control batch, committed without
+	// an object (the commit's object id is zero); nil otherwise.
+	Inline []byte
 }
 
 // CommitResult is what a commit decided for one batch: its base offset
@@ -37,6 +49,7 @@ type pendingRun struct {
 	p    *partState
 	run  Run
 	next int64
+	done []*producers.Completed // what its markers did, applied once durable
 }
 
 // Commit decides the batches of object id, cut at cutMs, in order (each
@@ -85,7 +98,9 @@ func (c *Coordinator) Commit(ctx context.Context, id [16]byte, cutMs int64, batc
 			c.closeLocked()
 			return nil, err
 		}
-		c.remember(id, now.UnixMilli(), r.key, r.run)
+		if id != ([16]byte{}) {
+			c.remember(id, now.UnixMilli(), r.key, r.run)
+		}
 	}
 	return results, nil
 }
@@ -94,7 +109,10 @@ func (c *Coordinator) Commit(ctx context.Context, id [16]byte, cutMs int64, batc
 // updates as it goes, and gathers the appended ones into runs, one per
 // partition, in the order partitions first appear.
 func (c *Coordinator) decideLocked(id [16]byte, batches []CommitBatch) ([]CommitResult, []*pendingRun) {
-	prior := c.recent[id]
+	var prior *committedObject
+	if id != ([16]byte{}) {
+		prior = c.recent[id]
+	}
 	results := make([]CommitResult, len(batches))
 	var runs []*pendingRun
 	byKey := map[PartitionKey]*pendingRun{}
@@ -108,11 +126,12 @@ func (c *Coordinator) decideLocked(id [16]byte, batches []CommitBatch) ([]Commit
 			}
 		}
 		h := b.Header
-		if h.IsControl() {
-			results[i].Err = ErrControlBatch
+		m, err := c.admit(p, &h, b.Inline)
+		if err != nil {
+			results[i].Err = err
 			continue
 		}
-		dup, err := p.producers.Check(&h, batch.Marker{})
+		dup, err := p.producers.Check(&h, m)
 		switch {
 		case err != nil:
 			results[i].Err = err
@@ -129,17 +148,43 @@ func (c *Coordinator) decideLocked(id [16]byte, batches []CommitBatch) ([]Commit
 			runs = append(runs, r)
 		}
 		h.BaseOffset = r.next
-		p.producers.Update(&h, batch.Marker{})
+		if done := p.producers.Update(&h, m); done != nil {
+			delete(p.guards, done.ProducerID)
+			r.done = append(r.done, done)
+		}
 		r.run.Batches = append(r.run.Batches, StoredBatch{
 			OffsetDelta: int32(r.next - r.key.BaseOffset), LastOffsetDelta: h.LastOffsetDelta,
 			Position: b.Position, Size: b.Size, MaxTimestamp: h.MaxTimestamp,
 			ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch, BaseSequence: h.BaseSequence,
-			Attributes: h.Attributes,
+			Attributes: h.Attributes, Inline: b.Inline,
 		})
 		results[i].BaseOffset = r.next
 		r.next = h.NextOffset()
 	}
 	return results, runs
+}
+
+// admit checks what a batch may be before the producer rules decide it:
+// a marker comes inline and only a marker does; a transactional batch
+// that would open its producer's transaction needs its guard (KIP-890).
+// It returns a marker's contents.
+func (c *Coordinator) admit(p *partState, h *batch.Header, inline []byte) (batch.Marker, error) {
+	if h.IsControl() != (inline != nil) {
+		return batch.Marker{}, ErrControlBatch
+	}
+	if h.IsControl() {
+		m, err := batch.ParseMarker(inline)
+		if err != nil || m.Type != batch.ControlAbort && m.Type != batch.ControlCommit {
+			return batch.Marker{}, fmt.Errorf("%w: %v", ErrControlBatch, err)
+		}
+		return m, nil
+	}
+	if h.IsTransactional() && !p.producers.TxnOpen(h.ProducerID, h.ProducerEpoch) {
+		if g, ok := p.guards[h.ProducerID]; !ok || g != h.ProducerEpoch {
+			return batch.Marker{}, fmt.Errorf("%w: producer %d epoch %d", ErrNoGuard, h.ProducerID, h.ProducerEpoch)
+		}
+	}
+	return batch.Marker{}, nil
 }
 
 // buildRuns encodes the Run records of one commit as one batch.
@@ -165,6 +210,9 @@ func (c *Coordinator) applyIndexLocked(r *pendingRun) error {
 	p := r.p
 	if err := p.extend(r.key, r.run); err != nil {
 		return err
+	}
+	for _, done := range r.done {
+		p.completed(done)
 	}
 	close(p.moved)
 	p.moved = make(chan struct{})

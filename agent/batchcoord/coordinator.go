@@ -63,13 +63,39 @@ type partState struct {
 	index     *Index
 	epochs    []EpochStart
 	producers *producers.State
+	// aborted are the aborted transactions whose marker is in the index,
+	// in marker order, for read_committed fetches.
+	aborted []Aborted
+	// guards are the KIP-890 verification guards (Guard): producer id →
+	// epoch. A marker of the producer removes its guard. Memory only: a
+	// new coordinator has none, and batches that needed one are refused
+	// until their producer verifies again.
+	guards map[int64]int16
 	// moved is closed, and replaced, whenever the high watermark moves:
 	// long-polled index requests wait on it.
 	moved chan struct{}
 }
 
 func newPartState(end int64) *partState {
-	return &partState{index: NewIndex(end), producers: producers.New(), moved: make(chan struct{})}
+	return &partState{index: NewIndex(end), producers: producers.New(), guards: map[int64]int16{}, moved: make(chan struct{})}
+}
+
+// Aborted is an aborted transaction of a diskless partition: its
+// producer and its offsets from its first batch to its marker.
+type Aborted struct {
+	ProducerID, FirstOffset, LastOffset int64
+}
+
+// completed records what a committed marker did: an abort's range, and
+// the end of the producer's guard.
+func (p *partState) completed(done *producers.Completed) {
+	if done == nil {
+		return
+	}
+	delete(p.guards, done.ProducerID)
+	if done.Aborted {
+		p.aborted = append(p.aborted, Aborted{ProducerID: done.ProducerID, FirstOffset: done.FirstOffset, LastOffset: done.MarkerOffset})
+	}
 }
 
 // extend adds a committed run to p's index and epoch history.
@@ -188,9 +214,12 @@ func (c *Coordinator) applyRun(p *partState, k RunKey, run Run) error {
 		h := s.header(k.BaseOffset)
 		var m batch.Marker
 		if h.IsControl() {
-			m, _ = batch.ParseMarker(s.Inline)
+			var err error
+			if m, err = batch.ParseMarker(s.Inline); err != nil {
+				return fmt.Errorf("partition %x/%d: the marker at %d: %w", k.TopicID, k.Partition, h.BaseOffset, err)
+			}
 		}
-		p.producers.Update(&h, m)
+		p.completed(p.producers.Update(&h, m))
 	}
 	return nil
 }

@@ -239,3 +239,74 @@ func TestEpochHistory(t *testing.T) {
 		t.Fatalf("batch at 4: %+v", v.Batches)
 	}
 }
+
+// txnBatch is a transactional batch of n records of producer 5 at epoch 0.
+func txnBatch(k PartitionKey, pos int64, seq, n int32) CommitBatch {
+	b := idem(k, pos, seq, n)
+	b.Header.ProducerID = 5
+	b.Header.Attributes |= batch.AttrTransactional
+	return b
+}
+
+// marker is producer 5's inline marker, an abort or a commit.
+func marker(t *testing.T, k PartitionKey, abort bool) CommitBatch {
+	t.Helper()
+	typ := batch.ControlCommit
+	if abort {
+		typ = batch.ControlAbort
+	}
+	raw, err := batch.BuildMarker(5, 0, batch.Marker{Type: typ, CoordinatorEpoch: 1}, time.Now().UnixMilli())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := batch.ParseHeader(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return CommitBatch{Key: k, Size: int32(len(raw)), Header: h, Inline: raw}
+}
+
+// TestTransactions (KIP-890 and read_committed): a transactional batch
+// commits only under a guard; the open transaction holds the last stable
+// offset; its abort marker, committed inline, releases it, records the
+// aborted range and removes the guard, so a late batch of the ended
+// transaction is refused; all of it survives a reload.
+func TestTransactions(t *testing.T) {
+	l := &memLog{}
+	c := load(t, l, 1, nil)
+	if res := commit(t, c, 1, txnBatch(tp0, 0, 0, 2)); !errors.Is(res[0].Err, ErrNoGuard) {
+		t.Fatalf("unguarded: %+v, want ErrNoGuard", res[0])
+	}
+	if err := c.Guard(tp0, 5, 0); err != nil {
+		t.Fatal(err)
+	}
+	res := commit(t, c, 2, plain(tp0, 0, 1), txnBatch(tp0, 10, 0, 2), plain(tp0, 20, 1), txnBatch(tp0, 30, 2, 1))
+	if got := offsets(res); got[0] != 0 || got[1] != 1 || got[2] != 3 || got[3] != 4 {
+		t.Fatalf("offsets %v, want [0 1 3 4]", got)
+	}
+	if v, _, _ := c.Read(tp0, 0, 1); v.LastStable != 1 || v.HighWatermark != 5 {
+		t.Fatalf("open transaction: %+v, want last stable 1", v)
+	}
+	if res := commit(t, c, 0, marker(t, tp0, true)); res[0].Err != nil || res[0].BaseOffset != 5 {
+		t.Fatalf("marker: %+v", res[0])
+	}
+	for i, c := range []*Coordinator{c, load(t, l, 2, nil)} {
+		v, _, _ := c.Read(tp0, 5, 1<<20)
+		if v.LastStable != 6 || v.HighWatermark != 6 || len(v.Batches) != 1 || v.Batches[0].Inline == nil {
+			t.Fatalf("coordinator %d after the abort: %+v", i, v)
+		}
+		ab, err := c.AbortedIn(tp0, 0, 6)
+		if err != nil || len(ab) != 1 || ab[0] != (Aborted{ProducerID: 5, FirstOffset: 1, LastOffset: 5}) {
+			t.Fatalf("coordinator %d aborted %+v, %v", i, ab, err)
+		}
+		if ab, _ := c.AbortedIn(tp0, 6, 7); len(ab) != 0 {
+			t.Fatalf("coordinator %d aborted above the marker: %+v", i, ab)
+		}
+	}
+	if res := commit(t, c, 3, txnBatch(tp0, 40, 3, 1)); !errors.Is(res[0].Err, ErrNoGuard) {
+		t.Fatalf("a late batch of the aborted transaction: %+v, want ErrNoGuard", res[0])
+	}
+	if res := commit(t, c, 4, CommitBatch{Key: tp0, Header: marker(t, tp0, false).Header}); !errors.Is(res[0].Err, ErrControlBatch) {
+		t.Fatalf("a marker in an object: %+v, want ErrControlBatch", res[0])
+	}
+}

@@ -21,9 +21,15 @@
 // answered from the offsets its Runs gave, kept for the commit timeout
 // and rebuilt from the log on load.
 //
-// Not built yet: transaction markers and KIP-890 guards (produce refuses
-// transactional batches to diskless topics), Partition records' writer
-// (object compaction, retention and DeleteRecords), and producer expiry.
+// Transactions: a marker is committed inline (CommitBatch.Inline, with a
+// zero object id); it closes its producer's transaction, records an
+// abort's range (AbortedIn) and removes the producer's KIP-890 guard
+// (Guard), without which a batch that would open a transaction is
+// refused (ErrNoGuard). The last stable offset is the first offset of
+// the oldest open transaction.
+//
+// Not built yet: the Partition records' writer (object compaction,
+// retention and DeleteRecords), and producer expiry.
 //
 // Records are Kafka-style coordinator records: the key starts with its
 // type and the value with its version, both int16, big-endian, so that a

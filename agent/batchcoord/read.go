@@ -83,3 +83,37 @@ func (c *Coordinator) FindByTimestamp(k PartitionKey, ts int64) (Located, bool, 
 	}
 	return Located{}, false, nil
 }
+
+// Guard stands a verification guard for producerID at epoch on k
+// (KIP-890): until a marker of the producer, a transactional batch of
+// it that would open its transaction may commit.
+func (c *Coordinator) Guard(k PartitionKey, producerID int64, epoch int16) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	c.part(k).guards[producerID] = epoch
+	return nil
+}
+
+// AbortedIn returns k's aborted transactions that overlap [from, upper),
+// whose markers are above the compacted end.
+func (c *Coordinator) AbortedIn(k PartitionKey, from, upper int64) ([]Aborted, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	p, ok := c.parts[k]
+	if !ok {
+		return nil, nil
+	}
+	var out []Aborted
+	for _, a := range p.aborted {
+		if a.LastOffset >= from && a.FirstOffset < upper {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}

@@ -26,6 +26,9 @@ type Host interface {
 	// (control.Controller.AgentAddr), where the Router sends
 	// verifications and markers.
 	AgentAddr(ctx context.Context, id int32) (string, error)
+	// WriteDisklessMarker commits a transaction marker to a diskless
+	// partition through its batch coordinator (agent/diskless).
+	WriteDisklessMarker(ctx context.Context, topicID [16]byte, partition int32, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error
 }
 
 // Table is the agent's topic table (*topics.Table) as the coordinators

@@ -141,6 +141,14 @@ func (c *Coordinators) WriteTxnMarker(ctx context.Context, topic string, index i
 	if !ok {
 		return dataplane.ErrUnknownTopicOrPartition
 	}
+	if e.Meta.Diskless() {
+		// Every agent serves a diskless partition; its batch coordinator
+		// commits the marker.
+		if index < 0 || index >= e.Meta.Partitions {
+			return dataplane.ErrUnknownTopicOrPartition
+		}
+		return c.host.WriteDisklessMarker(ctx, e.Meta.ID, index, producerID, epoch, commit, coordinatorEpoch)
+	}
 	var p *partition.Partition
 	for _, q := range e.Parts {
 		if q.Index() == index {

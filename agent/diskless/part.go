@@ -14,9 +14,10 @@ import (
 	"github.com/strata-streaming/strata/agent/metadata"
 )
 
-// ErrTransactional: diskless partitions take no transactional batches
-// yet; the Produce is refused before anything is buffered.
-var ErrTransactional = errors.New("diskless: transactional produce to a diskless topic is not supported yet")
+// ErrGuard: the batch coordinator could not stand a transactional
+// batch's verification guard (it is moving or unreachable); nothing was
+// buffered, and the client retries.
+var ErrGuard = errors.New("diskless: could not guard the transactional batch with its coordinator")
 
 // ErrNoMaxTimestamp: ListOffsets for the max timestamp (-3) is not
 // answered for diskless partitions.
@@ -80,13 +81,15 @@ func (p *Partition) LeaderEpoch() int32 {
 // AppendDeferred implements dataplane.DeferredWriter: the batch joins the
 // write buffer, and wait returns its offsets once its object is
 // uploaded and committed.
-func (p *Partition) AppendDeferred(ctx context.Context, raw []byte, _ int16, _ *string, _ bool, _ dataplane.VerifyTxn) (func(context.Context) (log.AppendResult, error), error) {
+func (p *Partition) AppendDeferred(ctx context.Context, raw []byte, _ int16, _ *string, _ bool, verify dataplane.VerifyTxn) (func(context.Context) (log.AppendResult, error), error) {
 	h, err := batch.ParseHeader(raw)
 	if err != nil {
 		return nil, err
 	}
 	if h.IsTransactional() {
-		return nil, ErrTransactional
+		if err := p.s.verify(ctx, p.key, &h, verify); err != nil {
+			return nil, err
+		}
 	}
 	wait, err := p.s.writer.Add(ctx, p.key.TopicID, p.key.Partition, raw)
 	if err != nil {
@@ -172,10 +175,10 @@ func (p *Partition) HighestTieredOffset() int64 { return p.offsets().HighWaterma
 // with nothing on this agent's disk.
 func (p *Partition) Size() int64 { return 0 }
 
-// AbortedTransactions: no transactional batch is ever committed to a
-// diskless partition yet (AppendDeferred), so none was aborted.
-func (p *Partition) AbortedTransactions(context.Context, int64, int64) ([]log.AbortedTxn, error) {
-	return nil, nil
+// AbortedTransactions are the aborted transactions overlapping [from,
+// upper), from the coordinator.
+func (p *Partition) AbortedTransactions(ctx context.Context, from, upper int64) ([]log.AbortedTxn, error) {
+	return p.s.aborted(ctx, p.key, from, upper)
 }
 
 // Producers: the producer state lives with the coordinator, on another

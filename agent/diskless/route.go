@@ -134,8 +134,9 @@ func retriable(code int16) bool {
 
 // committed tells the views that k holds offsets below end now, as a
 // commit just answered: readers here see it without asking. The last
-// stable offset moves with it: diskless partitions take no transactional
-// batches yet (Partition.AppendTransactional), so none is ever open.
+// stable offset is not known from a commit (a transaction may be open):
+// it comes with the next index answer, which the moved high watermark
+// prompts.
 func (s *Service) committed(k batchcoord.PartitionKey, co Coord, end, logStart int64) {
-	s.learn(k, co, batchcoord.View{HighWatermark: end, LastStable: end, LogStart: logStart, Epoch: co.Epoch})
+	s.learn(k, co, batchcoord.View{HighWatermark: end, LogStart: logStart, Epoch: co.Epoch})
 }

@@ -12,6 +12,7 @@ import (
 const (
 	KeyCommit int16 = 32000
 	KeyIndex  int16 = 32001
+	KeyGuard  int16 = 32002
 )
 
 // ErrMalformed: a frame that is not a well-formed message.
@@ -46,9 +47,12 @@ type CommitBatch struct {
 	ProducerEpoch   int16
 	BaseSequence    int32
 	Attributes      int16
+	// Inline is a transaction marker's control batch, committed without
+	// an object (the request's object id is then zero); nil otherwise.
+	Inline []byte
 }
 
-const commitBatchSize = 16 + 4 + 8 + 4 + 4 + 8 + 8 + 2 + 4 + 2
+const commitBatchSize = 16 + 4 + 8 + 4 + 4 + 8 + 8 + 2 + 4 + 2 + 4
 
 // CommitRequest asks a coordinator agent to commit an uploaded object's
 // batches of the partitions its coordinators own.
@@ -81,6 +85,7 @@ func (r *CommitRequest) AppendTo(b []byte) []byte {
 		b = kbin.AppendInt16(b, x.ProducerEpoch)
 		b = kbin.AppendInt32(b, x.BaseSequence)
 		b = kbin.AppendInt16(b, x.Attributes)
+		b = kbin.AppendNullableBytes(b, x.Inline)
 	}
 	return b
 }
@@ -110,6 +115,7 @@ func (r *CommitRequest) ReadFrom(src []byte) error {
 		x.ProducerEpoch = rd.Int16()
 		x.BaseSequence = rd.Int32()
 		x.Attributes = rd.Int16()
+		x.Inline = rd.NullableBytes()
 	}
 	return done(&rd)
 }

@@ -10,6 +10,7 @@ const (
 	OpRead        int8 = 0 // batches from offset Value on
 	OpByTimestamp int8 = 1 // the first batch whose max timestamp is at least Value
 	OpEpochEnd    int8 = 2 // OffsetForLeaderEpoch for epoch Value
+	OpAborted     int8 = 3 // the aborted transactions overlapping [Value, Upper)
 )
 
 // IndexPartition is one partition an index request asks about.
@@ -19,9 +20,10 @@ type IndexPartition struct {
 	Op        int8
 	Value     int64
 	MaxBytes  int32
+	Upper     int64 // OpAborted's end
 }
 
-const indexPartitionSize = 16 + 4 + 1 + 8 + 4
+const indexPartitionSize = 16 + 4 + 1 + 8 + 4 + 8
 
 // IndexRequest asks a coordinator agent where diskless partitions'
 // batches are; with MaxWaitMs > 0 and every OpRead at its high
@@ -46,6 +48,7 @@ func (r *IndexRequest) AppendTo(b []byte) []byte {
 		b = kbin.AppendInt8(b, p.Op)
 		b = kbin.AppendInt64(b, p.Value)
 		b = kbin.AppendInt32(b, p.MaxBytes)
+		b = kbin.AppendInt64(b, p.Upper)
 	}
 	return b
 }
@@ -68,6 +71,7 @@ func (r *IndexRequest) ReadFrom(src []byte) error {
 		p.Op = rd.Int8()
 		p.Value = rd.Int64()
 		p.MaxBytes = rd.Int32()
+		p.Upper = rd.Int64()
 	}
 	return done(&rd)
 }
@@ -97,6 +101,14 @@ type IndexAnswer struct {
 	Epoch     int32
 	EndOffset int64
 	Batches   []Located
+	// Aborted answers OpAborted.
+	Aborted []Aborted
+}
+
+// Aborted is an aborted transaction: its producer and the offsets from
+// its first batch to its marker.
+type Aborted struct {
+	ProducerID, FirstOffset, LastOffset int64
 }
 
 // IndexResponse answers an IndexRequest, one answer per partition in the
@@ -133,6 +145,12 @@ func (r *IndexResponse) AppendTo(b []byte) []byte {
 			b = kbin.AppendInt32(b, x.Epoch)
 			b = kbin.AppendNullableBytes(b, x.Inline)
 		}
+		b = kbin.AppendArrayLen(b, len(p.Aborted))
+		for _, x := range p.Aborted {
+			b = kbin.AppendInt64(b, x.ProducerID)
+			b = kbin.AppendInt64(b, x.FirstOffset)
+			b = kbin.AppendInt64(b, x.LastOffset)
+		}
 	}
 	return b
 }
@@ -142,7 +160,7 @@ func (r *IndexResponse) ReadFrom(src []byte) error {
 		return err
 	}
 	rd := kbin.Reader{Src: src}
-	n, err := arrayLen(&rd, 2+8*4+4+4+8+4)
+	n, err := arrayLen(&rd, 2+8*4+4+4+8+4+4)
 	if err != nil {
 		return err
 	}
@@ -172,6 +190,15 @@ func (r *IndexResponse) ReadFrom(src []byte) error {
 			x.MaxTimestamp = rd.Int64()
 			x.Epoch = rd.Int32()
 			x.Inline = rd.NullableBytes()
+		}
+		k, err := arrayLen(&rd, 24)
+		if err != nil {
+			return err
+		}
+		p.Aborted = make([]Aborted, k)
+		for j := range p.Aborted {
+			x := &p.Aborted[j]
+			x.ProducerID, x.FirstOffset, x.LastOffset = rd.Int64(), rd.Int64(), rd.Int64()
 		}
 	}
 	return done(&rd)

@@ -14,8 +14,10 @@ func sampleMessages() []kmsg.Request {
 			{TopicID: [16]byte{9}, Partition: 4, Position: 10, Size: 70, LastOffsetDelta: 2, MaxTimestamp: 5,
 				ProducerID: 8, ProducerEpoch: 1, BaseSequence: 6, Attributes: 16},
 			{TopicID: [16]byte{7}, Partition: 0, Position: 80, Size: 61, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
+			{TopicID: [16]byte{7}, Partition: 1, ProducerID: 3, Attributes: 48, Inline: []byte{9, 9}},
 		}},
-		&IndexRequest{MaxWaitMs: 500, Partitions: []IndexPartition{{TopicID: [16]byte{3}, Partition: 1, Op: OpByTimestamp, Value: 99, MaxBytes: 1 << 20}}},
+		&IndexRequest{MaxWaitMs: 500, Partitions: []IndexPartition{{TopicID: [16]byte{3}, Partition: 1, Op: OpAborted, Value: 99, MaxBytes: 1 << 20, Upper: 120}}},
+		&GuardRequest{TopicID: [16]byte{4}, Partition: 2, ProducerID: 77, ProducerEpoch: 3},
 	}
 }
 
@@ -25,7 +27,9 @@ func sampleResponses() []kmsg.Response {
 		&CommitResponse{Results: []CommitResult{{BaseOffset: 7, LogStart: 1, Duplicate: true}, {ErrorCode: 45, ErrorMessage: &msg, BaseOffset: -1}}},
 		&IndexResponse{Partitions: []IndexAnswer{{LogStart: 1, CompactedEnd: 2, HighWatermark: 10, LastStable: 9, CoordEpoch: 4, Epoch: -1, EndOffset: -1,
 			Batches: []Located{{BaseOffset: 2, LastOffset: 5, ObjectID: [16]byte{5}, Position: 3, Size: 100, MaxTimestamp: 8, Epoch: 4},
-				{BaseOffset: 6, LastOffset: 6, Epoch: 4, Inline: []byte{1, 2, 3}}}}}},
+				{BaseOffset: 6, LastOffset: 6, Epoch: 4, Inline: []byte{1, 2, 3}}},
+			Aborted: []Aborted{{ProducerID: 5, FirstOffset: 2, LastOffset: 6}}}}},
+		&GuardResponse{ErrorCode: 6},
 	}
 }
 
@@ -75,6 +79,10 @@ func freshOf(m message) message {
 		return &IndexRequest{}
 	case *IndexResponse:
 		return &IndexResponse{}
+	case *GuardRequest:
+		return &GuardRequest{}
+	case *GuardResponse:
+		return &GuardResponse{}
 	}
 	panic("unknown message")
 }
@@ -94,22 +102,26 @@ func TestHugeArrayRefused(t *testing.T) {
 // below -1 reads as null, so the bytes themselves may differ).
 func FuzzDecode(f *testing.F) {
 	for _, r := range sampleMessages() {
-		f.Add(int8(r.Key()-KeyCommit)*2, r.AppendTo(nil))
+		f.Add(uint8(r.Key()-KeyCommit)*2, r.AppendTo(nil))
 	}
 	for _, r := range sampleResponses() {
-		f.Add(int8(r.Key()-KeyCommit)*2+1, r.AppendTo(nil))
+		f.Add(uint8(r.Key()-KeyCommit)*2+1, r.AppendTo(nil))
 	}
-	f.Fuzz(func(t *testing.T, kind int8, b []byte) {
+	f.Fuzz(func(t *testing.T, kind uint8, b []byte) {
 		var m message
-		switch kind & 3 {
+		switch kind % 6 {
 		case 0:
 			m = &CommitRequest{}
 		case 1:
 			m = &CommitResponse{}
 		case 2:
 			m = &IndexRequest{}
-		default:
+		case 3:
 			m = &IndexResponse{}
+		case 4:
+			m = &GuardRequest{}
+		default:
+			m = &GuardResponse{}
 		}
 		if m.ReadFrom(b) != nil {
 			return

@@ -8,7 +8,10 @@ package kafka
 // answer has one result per batch, in the request's order: its base
 // offset, or the coordinator's refusal (OUT_OF_ORDER_SEQUENCE_NUMBER,
 // INVALID_PRODUCER_EPOCH, ...), or NOT_COORDINATOR when its coordinator
-// is led elsewhere, so that the writer asks the new leader. A batch of a
+// is led elsewhere, so that the writer asks the new leader. A
+// transaction marker comes inline, in a request with a zero object id
+// (the agent that received the marker from the transaction coordinator
+// sends it). A batch of a
 // topic that is not a diskless topic here, or of a partition it does not
 // have, is UNKNOWN_TOPIC_OR_PARTITION.
 //
@@ -65,6 +68,7 @@ func handleDisklessCommit(ctx context.Context, s *Server, r *request, req *diskl
 			Header: batch.Header{LastOffsetDelta: b.LastOffsetDelta, MaxTimestamp: b.MaxTimestamp,
 				ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch, BaseSequence: b.BaseSequence,
 				Attributes: b.Attributes, RecordCount: b.LastOffsetDelta + 1, Magic: 2},
+			Inline: b.Inline,
 		})
 	}
 	var wg sync.WaitGroup // each goroutine sets only its share's results

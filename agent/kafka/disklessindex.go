@@ -5,8 +5,9 @@ package kafka
 // asks the agent that coordinates it where its batches are
 // (docs/design.md §7a, Read path). Each partition names an operation:
 // read the batches from an offset on (at most MaxBytes, at least one),
-// find the first batch at or after a timestamp, or answer
-// OffsetForLeaderEpoch. With MaxWaitMs above zero and nothing to return
+// find the first batch at or after a timestamp, answer
+// OffsetForLeaderEpoch, or list the aborted transactions in a range
+// (read_committed). With MaxWaitMs above zero and nothing to return
 // for any read, the answer waits until a commit moves one of the
 // partitions' high watermarks, or the wait ends: the reader's long poll.
 // Errors are per partition (NOT_COORDINATOR when led elsewhere,
@@ -113,6 +114,14 @@ func answerIndexPartition(c *batchcoord.Coordinator, p disklesswire.IndexPartiti
 		}
 		if ok {
 			a.Batches = located([]batchcoord.Located{b})
+		}
+	case disklesswire.OpAborted:
+		ab, err := c.AbortedIn(k, p.Value, p.Upper)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range ab {
+			a.Aborted = append(a.Aborted, disklesswire.Aborted{ProducerID: x.ProducerID, FirstOffset: x.FirstOffset, LastOffset: x.LastOffset})
 		}
 	case disklesswire.OpEpochEnd:
 		if p.Value < -1<<31 || p.Value >= 1<<31 {

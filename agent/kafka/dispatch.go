@@ -61,6 +61,8 @@ func requestForKey(key int16) kmsg.Request {
 		return new(disklesswire.CommitRequest)
 	case disklesswire.KeyIndex:
 		return new(disklesswire.IndexRequest)
+	case disklesswire.KeyGuard:
+		return new(disklesswire.GuardRequest)
 	}
 	return kmsg.RequestForKey(key)
 }
@@ -93,6 +95,7 @@ func init() {
 	registerTxns()
 	registerPrivate(disklesswire.KeyCommit, 0, 0, typed(handleDisklessCommit))
 	registerPrivate(disklesswire.KeyIndex, 0, 0, typed(handleDisklessIndex))
+	registerPrivate(disklesswire.KeyGuard, 0, 0, typed(handleDisklessGuard))
 }
 
 func supported(key, version int16) bool {

@@ -44,13 +44,15 @@ func errorCode(err error) int16 {
 		return kerr.NotCoordinator.Code
 	case errors.Is(err, batchcoord.ErrCommitTooOld), errors.Is(err, diskless.ErrCommitTimeout):
 		return kerr.RequestTimedOut.Code
-	case errors.Is(err, diskless.ErrDraining), errors.Is(err, diskless.ErrClosed):
+	case errors.Is(err, diskless.ErrDraining), errors.Is(err, diskless.ErrClosed), errors.Is(err, batchcoord.ErrNoGuard):
 		// Nothing of the batch was committed: the client sends it to
 		// another agent.
 		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, diskless.ErrGuard):
+		return kerr.NotEnoughReplicas.Code
 	case errors.Is(err, diskless.ErrUpload):
 		return kerr.KafkaStorageError.Code
-	case errors.Is(err, diskless.ErrTransactional), errors.Is(err, diskless.ErrNoMaxTimestamp):
+	case errors.Is(err, diskless.ErrNoMaxTimestamp):
 		return kerr.InvalidRequest.Code
 	case errors.Is(err, diskless.ErrDeleteRecords):
 		return kerr.PolicyViolation.Code

@@ -38,6 +38,16 @@ func (c *Client) DisklessIndex(ctx context.Context, req *disklesswire.IndexReque
 	return resp, nil
 }
 
+// DisklessGuard asks the agent at the other end, which coordinates the
+// partition, to stand a verification guard (agent/disklesswire).
+func (c *Client) DisklessGuard(ctx context.Context, req *disklesswire.GuardRequest) error {
+	resp := req.ResponseKind().(*disklesswire.GuardResponse)
+	if err := c.request(ctx, req, resp); err != nil {
+		return err
+	}
+	return CodeError(resp.ErrorCode, c.addr)
+}
+
 // CodeError is the error the agent acts on for a Kafka error code from
 // the agent at addr.
 func CodeError(code int16, addr string) error {
