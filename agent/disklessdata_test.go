@@ -187,3 +187,47 @@ func TestDisklessTransactions(t *testing.T) {
 		t.Fatalf("read_uncommitted read %d distinct records, want 12: %v", len(all), all)
 	}
 }
+
+// TestDisklessMetadataPicksClientRack: Metadata names, as a diskless
+// partition's leader, an agent of the client's rack (from its client id
+// token, else the answering agent's own rack), spread over that rack's
+// agents.
+func TestDisklessMetadataPicksClientRack(t *testing.T) {
+	racks := []string{"a", "b", "b"}
+	i := 0
+	c := startClusterWith(t, 3, func(cfg *Config) { cfg.Rack = racks[i]; i++ })
+	c.create("dlr", 12, 1, map[string]string{metadata.DisklessEnable: "true"})
+	rackOf := map[int32]string{}
+	for j, a := range c.agents {
+		rackOf[a.id] = racks[j]
+	}
+	leaders := func(a *running, clientID string) map[int32]int {
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr("dlr")
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctxT(t), a.client(t, kgo.ClientID(clientID)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[int32]int{}
+		for _, p := range resp.Topics[0].Partitions {
+			if p.ErrorCode != 0 || len(p.Replicas) != 1 || p.Replicas[0] != p.Leader {
+				t.Fatalf("partition %d: %+v", p.Partition, p)
+			}
+			out[p.Leader]++
+		}
+		return out
+	}
+	if got := leaders(c.agents[0], "app strata_rack=b"); len(got) != 2 || got[c.agents[0].id] != 0 {
+		t.Fatalf("rack b's client got leaders %v, want agents %d and %d only", got, c.agents[1].id, c.agents[2].id)
+	}
+	for a, n := range leaders(c.agents[1], "app") {
+		if rackOf[a] != "b" {
+			t.Fatalf("a client without a rack asking agent %d (rack b) got %d partitions led by agent %d of rack %s", c.agents[1].id, n, a, rackOf[a])
+		}
+	}
+	if got := leaders(c.agents[2], "app strata_rack=a"); len(got) != 1 || got[c.agents[0].id] != 12 {
+		t.Fatalf("rack a's client got leaders %v, want agent %d for all", got, c.agents[0].id)
+	}
+}

@@ -37,7 +37,8 @@ const viewMaxAge = 2 * time.Second
 const lookupTimeout = 5 * time.Second
 
 // Partition is one partition of a diskless topic as this agent serves
-// it: every agent leads every diskless partition (docs/design.md §7a),
+// it: every agent leads every diskless partition (docs/design.md §7a;
+// Metadata names one of the client's rack, agent/kafka/disklessmeta.go),
 // writes go through the Service's buffer and reads ask the partition's
 // coordinator. It implements dataplane.Partition; safe for concurrent
 // use.

@@ -49,6 +49,9 @@ type connState struct {
 	// tlsPrincipal is "User:<mapped subject>" of the client certificate on
 	// an SSL listener (tlsprincipal.go); empty without one.
 	tlsPrincipal string
+	// rack is the client.rack the connection's last Fetch named (v11+),
+	// for the rack pick of diskless partitions' leaders (metadata.go).
+	rack string
 }
 
 // serveConn reads a connection's requests one at a time and answers them in

@@ -67,6 +67,9 @@ import (
 
 func handleFetch(ctx context.Context, s *Server, r *request, req *kmsg.FetchRequest) (*kmsg.FetchResponse, error) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	if r.conn != nil && req.Rack != "" {
+		r.conn.rack = req.Rack
+	}
 	fc := s.sessions.newFetchContext(time.Now(), r.version, req)
 	if fc.kind == fetchSessionError {
 		s.metrics.fetched(fc.kind)

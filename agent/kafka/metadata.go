@@ -39,7 +39,8 @@ import (
 func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.MetadataRequest) (*kmsg.MetadataResponse, error) {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	live := map[int32]bool{}
-	for _, br := range s.cluster.Brokers() {
+	brokers := s.cluster.Brokers()
+	for _, br := range brokers {
 		live[br.ID] = true
 		mb := kmsg.NewMetadataResponseBroker()
 		mb.Host, mb.Port = br.Address(r.listenerName())
@@ -50,13 +51,14 @@ func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.Metada
 	resp.ClusterID = &cid
 	resp.ControllerID = s.cluster.AgentID()
 
+	picker := disklessPicker(brokers, s.clientRack(r, brokers))
 	all := req.Topics == nil || (r.version == 0 && len(req.Topics) == 0)
 	if all {
 		for _, t := range s.topics.Topics() {
 			if !s.authorizedTopic(r, kmsg.ACLOperationDescribe, t.Name) {
 				continue
 			}
-			resp.Topics = append(resp.Topics, metadataTopic(t, live))
+			resp.Topics = append(resp.Topics, metadataTopic(t, live, picker))
 		}
 		return resp, nil
 	}
@@ -125,7 +127,7 @@ func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.Metada
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		resp.Topics = append(resp.Topics, metadataTopic(t, live))
+		resp.Topics = append(resp.Topics, metadataTopic(t, live, picker))
 	}
 	return resp, nil
 }
@@ -155,7 +157,9 @@ func metadataDenied(s *Server, r *request, rt kmsg.MetadataRequestTopic, t *Topi
 	return &mt
 }
 
-func metadataTopic(t *Topic, live map[int32]bool) kmsg.MetadataResponseTopic {
+// metadataTopic describes t's partitions; a diskless topic's leader is
+// pick's choice (disklessmeta.go), its sole replica and ISR.
+func metadataTopic(t *Topic, live map[int32]bool, pick func(topicID [16]byte, partition int32) int32) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic = &name
@@ -168,6 +172,11 @@ func metadataTopic(t *Topic, live map[int32]bool) kmsg.MetadataResponseTopic {
 		mp.LeaderEpoch = p.LeaderEpoch()
 		mp.Replicas = p.Replicas()
 		mp.ISR = p.ISR()
+		if t.Resolved.Diskless {
+			if a := pick(t.ID, p.Index()); a >= 0 {
+				mp.Leader, mp.Replicas, mp.ISR = a, []int32{a}, []int32{a}
+			}
+		}
 		for _, r := range mp.Replicas {
 			if !live[r] {
 				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
