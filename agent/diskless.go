@@ -8,6 +8,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/diskless"
@@ -56,4 +57,39 @@ type disklessTable struct{ a *Agent }
 
 func (d disklessTable) OpenDiskless(ctx context.Context, t metadata.Topic, r metadata.Resolved, first int32) ([]dataplane.Partition, error) {
 	return d.a.diskless.OpenDiskless(ctx, t, r, first)
+}
+
+func (h disklessHost) CoordinatorAgents(ctx context.Context) ([]diskless.Coord, bool, error) {
+	ids, complete := h.a.coords.DisklessCoordinatorAgents()
+	out := make([]diskless.Coord, 0, len(ids))
+	for _, id := range ids {
+		addr, err := h.a.ctl.AgentAddr(ctx, id)
+		if err != nil {
+			return nil, false, fmt.Errorf("batch coordinator on agent %d: %w", id, err)
+		}
+		out = append(out, diskless.Coord{Agent: id, Addr: addr})
+	}
+	return out, complete, nil
+}
+
+// disklessJanitorLoop runs the orphan janitor's diskless pass every half
+// --orphan-grace on one agent: the one with the lowest id among those
+// that lead __diskless_state's partitions, which every agent works out
+// alike (two passes at once would only delete the same orphans twice).
+func (a *Agent) disklessJanitorLoop() {
+	a.every(a.cfg.Tiering.OrphanGrace/2, func() {
+		ids, _ := a.coords.DisklessCoordinatorAgents()
+		if len(ids) == 0 || slices.Min(ids) != a.id {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), a.cfg.Tiering.OrphanGrace/2)
+		defer cancel()
+		n, err := a.diskless.CollectOrphans(ctx, a.cfg.Tiering.OrphanGrace)
+		switch {
+		case err != nil:
+			a.logger.Warn("diskless orphan pass", "deleted", n, "err", err)
+		case n > 0:
+			a.logger.Info("diskless orphan pass", "deleted", n)
+		}
+	})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/strata-streaming/strata/internal/kafkawire"
 	"github.com/strata-streaming/strata/internal/metricstext"
 	"github.com/strata-streaming/strata/internal/testwait"
+	"github.com/strata-streaming/strata/tiering/objstore"
 	"github.com/strata-streaming/strata/tiering/sharedobj"
 )
 
@@ -229,5 +230,47 @@ func TestDisklessMetadataPicksClientRack(t *testing.T) {
 	}
 	if got := leaders(c.agents[2], "app strata_rack=a"); len(got) != 1 || got[c.agents[0].id] != 12 {
 		t.Fatalf("rack a's client got leaders %v, want agent %d for all", got, c.agents[0].id)
+	}
+}
+
+// TestDisklessJanitorDeletesOnlyOrphans: the janitor's pass deletes an
+// old commit object no coordinator references and keeps the committed
+// ones, whose records stay readable.
+func TestDisklessJanitorDeletesOnlyOrphans(t *testing.T) {
+	c := disklessCluster(t)
+	c.create("dlj", 2, 1, map[string]string{metadata.DisklessEnable: "true"})
+	prod := c.agents[0].client(t, kgo.DefaultProduceTopic("dlj"))
+	for i := range 20 {
+		if err := prod.ProduceSync(ctxT(t), &kgo.Record{Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(c.dir, "store", sharedobj.KeyPrefix)
+	committed, err := os.ReadDir(dir)
+	if err != nil || len(committed) == 0 {
+		t.Fatalf("no committed object: %v", err)
+	}
+	orphan, err := sharedobj.NewID(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.agents[1].bucket.Put(ctxT(t), orphan.Key(), []byte("an upload whose commit never came"), objstore.PutOptions{IfAbsent: true}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	// Every object is older than a 10 ms grace: only references keep them.
+	n, err := c.agents[2].diskless.CollectOrphans(ctxT(t), 10*time.Millisecond)
+	if err != nil || n != 1 {
+		t.Fatalf("pass deleted %d objects (%v), want the orphan alone", n, err)
+	}
+	if _, err := os.Stat(filepath.Join(c.dir, "store", orphan.Key())); !os.IsNotExist(err) {
+		t.Fatalf("orphan still there: %v", err)
+	}
+	left, _ := os.ReadDir(dir)
+	if len(left) != len(committed) {
+		t.Fatalf("%d objects left of %d committed", len(left), len(committed))
+	}
+	if got := fetchValues(t, c.agents[1].client(t), "dlj", 0); len(got) == 0 {
+		t.Fatal("records unreadable after the pass")
 	}
 }

@@ -117,3 +117,27 @@ func (c *Coordinator) AbortedIn(k PartitionKey, from, upper int64) ([]Aborted, e
 	}
 	return out, nil
 }
+
+// References marks in referenced[i] whether ids[i] is an object this
+// coordinator's indexes name (the orphan janitor's question); it leaves
+// the other flags as they are, so one slice gathers several
+// coordinators' answers.
+func (c *Coordinator) References(ids [][16]byte, referenced []bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	want := make(map[[16]byte]int, len(ids))
+	for i, id := range ids {
+		want[id] = i
+	}
+	for _, p := range c.parts {
+		for _, b := range p.index.batches {
+			if i, ok := want[b.ObjectID]; ok {
+				referenced[i] = true
+			}
+		}
+	}
+	return nil
+}

@@ -91,3 +91,52 @@ func (c *Coordinators) DisklessLeader(ctx context.Context, topicID [16]byte, p i
 	}
 	return sp.Leader(), sp.LeaderEpoch(), nil
 }
+
+// DisklessReferences reports, per id, whether a batch coordinator of
+// this agent references the object: every partition of __diskless_state
+// led here is loaded and asked. An error (one of them could not load)
+// means the answer is unknown. Without __diskless_state, nothing is
+// referenced.
+func (c *Coordinators) DisklessReferences(ctx context.Context, ids [][16]byte) ([]bool, error) {
+	referenced := make([]bool, len(ids))
+	e, ok := c.table.Entry(disklessTopic)
+	if !ok {
+		return referenced, nil
+	}
+	for _, p := range e.Parts {
+		if p.Leader() != c.id {
+			continue
+		}
+		bc, err := c.loadDisklessCoordinator(p)
+		if err == nil {
+			err = bc.References(ids, referenced)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s-%d: %w", disklessTopic, p.Index(), err)
+		}
+	}
+	return referenced, nil
+}
+
+// DisklessCoordinatorAgents returns the agents that lead the partitions
+// of __diskless_state, and whether every partition has a leader; false
+// without the topic.
+func (c *Coordinators) DisklessCoordinatorAgents() ([]int32, bool) {
+	e, ok := c.table.Entry(disklessTopic)
+	if !ok {
+		return nil, false
+	}
+	seen := map[int32]bool{}
+	var out []int32
+	for _, p := range e.Snap.Partitions {
+		l := p.Leader()
+		if l < 0 {
+			return nil, false
+		}
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	return out, len(e.Snap.Partitions) == int(e.Meta.Partitions)
+}

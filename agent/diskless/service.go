@@ -33,6 +33,10 @@ type Host interface {
 	// DataChanged wakes the Fetch long polls waiting on this agent: a
 	// diskless partition's high watermark moved.
 	DataChanged()
+	// CoordinatorAgents are the agents that lead the partitions of
+	// __diskless_state, with their addresses, and whether every
+	// partition has a leader (false, too, without the topic).
+	CoordinatorAgents(ctx context.Context) ([]Coord, bool, error)
 }
 
 // ServiceConfig is the data path's share of the agent's settings.
@@ -61,6 +65,8 @@ type Service struct {
 	chunks *cache.Cache
 	writer *Writer
 	logger *slog.Logger
+	// orphansDeleted is strata_diskless_objects_deleted_total{reason="orphan"}.
+	orphansDeleted prometheus.Counter
 
 	mu      sync.Mutex
 	views   map[batchcoord.PartitionKey]*view
@@ -101,6 +107,14 @@ func NewService(cfg ServiceConfig, self int32, host Host, bucket objstore.Bucket
 		return nil, err
 	}
 	s.writer.OnUploaded = s.prime
+	deleted := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_diskless_objects_deleted_total",
+		Help: "Diskless commit objects this agent deleted, by reason: orphan (never committed, older than --orphan-grace)."}, []string{"reason"})
+	if err := reg.Register(deleted); err != nil {
+		s.writer.Close()
+		chunks.Close()
+		return nil, err
+	}
+	s.orphansDeleted = deleted.WithLabelValues("orphan")
 	return s, nil
 }
 

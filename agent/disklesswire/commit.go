@@ -10,9 +10,10 @@ import (
 
 // The private API keys, far above Kafka's.
 const (
-	KeyCommit int16 = 32000
-	KeyIndex  int16 = 32001
-	KeyGuard  int16 = 32002
+	KeyCommit  int16 = 32000
+	KeyIndex   int16 = 32001
+	KeyGuard   int16 = 32002
+	KeyObjects int16 = 32003
 )
 
 // ErrMalformed: a frame that is not a well-formed message.

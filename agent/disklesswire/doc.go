@@ -40,6 +40,9 @@
 //	  producer id i64 · producer epoch i16
 //	DisklessGuard response: error code i16
 //
+//	DisklessObjects request (key 32003): [object id]
+//	DisklessObjects response: error code i16 · [referenced bool]  one per id
+//
 // Decoding bounds every array by the bytes left before allocating, so a
 // hostile frame cannot make it allocate more than the frame's size.
 package disklesswire

@@ -18,6 +18,7 @@ func sampleMessages() []kmsg.Request {
 		}},
 		&IndexRequest{MaxWaitMs: 500, Partitions: []IndexPartition{{TopicID: [16]byte{3}, Partition: 1, Op: OpAborted, Value: 99, MaxBytes: 1 << 20, Upper: 120}}},
 		&GuardRequest{TopicID: [16]byte{4}, Partition: 2, ProducerID: 77, ProducerEpoch: 3},
+		&ObjectsRequest{IDs: [][16]byte{{1}, {2, 3}}},
 	}
 }
 
@@ -30,6 +31,7 @@ func sampleResponses() []kmsg.Response {
 				{BaseOffset: 6, LastOffset: 6, Epoch: 4, Inline: []byte{1, 2, 3}}},
 			Aborted: []Aborted{{ProducerID: 5, FirstOffset: 2, LastOffset: 6}}}}},
 		&GuardResponse{ErrorCode: 6},
+		&ObjectsResponse{Referenced: []bool{true, false, true}},
 	}
 }
 
@@ -83,6 +85,10 @@ func freshOf(m message) message {
 		return &GuardRequest{}
 	case *GuardResponse:
 		return &GuardResponse{}
+	case *ObjectsRequest:
+		return &ObjectsRequest{}
+	case *ObjectsResponse:
+		return &ObjectsResponse{}
 	}
 	panic("unknown message")
 }
@@ -109,7 +115,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, kind uint8, b []byte) {
 		var m message
-		switch kind % 6 {
+		switch kind % 8 {
 		case 0:
 			m = &CommitRequest{}
 		case 1:
@@ -120,8 +126,12 @@ func FuzzDecode(f *testing.F) {
 			m = &IndexResponse{}
 		case 4:
 			m = &GuardRequest{}
-		default:
+		case 5:
 			m = &GuardResponse{}
+		case 6:
+			m = &ObjectsRequest{}
+		default:
+			m = &ObjectsResponse{}
 		}
 		if m.ReadFrom(b) != nil {
 			return

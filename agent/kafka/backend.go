@@ -168,6 +168,9 @@ type Diskless interface {
 	// (topicID, partition), loaded here (ErrNotCoordinator when its
 	// partition of __diskless_state is led elsewhere).
 	DisklessCoordinator(ctx context.Context, topicID [16]byte, partition int32) (*batchcoord.Coordinator, error)
+	// DisklessReferences reports, per id, whether a coordinator led here
+	// references the commit object; an error when one could not be asked.
+	DisklessReferences(ctx context.Context, ids [][16]byte) ([]bool, error)
 }
 
 // Backend is every family at once: what the agent implements.

@@ -63,6 +63,8 @@ func requestForKey(key int16) kmsg.Request {
 		return new(disklesswire.IndexRequest)
 	case disklesswire.KeyGuard:
 		return new(disklesswire.GuardRequest)
+	case disklesswire.KeyObjects:
+		return new(disklesswire.ObjectsRequest)
 	}
 	return kmsg.RequestForKey(key)
 }
@@ -96,6 +98,7 @@ func init() {
 	registerPrivate(disklesswire.KeyCommit, 0, 0, typed(handleDisklessCommit))
 	registerPrivate(disklesswire.KeyIndex, 0, 0, typed(handleDisklessIndex))
 	registerPrivate(disklesswire.KeyGuard, 0, 0, typed(handleDisklessGuard))
+	registerPrivate(disklesswire.KeyObjects, 0, 0, typed(handleDisklessObjects))
 }
 
 func supported(key, version int16) bool {

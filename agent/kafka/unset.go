@@ -126,3 +126,5 @@ func (u unset) VerifyTxn(context.Context, string, int64, int16, string, int32, b
 func (u unset) DisklessCoordinator(context.Context, [16]byte, int32) (*batchcoord.Coordinator, error) {
 	return nil, u.err()
 }
+
+func (u unset) DisklessReferences(context.Context, [][16]byte) ([]bool, error) { return nil, u.err() }

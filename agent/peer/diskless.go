@@ -48,6 +48,22 @@ func (c *Client) DisklessGuard(ctx context.Context, req *disklesswire.GuardReque
 	return CodeError(resp.ErrorCode, c.addr)
 }
 
+// DisklessObjects asks the agent at the other end which of ids its batch
+// coordinators reference; one flag per id.
+func (c *Client) DisklessObjects(ctx context.Context, req *disklesswire.ObjectsRequest) ([]bool, error) {
+	resp := req.ResponseKind().(*disklesswire.ObjectsResponse)
+	if err := c.request(ctx, req, resp); err != nil {
+		return nil, err
+	}
+	if err := CodeError(resp.ErrorCode, c.addr); err != nil {
+		return nil, err
+	}
+	if len(resp.Referenced) != len(req.IDs) {
+		return nil, fmt.Errorf("kafka: peer %s answered about %d objects for %d", c.addr, len(resp.Referenced), len(req.IDs))
+	}
+	return resp.Referenced, nil
+}
+
 // CodeError is the error the agent acts on for a Kafka error code from
 // the agent at addr.
 func CodeError(code int16, addr string) error {
