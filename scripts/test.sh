@@ -34,8 +34,8 @@ need ip iproute2       # network namespaces for the chaos harness's cuts (intern
 # confluent-kafka-python and kafkajs (internal/e2e/clients_test.go); the
 # kafkajs test fetches kafkajs itself with npm ci.
 need_python_module confluent_kafka python3-confluent-kafka
-# kafka-python, one of the clients reading a cleaned compacted topic
-# (internal/e2e/compact_clients_test.go).
+# kafka-python, one of the clients reading a cleaned compacted topic and a
+# diskless one (internal/e2e/compact_clients_test.go, diskless_clients_test.go).
 need_python_module kafka python3-kafka
 need node nodejs
 need npm npm

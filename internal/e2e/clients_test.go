@@ -35,11 +35,17 @@ type clientRun struct {
 	Count     int    `json:"count,omitempty"`
 	Mode      string `json:"mode"`
 	// Group, Stop, End and Seeks are mode "compacted"'s
-	// (compact_clients_test.go's compactRead).
+	// (compact_clients_test.go's compactRead); Group is mode
+	// "diskless"'s too.
 	Group string  `json:"group,omitempty"`
 	Stop  int64   `json:"stop,omitempty"`
 	End   int64   `json:"end,omitempty"`
 	Seeks []int64 `json:"seeks,omitempty"`
+	// Prefix and Total are mode "diskless"'s
+	// (diskless_clients_test.go): the prefix of the keys and values
+	// produced, and how many records to read back.
+	Prefix string `json:"prefix,omitempty"`
+	Total  int    `json:"total,omitempty"`
 	// Token is an OAUTHBEARER token, given in $STRATA_OAUTH_TOKEN rather
 	// than the argument, where ps would show it.
 	Token string `json:"-"`

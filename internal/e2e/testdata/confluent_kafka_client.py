@@ -18,7 +18,13 @@ argv[1] is a JSON object:
              "compacted": read a cleaned compacted topic as
              internal/e2e/compact_clients_test.go describes (fields group,
              stop, end, seeks; phases A, B and S<i>);
-             "compacted_committed": its phase C, at read_committed, to end.
+             "compacted_committed": its phase C, at read_committed, to end;
+             "diskless": produce count records "<prefix>key-<i>" /
+             "<prefix>value-<i>" to the existing topic with acks=all and
+             librdkafka's defaults otherwise, then read it from the start
+             in a fresh consumer group `group` until total records are in,
+             printing "<partition> <offset> <key> <value>" lines
+             (internal/e2e/diskless_clients_test.go).
 
 Any client error ends the run with exit status 1 and one line on stderr,
 "ERROR <librdkafka error name> <message>", which the Go test matches.
@@ -111,7 +117,7 @@ def create_topic(conf, topic):
     futures[topic].result(timeout=TIMEOUT)
 
 
-def produce(conf, topic, count):
+def produce(conf, topic, count, prefix=""):
     producer = Producer(dict(conf, acks="all"))
     failed = []
 
@@ -120,7 +126,8 @@ def produce(conf, topic, count):
             failed.append(err)
 
     for i in range(count):
-        producer.produce(topic, key=b"key-%d" % i, value=b"value-%d" % i, on_delivery=delivered)
+        producer.produce(topic, key=("%skey-%d" % (prefix, i)).encode(), value=("%svalue-%d" % (prefix, i)).encode(),
+                         on_delivery=delivered)
     if producer.flush(TIMEOUT) != 0:
         raise RuntimeError("records still undelivered after %.0f s" % TIMEOUT)
     if failed:
@@ -229,6 +236,25 @@ def compacted_committed(conf, cfg):
     return lines
 
 
+def diskless(conf, cfg):
+    produce(conf, cfg["topic"], cfg["count"], cfg["prefix"])
+    consumer = Consumer(dict(conf, **{"group.id": cfg["group"], "auto.offset.reset": "earliest"}))
+    consumer.subscribe([cfg["topic"]])
+    lines = []
+    deadline = time.monotonic() + TIMEOUT
+    while len(lines) < cfg["total"]:
+        if time.monotonic() > deadline:
+            raise RuntimeError("read %d of %d records in %.0f s" % (len(lines), cfg["total"], TIMEOUT))
+        msg = consumer.poll(1.0)
+        if msg is None:
+            continue
+        if msg.error():
+            raise ClientError(msg.error())
+        lines.append("%d %d %s %s" % (msg.partition(), msg.offset(), msg.key().decode(), msg.value().decode()))
+    consumer.close()
+    return lines
+
+
 def main():
     cfg = json.loads(sys.argv[1])
     conf = librdkafka_config(cfg)
@@ -240,6 +266,10 @@ def main():
         if cfg["mode"] in ("compacted", "compacted_committed"):
             read = compacted if cfg["mode"] == "compacted" else compacted_committed
             for line in read(conf, cfg):
+                print(line)
+            return
+        if cfg["mode"] == "diskless":
+            for line in diskless(conf, cfg):
                 print(line)
             return
         create_topic(conf, cfg["topic"])

@@ -1,6 +1,6 @@
 """kafka-python against a Strata agent, for
-internal/e2e/compact_clients_test.go. Run with Debian's /usr/bin/python3
-(the Debian package python3-kafka).
+internal/e2e/compact_clients_test.go and diskless_clients_test.go. Run
+with Debian's /usr/bin/python3 (the Debian package python3-kafka).
 
 argv[1] is a JSON object:
   bootstrap  host:port of a PLAINTEXT listener
@@ -12,6 +12,13 @@ argv[1] is a JSON object:
              offset end-1; S<i>: a consumer assigned at seeks[i] prints
              its first record.
   topic, group, stop, end, seeks   as above
+  mode       "diskless": produce count records "<prefix>key-<i>" /
+             "<prefix>value-<i>" to the existing topic with acks=all and
+             kafka-python's defaults otherwise, waiting for each one's
+             acknowledgement, then read the topic from the start in a
+             fresh group `group` until total records are in, printing
+             "<partition> <offset> <key> <value>" lines.
+  topic, group, count, prefix, total   as above
 
 Any client error ends the run with exit status 1 and one line on stderr,
 "ERROR <exception name> <message>", which the Go test shows.
@@ -21,7 +28,7 @@ import json
 import sys
 import time
 
-from kafka import KafkaConsumer, TopicPartition
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
 TIMEOUT = 20.0  # seconds for each phase; the Go test bounds the whole run
@@ -70,12 +77,36 @@ def compacted(cfg):
     return lines
 
 
+def diskless(cfg):
+    topic, prefix = cfg["topic"], cfg["prefix"]
+    producer = KafkaProducer(bootstrap_servers=cfg["bootstrap"], acks="all")
+    futures = [producer.send(topic, key=("%skey-%d" % (prefix, i)).encode(), value=("%svalue-%d" % (prefix, i)).encode())
+               for i in range(cfg["count"])]
+    producer.flush(TIMEOUT)
+    for f in futures:
+        f.get(timeout=TIMEOUT)  # raises the error the record was answered with
+    producer.close()
+    c = consumer(cfg, cfg["group"])
+    c.subscribe([topic])
+    lines = []
+    deadline = time.monotonic() + TIMEOUT
+    while len(lines) < cfg["total"]:
+        if time.monotonic() > deadline:
+            raise RuntimeError("read %d of %d records in %.0f s" % (len(lines), cfg["total"], TIMEOUT))
+        for records in c.poll(timeout_ms=500).values():
+            for msg in records:
+                lines.append("%d %d %s %s" % (msg.partition, msg.offset, msg.key.decode(), msg.value.decode()))
+    c.close(autocommit=False)
+    return lines
+
+
 def main():
     cfg = json.loads(sys.argv[1])
     try:
-        if cfg["mode"] != "compacted":
+        modes = {"compacted": compacted, "diskless": diskless}
+        if cfg["mode"] not in modes:
             raise ValueError("unknown mode %r" % cfg["mode"])
-        for line in compacted(cfg):
+        for line in modes[cfg["mode"]](cfg):
             print(line)
     except Exception as e:  # noqa: BLE001 - any failure is the test's answer
         print("ERROR", type(e).__name__, e, file=sys.stderr)

@@ -17,7 +17,13 @@
 //              read_committed in a fresh group and print their values;
 //              "compacted": read a cleaned compacted topic as
 //              internal/e2e/compact_clients_test.go describes (fields group,
-//              stop, end, seeks; phases A, B and S<i>).
+//              stop, end, seeks; phases A, B and S<i>);
+//              "diskless": produce count records "<prefix>key-<i>" /
+//              "<prefix>value-<i>" to the existing topic with acks=all and
+//              kafkajs's defaults otherwise, then read the topic from the
+//              beginning in a fresh group `group` until total records are
+//              in, printing "<partition> <offset> <key> <value>" lines
+//              (internal/e2e/diskless_clients_test.go).
 //
 // Any client error ends the run with exit status 1 and one line on stderr,
 // "ERROR <error name> <message>", which the Go test matches.
@@ -92,9 +98,10 @@ async function roundtrip(kafka, topic, count) {
 }
 
 // consume reads count records of topic from the beginning, formatted by
-// line; kafkajs has no assign, so a fresh group does.
-async function consume(kafka, topic, count, readUncommitted, line) {
-  const consumer = kafka.consumer({ groupId: `kafkajs-${topic}`, readUncommitted })
+// line(message, partition); kafkajs has no assign, so a fresh group does
+// (groupId, kafkajs-<topic> by default).
+async function consume(kafka, topic, count, readUncommitted, line, groupId = `kafkajs-${topic}`) {
+  const consumer = kafka.consumer({ groupId, readUncommitted })
   await consumer.connect()
   await consumer.subscribe({ topics: [topic], fromBeginning: true })
   const lines = []
@@ -102,8 +109,8 @@ async function consume(kafka, topic, count, readUncommitted, line) {
     const timer = setTimeout(() => reject(new Error(`read ${lines.length} of ${count} records in ${TIMEOUT_MS} ms`)), TIMEOUT_MS)
     consumer.on(consumer.events.CRASH, e => { clearTimeout(timer); reject(e.payload.error) })
     consumer.run({
-      eachMessage: async ({ message }) => {
-        lines.push(line(message))
+      eachMessage: async ({ partition, message }) => {
+        lines.push(line(message, partition))
         if (lines.length >= count) {
           clearTimeout(timer)
           resolve()
@@ -165,6 +172,22 @@ async function compacted(kafka, cfg) {
   return lines
 }
 
+async function diskless(kafka, cfg) {
+  const producer = kafka.producer()
+  await producer.connect()
+  const messages = []
+  for (let i = 0; i < cfg.count; i++) {
+    messages.push({ key: `${cfg.prefix}key-${i}`, value: `${cfg.prefix}value-${i}` })
+  }
+  // send resolves once every partition's records are acknowledged, and
+  // rejects with the first error otherwise.
+  await producer.send({ topic: cfg.topic, acks: -1, messages })
+  await producer.disconnect()
+  // readUncommitted false is kafkajs's default.
+  return consume(kafka, cfg.topic, cfg.total, false,
+    (m, partition) => `${partition} ${m.offset} ${m.key} ${m.value}`, cfg.group)
+}
+
 async function main() {
   const cfg = JSON.parse(process.argv[2])
   const kafka = new Kafka(kafkaConfig(cfg))
@@ -178,6 +201,12 @@ async function main() {
   }
   if (cfg.mode === 'compacted') {
     for (const line of await compacted(kafka, cfg)) {
+      console.log(line)
+    }
+    return
+  }
+  if (cfg.mode === 'diskless') {
+    for (const line of await diskless(kafka, cfg)) {
       console.log(line)
     }
     return
