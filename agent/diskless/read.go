@@ -21,12 +21,22 @@ import (
 // index asks k's coordinator one question, without waiting, and learns
 // the offsets its answer carries.
 func (s *Service) index(ctx context.Context, k batchcoord.PartitionKey, op int8, value int64, maxBytes int32) (disklesswire.IndexAnswer, error) {
-	co, err := s.host.Coordinator(ctx, k.TopicID, k.Partition)
+	a, co, err := s.ask(ctx, disklesswire.IndexPartition{TopicID: k.TopicID, Partition: k.Partition, Op: op, Value: value, MaxBytes: maxBytes})
 	if err != nil {
-		return disklesswire.IndexAnswer{}, err
+		return a, err
 	}
-	req := &disklesswire.IndexRequest{Partitions: []disklesswire.IndexPartition{
-		{TopicID: k.TopicID, Partition: k.Partition, Op: op, Value: value, MaxBytes: maxBytes}}}
+	s.learn(k, co, viewOf(a))
+	return a, nil
+}
+
+// ask sends one partition's DisklessIndex question to its coordinator
+// and returns the answer, with the partition's error as an error.
+func (s *Service) ask(ctx context.Context, q disklesswire.IndexPartition) (disklesswire.IndexAnswer, Coord, error) {
+	co, err := s.host.Coordinator(ctx, q.TopicID, q.Partition)
+	if err != nil {
+		return disklesswire.IndexAnswer{}, co, err
+	}
+	req := &disklesswire.IndexRequest{Partitions: []disklesswire.IndexPartition{q}}
 	var resp *disklesswire.IndexResponse
 	err = s.peers.Do(ctx, co.Agent, co.Addr, func(c *peer.Client) error {
 		var err error
@@ -34,14 +44,10 @@ func (s *Service) index(ctx context.Context, k batchcoord.PartitionKey, op int8,
 		return err
 	})
 	if err != nil {
-		return disklesswire.IndexAnswer{}, err
+		return disklesswire.IndexAnswer{}, co, err
 	}
 	a := resp.Partitions[0]
-	if err := peer.CodeError(a.ErrorCode, co.Addr); err != nil {
-		return a, err
-	}
-	s.learn(k, co, viewOf(a))
-	return a, nil
+	return a, co, peer.CodeError(a.ErrorCode, co.Addr)
 }
 
 func viewOf(a disklesswire.IndexAnswer) batchcoord.View {

@@ -94,23 +94,8 @@ func (s *Service) WriteMarker(ctx context.Context, topicID [16]byte, partition i
 
 // aborted returns k's aborted transactions overlapping [from, upper).
 func (s *Service) aborted(ctx context.Context, k batchcoord.PartitionKey, from, upper int64) ([]log.AbortedTxn, error) {
-	co, err := s.host.Coordinator(ctx, k.TopicID, k.Partition)
+	a, _, err := s.ask(ctx, disklesswire.IndexPartition{TopicID: k.TopicID, Partition: k.Partition, Op: disklesswire.OpAborted, Value: from, Upper: upper})
 	if err != nil {
-		return nil, err
-	}
-	req := &disklesswire.IndexRequest{Partitions: []disklesswire.IndexPartition{
-		{TopicID: k.TopicID, Partition: k.Partition, Op: disklesswire.OpAborted, Value: from, Upper: upper}}}
-	var resp *disklesswire.IndexResponse
-	err = s.peers.Do(ctx, co.Agent, co.Addr, func(c *peer.Client) error {
-		var err error
-		resp, err = c.DisklessIndex(ctx, req)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	a := resp.Partitions[0]
-	if err := peer.CodeError(a.ErrorCode, co.Addr); err != nil {
 		return nil, err
 	}
 	out := make([]log.AbortedTxn, len(a.Aborted))
