@@ -74,6 +74,7 @@ func TestDisklessProduceConsumeAcrossAgents(t *testing.T) {
 	if err != nil || len(objects) == 0 {
 		t.Fatalf("no commit object in the bucket: %v", err)
 	}
+	var coordinated, indexBytes float64
 	for i, a := range c.agents {
 		m, err := metricstext.Scrape(ctxT(t), "http://"+a.HTTPAddr().String()+"/metrics")
 		if err != nil {
@@ -82,6 +83,13 @@ func TestDisklessProduceConsumeAcrossAgents(t *testing.T) {
 		if v, _ := m.Value("strata_replica_copied_bytes_total", "topic", topic); v != 0 {
 			t.Fatalf("agent %d copied %v bytes of the diskless topic", i, v)
 		}
+		v, _ := m.Value("strata_diskless_coordinator_partitions")
+		coordinated += v
+		v, _ = m.Value("strata_diskless_coordinator_index_bytes")
+		indexBytes += v
+	}
+	if coordinated != partitions || indexBytes <= 0 {
+		t.Fatalf("the agents' coordinators hold %v partitions in %v bytes of index, want %d partitions", coordinated, indexBytes, partitions)
 	}
 }
 

@@ -1,5 +1,7 @@
 package batchcoord
 
+import "unsafe"
+
 // View is what a reader learns of a diskless partition from its
 // coordinator: its offsets and, for a lookup, the batches from an offset
 // on. Batches is nil when the offset is below CompactedEnd (the manifest
@@ -141,3 +143,21 @@ func (c *Coordinator) References(ids [][16]byte, referenced []bool) error {
 	}
 	return nil
 }
+
+// Size reports how many diskless partitions the coordinator holds and
+// about how many bytes of memory their offset indexes take (the
+// coordinator's share of strata_diskless_coordinator_index_bytes).
+func (c *Coordinator) Size() (partitions int, indexBytes int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.parts {
+		indexBytes += int64(p.index.Len()) * locatedBytes
+		for _, b := range p.index.batches {
+			indexBytes += int64(len(b.Inline))
+		}
+	}
+	return len(c.parts), indexBytes
+}
+
+// locatedBytes is the memory of one Located without its inline bytes.
+const locatedBytes = int64(unsafe.Sizeof(Located{}))

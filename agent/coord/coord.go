@@ -111,6 +111,7 @@ func New(id int32, cfg Config, table Table, host Host, store *metadata.Store, pe
 		diskless: newSet[*batchcoord.Coordinator](disklessTopic, id, batchcoord.ErrClosed),
 		pids:     producerIDs{store: store, block: cfg.ProducerIDBlock}}
 	c.router = txn.NewRouter(routerHost{c}, peers)
+	reg.MustRegister(newDisklessCollector(c))
 	return c
 }
 
