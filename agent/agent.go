@@ -632,6 +632,7 @@ func (a *Agent) retentionLoop() { a.every(a.cfg.RetentionCheckInterval, a.applyR
 
 func (a *Agent) applyRetention() {
 	a.coords.ExpireOffsets(context.Background())
+	a.coords.ApplyDisklessRetention(context.Background(), time.Now())
 	for _, p := range a.localPartitions() {
 		n, err := p.LocalLog().ApplyRetention()
 		switch {

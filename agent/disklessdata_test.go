@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -280,5 +281,39 @@ func TestDisklessJanitorDeletesOnlyOrphans(t *testing.T) {
 	}
 	if got := fetchValues(t, c.agents[1].client(t), "dlj", 0); len(got) == 0 {
 		t.Fatal("records unreadable after the pass")
+	}
+}
+
+// TestDisklessRetention: retention.ms raises a diskless partition's log
+// start past the expired records: ListOffsets' earliest moves, and a
+// consumer from the start reads only the records kept.
+func TestDisklessRetention(t *testing.T) {
+	c := startClusterWith(t, 3, func(cfg *Config) {
+		cfg.Diskless.Writer.CommitInterval = 20 * time.Millisecond
+		cfg.RetentionCheckInterval = 100 * time.Millisecond
+	})
+	c.create("dlret", 1, 1, map[string]string{metadata.DisklessEnable: "true", metadata.RetentionMs: "600000"})
+	prod := c.agents[0].client(t, kgo.DefaultProduceTopic("dlret"))
+	for i := range 15 {
+		r := &kgo.Record{Value: fmt.Appendf(nil, "v%d", i)}
+		if i < 10 {
+			r.Timestamp = time.Now().Add(-time.Hour) // expired under 10 minutes
+		}
+		if err := prod.ProduceSync(ctxT(t), r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adm := kadm.NewClient(c.agents[1].client(t))
+	testwait.Until(t, 20*time.Second, func() bool {
+		starts, err := adm.ListStartOffsets(ctxT(t), "dlret")
+		if err != nil {
+			return false
+		}
+		o, _ := starts.Lookup("dlret", 0)
+		return o.Err == nil && o.Offset == 10
+	}, "the log start to pass the 10 expired records")
+	got := fetchValuesFrom(t, c.agents[2].client(t), "dlret", 0, 10)
+	if len(got) != 5 || got[0] != "v10" {
+		t.Fatalf("read %q from the new start, want v10..v14", got)
 	}
 }

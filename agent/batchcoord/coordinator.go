@@ -66,6 +66,14 @@ type partState struct {
 	// aborted are the aborted transactions whose marker is in the index,
 	// in marker order, for read_committed fetches.
 	aborted []Aborted
+	// runStarts are the base offsets of the Run records the index holds,
+	// in order: the only places where its start may move, since a Run
+	// record is tombstoned whole.
+	runStarts []int64
+	// baseSnap is the producer state at the index's start, encoded
+	// (producers.State.Encode; nil: the empty state at offset 0), as the
+	// last Partition record holds it.
+	baseSnap []byte
 	// guards are the KIP-890 verification guards (Guard): producer id →
 	// epoch. A marker of the producer removes its guard. Memory only: a
 	// new coordinator has none, and batches that needed one are refused
@@ -106,6 +114,7 @@ func (p *partState) extend(k RunKey, run Run) error {
 	if n := len(p.epochs); n == 0 || p.epochs[n-1].Epoch < run.Epoch {
 		p.epochs = append(p.epochs, EpochStart{Epoch: run.Epoch, StartOffset: k.BaseOffset})
 	}
+	p.runStarts = append(p.runStarts, k.BaseOffset)
 	return nil
 }
 
@@ -120,132 +129,6 @@ type committedObject struct {
 type placedKey struct {
 	PartitionKey
 	position int64
-}
-
-// Load replays partition's log up to its high watermark and returns a
-// ready coordinator. A Run record whose base offset is not its
-// partition's end fails the load, naming both.
-func Load(partition int32, l coordlog.Log, cfg Config, logger *slog.Logger) (*Coordinator, error) {
-	if logger == nil {
-		logger = slog.Default()
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	c := &Coordinator{partition: partition, log: l, cfg: cfg, logger: logger,
-		parts: map[PartitionKey]*partState{}, recent: map[[16]byte]*committedObject{}}
-	oldest := cfg.Now().Add(-cfg.CommitTimeout).UnixMilli()
-	err := coordlog.Replay(l, func(h batch.Header, raw []byte) error {
-		if h.IsControl() {
-			return nil
-		}
-		recs, err := coordlog.Records(raw)
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			if err := c.replay(r, oldest); err != nil {
-				return fmt.Errorf("offset %d: %w", h.BaseOffset+int64(r.OffsetDelta), err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("batchcoord: replay partition %d: %w", partition, err)
-	}
-	return c, nil
-}
-
-// replay applies one record of the log to memory.
-func (c *Coordinator) replay(r batch.Record, oldest int64) error {
-	typ, err := KeyType(r.Key)
-	if err != nil {
-		return err
-	}
-	switch typ {
-	case KeyRun:
-		k, err := DecodeRunKey(r.Key)
-		if err != nil {
-			return err
-		}
-		if r.Value == nil {
-			return nil // a Run now below its partition's compacted end
-		}
-		run, err := DecodeRun(r.Value)
-		if err != nil {
-			return err
-		}
-		p := c.part(k.PartitionKey)
-		if k.BaseOffset < p.index.Start() {
-			return nil // compacted already; its tombstone is yet to come
-		}
-		if err := c.applyRun(p, k, run); err != nil {
-			return err
-		}
-		if run.CommitMs >= oldest && run.ObjectID != ([16]byte{}) {
-			c.remember(run.ObjectID, run.CommitMs, k, run)
-		}
-		return nil
-	case KeyPartition:
-		k, err := DecodePartitionKey(r.Key)
-		if err != nil {
-			return err
-		}
-		if r.Value == nil {
-			delete(c.parts, k) // the topic was deleted
-			return nil
-		}
-		v, err := DecodePartition(r.Value)
-		if err != nil {
-			return err
-		}
-		return c.applyPartition(k, v)
-	default:
-		return nil // a newer record type: skipped, as Kafka's coordinators do
-	}
-}
-
-// applyRun extends p's index and producer state with a committed run.
-func (c *Coordinator) applyRun(p *partState, k RunKey, run Run) error {
-	if err := p.extend(k, run); err != nil {
-		return err
-	}
-	for _, s := range run.Batches {
-		h := s.header(k.BaseOffset)
-		var m batch.Marker
-		if h.IsControl() {
-			var err error
-			if m, err = batch.ParseMarker(s.Inline); err != nil {
-				return fmt.Errorf("partition %x/%d: the marker at %d: %w", k.TopicID, k.Partition, h.BaseOffset, err)
-			}
-		}
-		p.completed(p.producers.Update(&h, m))
-	}
-	return nil
-}
-
-// applyPartition installs a Partition record: a new log start or
-// compacted end. The index keeps the batches at or above the compacted
-// end; the producer state comes from the record's snapshot when the
-// index held nothing above it.
-func (c *Coordinator) applyPartition(k PartitionKey, v Partition) error {
-	p, ok := c.parts[k]
-	if !ok || p.index.End() <= v.CompactedEnd {
-		p = newPartState(v.CompactedEnd)
-		if len(v.Snapshot) > 0 {
-			_, ps, err := producers.Decode(v.Snapshot, true)
-			if err != nil {
-				return fmt.Errorf("partition %x/%d: producer snapshot: %w", k.TopicID, k.Partition, err)
-			}
-			p.producers = ps
-		}
-		c.parts[k] = p
-	} else if err := p.index.TrimTo(v.CompactedEnd); err != nil {
-		return fmt.Errorf("partition %x/%d: %w", k.TopicID, k.Partition, err)
-	}
-	p.logStart = max(v.LogStart, p.logStart)
-	p.epochs = v.Epochs
-	return nil
 }
 
 // part returns k's state, creating an empty partition on first sight: a

@@ -28,8 +28,11 @@
 // refused (ErrNoGuard). The last stable offset is the first offset of
 // the oldest open transaction.
 //
-// Not built yet: the Partition records' writer (object compaction,
-// retention and DeleteRecords), and producer expiry.
+// Retention (retain.go) raises a partition's log start and drops the
+// Runs below it with one Partition record; a load (load.go) gathers the
+// newest Partition record and the surviving Runs before building.
+//
+// Not built yet: object compaction, DeleteRecords, and producer expiry.
 //
 // Records are Kafka-style coordinator records: the key starts with its
 // type and the value with its version, both int16, big-endian, so that a

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/strata-streaming/strata/agent/log/batch"
 )
 
 // Located is one committed batch of a diskless partition: its offsets and
@@ -16,6 +18,19 @@ type Located struct {
 	MaxTimestamp           int64
 	Epoch                  int32 // the coordinator's at commit
 	Inline                 []byte
+	// The producer fields of the batch's header, which the producer
+	// state at any offset of the index is rebuilt from (retain.go).
+	ProducerID    int64
+	ProducerEpoch int16
+	BaseSequence  int32
+	Attributes    int16
+}
+
+// header rebuilds the header fields the producer rules read.
+func (b Located) header() batch.Header {
+	return batch.Header{BaseOffset: b.BaseOffset, LastOffsetDelta: int32(b.LastOffset - b.BaseOffset),
+		MaxTimestamp: b.MaxTimestamp, ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch,
+		BaseSequence: b.BaseSequence, Attributes: b.Attributes, RecordCount: int32(b.LastOffset-b.BaseOffset) + 1}
 }
 
 // Index is one diskless partition's batches from its compacted end to its
@@ -58,6 +73,7 @@ func (x *Index) Append(base int64, run Run) error {
 		added = append(added, Located{
 			BaseOffset: b, LastOffset: b + int64(s.LastOffsetDelta), ObjectID: run.ObjectID,
 			Position: s.Position, Size: s.Size, MaxTimestamp: s.MaxTimestamp, Epoch: run.Epoch, Inline: s.Inline,
+			ProducerID: s.ProducerID, ProducerEpoch: s.ProducerEpoch, BaseSequence: s.BaseSequence, Attributes: s.Attributes,
 		})
 		next = b + int64(s.LastOffsetDelta) + 1
 	}

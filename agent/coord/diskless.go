@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"time"
 
 	"github.com/strata-streaming/strata/agent/batchcoord"
 	"github.com/strata-streaming/strata/agent/dataplane"
@@ -139,4 +140,28 @@ func (c *Coordinators) DisklessCoordinatorAgents() ([]int32, bool) {
 		}
 	}
 	return out, len(e.Snap.Partitions) == int(e.Meta.Partitions)
+}
+
+// ApplyDisklessRetention applies retention.ms and retention.bytes to the
+// diskless partitions of the batch coordinators loaded here, as of now
+// (batchcoord's retain.go). A partition whose topic this agent no longer
+// knows is left alone.
+func (c *Coordinators) ApplyDisklessRetention(ctx context.Context, now time.Time) {
+	for _, bc := range c.diskless.all(nil) {
+		for _, k := range bc.Keys() {
+			t, ok := c.table.TopicByID(k.TopicID)
+			if !ok || !t.Resolved.Diskless {
+				continue
+			}
+			at, ok := bc.RetentionPoint(k, now.UnixMilli(), t.Resolved.RetentionMs, t.Resolved.RetentionBytes)
+			if !ok {
+				continue
+			}
+			if err := bc.Retain(ctx, k, at); err != nil {
+				c.logger.Warn("diskless retention", "topic", t.Name, "partition", k.Partition, "err", err)
+				continue
+			}
+			c.logger.Info("diskless retention moved the log start", "topic", t.Name, "partition", k.Partition, "log_start", at)
+		}
+	}
 }
