@@ -10,6 +10,7 @@
 #   SCENARIOS=security RUNS=3 DURATION=5s benchmarks/run.sh   # SASL_SSL against plaintext alone
 #   SCENARIOS=transactions RUNS=3 DURATION=5s benchmarks/run.sh   # transactional produce alone
 #   SCENARIOS=compaction RUNS=5 DURATION=10s benchmarks/run.sh    # the log cleaner on against off
+#   SCENARIOS=diskless RUNS=3 DURATION=5s benchmarks/run.sh       # classic against diskless topics, and their PUTs
 #
 # Settings (environment):
 #   RUNS       runs per system and scenario (3)
@@ -27,7 +28,9 @@
 #              transactions: only transactional produce against the same
 #              workload without transactions (Strata and kfake), likewise;
 #              compaction: only a keyed workload on a compacted topic, an
-#              agent with the log cleaner against one without, likewise
+#              agent with the log cleaner against one without, likewise;
+#              diskless: only classic against diskless topics on one
+#              agent on MinIO, with the diskless runs' PUTs, likewise
 #
 # RESULTS starts each invocation's lines with the command that made them
 # ({"command": ...}); the README quotes every command in the file.
@@ -46,9 +49,9 @@ NOTES=${NOTES:-}
 SMOKE=${SMOKE:-}
 SCENARIOS=${SCENARIOS:-all}
 case $SCENARIOS in
-all | security | transactions | compaction) ;;
+all | security | transactions | compaction | diskless) ;;
 *)
-	echo "SCENARIOS=$SCENARIOS: want all, security, transactions or compaction" >&2
+	echo "SCENARIOS=$SCENARIOS: want all, security, transactions, compaction or diskless" >&2
 	exit 2
 	;;
 esac
@@ -139,12 +142,41 @@ compaction() {
 		--keys 10000 --compact --duration "$1" --strata-arg=--log-cleaner-backoff=100ms
 }
 
+# diskless SECONDS: issue 34's rows. strata-bench's strata-diskless
+# target is one agent with its defaults and its store on a MinIO process
+# on loopback, run as two systems whose runs alternate: strata-classic
+# creates each run's topic classic (replication factor 1, answered after
+# the local fsync), strata-diskless with diskless.enable=true (answered
+# once the batch's commit object is PUT and committed; the write buffer
+# is cut every 250 ms or at 8 MiB, the defaults). One agent serves both,
+# so that the topic's mode is the only difference; a discarded warm-up
+# round on each keeps the agent's start, and the creation of
+# __diskless_state on the first diskless topic, out of the measured runs.
+# Throughput: a closed loop over 8 partitions from 4 producers, so that
+# the write buffer batches many partitions' batches into each object.
+# Each producer keeps 10,000 records (10 MB) unacknowledged and, being
+# idempotent, up to 5 Produce requests in flight, so about 40 MB are
+# under way, below the agent's 64 MiB --diskless-buffer-max-bytes:
+# throughput is that window over the commit time, not one request per
+# interval (1/latency), and the buffer is cut by size as well as by time.
+# Latency: paced-5000's workload (one partition, one producer) with a
+# tail consumer. Every run counts the store's PUTs, the commit objects
+# and the commit times of its timed phase, from the agent's /metrics.
+# About two minutes at RUNS=3 DURATION=5s.
+diskless() {
+	bench diskless-produce-p8-x4 strata-diskless --warmup-runs 1 --acks all --partitions 8 --producers 4 \
+		--max-buffered-records 10000 --duration "$1"
+	bench diskless-paced-5000 strata-diskless --warmup-runs 1 --mode e2e --acks all --rate 5000 --duration "$1"
+}
+
 if [[ $SCENARIOS == security ]]; then
 	security "$([[ -n $SMOKE ]] && echo 1s || echo "$DURATION")"
 elif [[ $SCENARIOS == transactions ]]; then
 	transactions "$([[ -n $SMOKE ]] && echo 1s || echo "$DURATION")"
 elif [[ $SCENARIOS == compaction ]]; then
 	compaction "$([[ -n $SMOKE ]] && echo 1s || echo "$DURATION")"
+elif [[ $SCENARIOS == diskless ]]; then
+	diskless "$([[ -n $SMOKE ]] && echo 1s || echo "$DURATION")"
 elif [[ -n $SMOKE ]]; then
 	bench produce-acks-all "$all" --acks all --duration 1s --max-buffered-records 100
 	bench paced-1000 "$peers" --mode e2e --acks all --rate 1000 --duration 1s
@@ -152,6 +184,7 @@ elif [[ -n $SMOKE ]]; then
 	security 1s
 	transactions 1s
 	compaction 1s
+	diskless 1s
 else
 	"$bin/strata-bench" --target= --limits 3s --runs "$RUNS" >>"$partial"
 	# Closed loop: throughput. One partition and one producer first, the
@@ -200,6 +233,7 @@ else
 	security "$DURATION"
 	transactions "$DURATION"
 	compaction "$DURATION"
+	diskless "$DURATION"
 fi
 
 if [[ $SCENARIOS == all || ! -f $RESULTS ]]; then

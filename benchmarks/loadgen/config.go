@@ -56,6 +56,13 @@ type Config struct {
 	// small segments (compaction.go), so that the agent's cleaner has
 	// sealed segments to clean during the run; it needs Keys.
 	Compact bool
+	// Diskless creates the benchmark topic with diskless.enable=true
+	// (diskless.go): produce is answered once a batch is in the store and
+	// committed. It needs a Strata target whose agents have a store; a
+	// Strata run then records what they wrote to the store during the
+	// timed phase (StoreWrites). The strata-diskless target chooses each
+	// of its systems' topic mode itself and takes no --diskless.
+	Diskless bool
 	// ReplicationFactor is the benchmark topic's; it has no flag in
 	// RegisterFlags because strata-bench takes a list of them and
 	// alternates, so that one invocation compares factors.
@@ -132,6 +139,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.RecordBytes, "record-bytes", c.RecordBytes, "Size of each record's value in bytes (at least 16).")
 	fs.IntVar(&c.Keys, "keys", c.Keys, "Give every record one of this many 16-byte keys, in turn, hashed to pick the partition; 0 sends records without keys.")
 	fs.BoolVar(&c.Compact, "compact", c.Compact, "Create the benchmark topic with cleanup.policy=compact and 4 MiB segments, so that a Strata agent's log cleaner works during the run (produce and e2e modes; needs --keys); Strata results then carry what the cleaner did.")
+	fs.BoolVar(&c.Diskless, "diskless", c.Diskless, "Create the benchmark topic with diskless.enable=true, so that produce is answered once the batch is in the object store and committed (Strata targets with a store; produce, e2e and catchup modes); Strata results then carry the store PUTs of the timed phase.")
 	fs.IntVar(&c.Partitions, "partitions", c.Partitions, "Partitions of the benchmark topic.")
 	fs.IntVar(&c.Producers, "producers", c.Producers, "Producer clients, each with its own connections; the rate is split between them.")
 	fs.StringVar(&c.Acks, "acks", c.Acks, "Producer acks: 0, 1 or all (all is idempotent).")
@@ -166,6 +174,13 @@ func (c Config) Validate() error {
 		// A catch-up read of a compacted topic finds fewer records than
 		// were sent, by design.
 		return fmt.Errorf("--compact: want --mode produce or e2e, not %s", c.Mode)
+	case c.Diskless && c.Compact:
+		// The agent refuses the combination at creation.
+		return errors.New("--diskless with --compact: compacted diskless topics are not supported")
+	case c.Diskless && c.Mode == ModeCatchUpStore:
+		// catchup-store sets local.retention.bytes, which a diskless
+		// topic refuses: it has no local log.
+		return errors.New("--diskless: want --mode produce, e2e or catchup, not catchup-store")
 	case c.Partitions < 1:
 		return fmt.Errorf("--partitions %d: want at least 1", c.Partitions)
 	case c.ReplicationFactor < 1 || c.ReplicationFactor > math.MaxInt16:
@@ -224,6 +239,9 @@ func (c Config) name() string {
 	}
 	if c.Compact {
 		name += "/compact"
+	}
+	if c.Diskless {
+		name += "/diskless"
 	}
 	return name
 }

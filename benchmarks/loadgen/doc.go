@@ -8,8 +8,9 @@
 // file store with its defaults or with every write synced), kfake inside
 // this process (StartKfake), one agent's PLAINTEXT and SASL_SSL listeners
 // as two targets (StartStrataSecurity), two agents differing only in
-// whether the log cleaner runs (StartStrataCompaction), or any running
-// Kafka (Bootstrap).
+// whether the log cleaner runs (StartStrataCompaction), one agent on
+// MinIO whose two targets create classic and diskless topics
+// (StartStrataDiskless), or any running Kafka (Bootstrap).
 // Everything listens on loopback; a target stops only the PIDs it started,
 // on Close. A target that asks for TLS or SASL carries its Security, and
 // every franz-go client of a run connects with it.
@@ -26,7 +27,9 @@
 // from the store. With Config.Connections, a run also holds that many
 // idle client connections open to the target (connections.go); with
 // Config.Compact the topic is compacted and a Strata run reports what the
-// agents' log cleaners did during it (compaction.go).
+// agents' log cleaners did during it (compaction.go); with
+// Config.Diskless, or on the strata-diskless target, a Strata run reports
+// what the agents wrote to the store during its timed phase (diskless.go).
 //
 // Run may be called from one goroutine at a time per target; it starts and
 // waits for its own producer and consumer goroutines.

@@ -60,6 +60,10 @@ type Result struct {
 	// its agents' log cleaners did during the run (zero with the cleaner
 	// off).
 	Cleaner *CleanerWork `json:"cleaner,omitempty"`
+	// StoreWrites, in runs on the strata-diskless target and --diskless
+	// runs on Strata targets, is what the agents wrote to the store
+	// during the timed produce phase.
+	StoreWrites *StoreWrites `json:"store_writes,omitempty"`
 	// IdleRequests counts the requests the idle connections
 	// (Settings.Connections) had answered by the end of the run, past
 	// those each made as it opened.
@@ -85,10 +89,14 @@ type StoreRead struct {
 // key space (Config.Keys), 0 or absent without keys; results from before
 // it have a "keys" boolean instead, always false, which is ignored.
 type Settings struct {
-	Rate        int     `json:"rate"`
-	RecordBytes int     `json:"record_bytes"`
-	Keys        int     `json:"key_space,omitempty"`
-	Compact     bool    `json:"compact,omitempty"`
+	Rate        int  `json:"rate"`
+	RecordBytes int  `json:"record_bytes"`
+	Keys        int  `json:"key_space,omitempty"`
+	Compact     bool `json:"compact,omitempty"`
+	// Diskless is Config.Diskless: every system's topic diskless. The
+	// strata-diskless target's systems choose their own mode, which
+	// their names say, and leave it false.
+	Diskless    bool    `json:"diskless,omitempty"`
 	Partitions  int     `json:"partitions"`
 	Replication int     `json:"replication_factor"`
 	Producers   int     `json:"producers"`
@@ -106,7 +114,7 @@ type Settings struct {
 }
 
 func settingsOf(c Config) Settings {
-	s := Settings{Rate: c.Rate, RecordBytes: c.RecordBytes, Keys: c.Keys, Compact: c.Compact, Partitions: c.Partitions,
+	s := Settings{Rate: c.Rate, RecordBytes: c.RecordBytes, Keys: c.Keys, Compact: c.Compact, Diskless: c.Diskless, Partitions: c.Partitions,
 		Replication: c.ReplicationFactor, Producers: c.Producers, Acks: c.Acks, LingerMs: float64(c.Linger.Microseconds()) / 1000,
 		Compression: c.Compression, Records: c.Records, TxnRecords: c.TxnRecords}
 	if c.Records == 0 {
@@ -156,6 +164,10 @@ func (r Result) Summary() string {
 	if c := r.Cleaner; c != nil {
 		fmt.Fprintf(&b, ", cleaner: %d passes read %.1f MB in %.2fs (%.1f MB/s), wrote %.1f MB", c.Passes,
 			float64(c.ReadBytes)/1e6, c.Seconds, c.ReadMBPerSec, float64(c.WrittenBytes)/1e6)
+	}
+	if w := r.StoreWrites; w != nil {
+		fmt.Fprintf(&b, ", timed phase: %d store PUTs (%.1f/s, %.0f per GiB), %d diskless objects of %.1f MB, commit p50 %.1f p99 %.1f ms",
+			w.Puts, w.PutsPerSec, w.PutsPerGiB, w.Objects, float64(w.ObjectBytes)/1e6, w.CommitP50Ms, w.CommitP99Ms)
 	}
 	if r.Settings.Connections > 0 {
 		fmt.Fprintf(&b, ", %d idle connections answered %d requests", r.Settings.Connections, r.IdleRequests)
@@ -264,6 +276,27 @@ func Median(rs []Result) Result {
 			WrittenBytes: int64(work(func(w CleanerWork) float64 { return float64(w.WrittenBytes) })),
 			Seconds:      work(func(w CleanerWork) float64 { return w.Seconds }),
 			ReadMBPerSec: work(func(w CleanerWork) float64 { return w.ReadMBPerSec }),
+		}
+	}
+	if rs[0].StoreWrites != nil {
+		writes := func(get func(StoreWrites) float64) float64 {
+			return f(func(r Result) float64 {
+				if r.StoreWrites == nil {
+					return 0
+				}
+				return get(*r.StoreWrites)
+			})
+		}
+		m.StoreWrites = &StoreWrites{
+			Seconds:     writes(func(w StoreWrites) float64 { return w.Seconds }),
+			Puts:        int64(writes(func(w StoreWrites) float64 { return float64(w.Puts) })),
+			Objects:     int64(writes(func(w StoreWrites) float64 { return float64(w.Objects) })),
+			ObjectBytes: int64(writes(func(w StoreWrites) float64 { return float64(w.ObjectBytes) })),
+			Bytes:       int64(writes(func(w StoreWrites) float64 { return float64(w.Bytes) })),
+			PutsPerSec:  writes(func(w StoreWrites) float64 { return w.PutsPerSec }),
+			PutsPerGiB:  writes(func(w StoreWrites) float64 { return w.PutsPerGiB }),
+			CommitP50Ms: writes(func(w StoreWrites) float64 { return w.CommitP50Ms }),
+			CommitP99Ms: writes(func(w StoreWrites) float64 { return w.CommitP99Ms }),
 		}
 	}
 	return m

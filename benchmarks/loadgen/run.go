@@ -25,6 +25,9 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 	res = Result{System: target.System(), Scenario: cfg.name(), Mode: cfg.Mode, Settings: settingsOf(cfg),
 		Machine: machineNow(), Start: time.Now().UTC().Format(time.RFC3339)}
 	if js, ok := target.(*JetStream); ok {
+		if cfg.Diskless {
+			return res, fmt.Errorf("%s: --diskless needs a Kafka target", target.System())
+		}
 		return runJetStream(ctx, js, cfg, res)
 	}
 	base, err := clientOpts(target)
@@ -34,6 +37,16 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 	topic := fmt.Sprintf("bench-%d", time.Now().UnixNano())
 	var configs map[string]*string
 	metered, isMetered := target.(storeMetered)
+	diskless := cfg.Diskless
+	moder, choosesMode := target.(topicModer)
+	if choosesMode {
+		diskless = moder.disklessTopics()
+		mode := cfg
+		mode.Diskless = diskless
+		if err := mode.Validate(); err != nil {
+			return res, fmt.Errorf("%s: %w", target.System(), err)
+		}
+	}
 	switch {
 	case cfg.Mode == ModeCatchUpStore:
 		if !isMetered {
@@ -42,6 +55,15 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 		configs = storeTopicConfigs()
 	case cfg.Compact:
 		configs = compactTopicConfigs()
+	case diskless:
+		configs = disklessTopicConfigs()
+	}
+	// The store's writes are read around the timed phase of a run on a
+	// target that chooses its topics' mode, classic runs included, so
+	// that the two systems are measured alike.
+	var writes *writesProbe
+	if isMetered && (diskless || choosesMode) {
+		writes = &writesProbe{addrs: metered.metricsAddrs()}
 	}
 	if err := createTopic(ctx, base, topic, cfg.Partitions, cfg.ReplicationFactor, configs); err != nil {
 		return res, err
@@ -80,8 +102,9 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 	}
 	switch cfg.Mode {
 	case ModeProduce:
-		p := produce(ctx, cfg, base, topic)
+		p := produce(ctx, cfg, base, topic, writes.start)
 		p.fill(&res)
+		writes.finish(ctx, &res, p.acked*int64(cfg.RecordBytes))
 		res.Records, res.Bytes, res.Seconds = p.acked, p.acked*int64(cfg.RecordBytes), p.elapsed.Seconds()
 	case ModeEndToEnd:
 		tail, err := startConsumer(base, topic)
@@ -89,8 +112,9 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 			return res, err
 		}
 		defer tail.close()
-		p := produce(ctx, cfg, base, topic)
+		p := produce(ctx, cfg, base, topic, writes.start)
 		p.fill(&res)
+		writes.finish(ctx, &res, p.acked*int64(cfg.RecordBytes))
 		res.Records, res.Bytes, res.Seconds = p.acked, p.acked*int64(cfg.RecordBytes), p.elapsed.Seconds()
 		c := tail.await(ctx, p.acked, cfg.DrainTimeout)
 		res.Consumed = c.records
@@ -98,8 +122,9 @@ func Run(ctx context.Context, target Target, cfg Config) (res Result, err error)
 		res.EndToEnd = &e2e
 		res.noteError(c.err)
 	case ModeCatchUp, ModeCatchUpStore:
-		p := produce(ctx, cfg, base, topic)
+		p := produce(ctx, cfg, base, topic, writes.start)
 		p.fill(&res)
+		writes.finish(ctx, &res, p.acked*int64(cfg.RecordBytes))
 		if cfg.Mode == ModeCatchUpStore {
 			if err := awaitTiered(ctx, metered.metricsAddrs(), topic, cfg.Partitions, cfg.DrainTimeout); err != nil {
 				return res, err
@@ -193,10 +218,46 @@ func (p *produceStats) fill(r *Result) {
 	r.Produce = latencyOf(&p.hist)
 }
 
+// writesProbe reads StoreWrites' counters before and after a produce
+// phase. Its methods do nothing on a nil probe.
+type writesProbe struct {
+	addrs  []string
+	before storeWriteCounters
+	err    error
+}
+
+// start is produce's started: the first reading.
+func (w *writesProbe) start(ctx context.Context) {
+	if w != nil {
+		w.before, w.err = readStoreWrites(ctx, w.addrs)
+	}
+}
+
+// finish reads the counters again and sets res.StoreWrites, over bytes of
+// acknowledged record values; a failed reading counts as an error of the
+// run and leaves it unset.
+func (w *writesProbe) finish(ctx context.Context, res *Result, bytes int64) {
+	if w == nil {
+		return
+	}
+	if w.err != nil {
+		res.noteError(fmt.Errorf("store writes: %w", w.err))
+		return
+	}
+	after, err := readStoreWrites(ctx, w.addrs)
+	if err != nil {
+		res.noteError(fmt.Errorf("store writes: %w", err))
+		return
+	}
+	d := after.since(w.before, bytes)
+	res.StoreWrites = &d
+}
+
 // produce runs cfg.Producers clients until the duration or count is done
 // and every record is acknowledged, failed, or given up on after
-// cfg.DrainTimeout. Each client is warmed up before the clock starts.
-func produce(ctx context.Context, cfg Config, base []kgo.Opt, topic string) *produceStats {
+// cfg.DrainTimeout. Each client is warmed up before the clock starts;
+// started is called once they are, just before it starts.
+func produce(ctx context.Context, cfg Config, base []kgo.Opt, topic string, started func(context.Context)) *produceStats {
 	var (
 		st       produceStats
 		mu       sync.Mutex // guards st's histogram, errors and lastAck
@@ -225,6 +286,7 @@ func produce(ctx context.Context, cfg Config, base []kgo.Opt, topic string) *pro
 		}
 		clients[p] = cl
 	}
+	started(ctx)
 	start := time.Now()
 	deadline := start.Add(cfg.Duration)
 	for p, cl := range clients {
@@ -327,11 +389,14 @@ func produce(ctx context.Context, cfg Config, base []kgo.Opt, topic string) *pro
 // refuses records without one), outside the run's key space.
 var warmUpValue = []byte("warm-up")
 
-// warmUp sends cfg.Partitions records one at a time, outside the
-// measurement, so that connecting, fetching metadata and getting a
-// producer id do not land in the first records' latency. Without keys the
-// round-robin partitioner sends one to every partition (and so connects
-// to every leader); with keys they may all go to one.
+// warmUp sends cfg.Partitions records together and waits for them all,
+// outside the measurement, so that connecting, fetching metadata and
+// getting a producer id do not land in the first records' latency.
+// Without keys the round-robin partitioner sends one to every partition
+// (and so connects to every leader); with keys they may all go to one.
+// Together, not one at a time: on a diskless topic each answer waits for
+// a commit interval (250 ms), and 4 producers of 8 partitions one at a
+// time would wait 8 s before every run.
 func warmUp(ctx context.Context, cl *kgo.Client, cfg Config) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.DrainTimeout)
 	defer cancel()
@@ -340,14 +405,15 @@ func warmUp(ctx context.Context, cl *kgo.Client, cfg Config) error {
 			return fmt.Errorf("warm-up transaction: %w", err)
 		}
 	}
-	for range cfg.Partitions {
-		rec := &kgo.Record{Value: warmUpValue}
+	recs := make([]*kgo.Record, cfg.Partitions)
+	for i := range recs {
+		recs[i] = &kgo.Record{Value: warmUpValue}
 		if cfg.Keys > 0 {
-			rec.Key = warmUpValue
+			recs[i].Key = warmUpValue
 		}
-		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
-			return fmt.Errorf("warm-up produce: %w", err)
-		}
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return fmt.Errorf("warm-up produce: %w", err)
 	}
 	if cfg.TxnRecords > 0 {
 		return endTxn(ctx, cl, cfg)

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/strata-streaming/strata/benchmarks/loadgen"
@@ -31,34 +30,11 @@ func CompactionTable(r *Results) string {
 	on, off := s.System(loadgen.SystemStrataCleaner), s.System(loadgen.SystemStrataNoCleaner)
 	var b strings.Builder
 	writeHeader(&b, []column{{"", left}, {"cleaner on", right}, {"cleaner off", right}, {"on ÷ off", right}})
-	// cell is the median of get over sum's runs, then their range if
-	// they differ, each formatted by format.
-	cell := func(sum *Summary, get func(loadgen.Result) (float64, bool), format func(float64) string) (string, float64, bool) {
-		if sum == nil {
-			return "—", 0, false
-		}
-		var vs []float64
-		for _, run := range sum.Runs {
-			if v, ok := get(run); ok {
-				vs = append(vs, v)
-			}
-		}
-		if len(vs) == 0 {
-			return "—", 0, false
-		}
-		slices.Sort(vs)
-		// The lower middle value, as loadgen.Median takes it.
-		med, lo, hi := vs[(len(vs)-1)/2], vs[0], vs[len(vs)-1]
-		if lo == hi {
-			return format(med), med, true
-		}
-		return fmt.Sprintf("%s (%s–%s)", format(med), format(lo), format(hi)), med, true
-	}
 	// row compares one measure; a ratio only where both agents have one
 	// and it means something (latency, throughput).
 	row := func(label string, get func(loadgen.Result) (float64, bool), format func(float64) string, withRatio bool) {
-		c0, v0, ok0 := cell(on, get, format)
-		c1, v1, ok1 := cell(off, get, format)
+		c0, v0, ok0 := medianCell(on, get, format)
+		c1, v1, ok1 := medianCell(off, get, format)
 		ratioCell := "—"
 		if withRatio && ok0 && ok1 && v1 > 0 {
 			ratioCell = num(v0/v1) + "×"

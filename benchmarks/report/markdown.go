@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,6 +44,32 @@ func num(v float64) string {
 }
 
 func rng(lo, hi float64) string { return num(lo) + "–" + num(hi) }
+
+// medianCell is the median of get over those of sum's runs that have the
+// measure, then their range if they differ, each formatted by format;
+// with the median, and whether any run had it ("—" when none did, or sum
+// is nil). The median is the lower middle value, as loadgen.Median takes
+// it.
+func medianCell(sum *Summary, get func(loadgen.Result) (float64, bool), format func(float64) string) (string, float64, bool) {
+	if sum == nil {
+		return "—", 0, false
+	}
+	var vs []float64
+	for _, run := range sum.Runs {
+		if v, ok := get(run); ok {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return "—", 0, false
+	}
+	slices.Sort(vs)
+	med, lo, hi := vs[(len(vs)-1)/2], vs[0], vs[len(vs)-1]
+	if lo == hi {
+		return format(med), med, true
+	}
+	return fmt.Sprintf("%s (%s–%s)", format(med), format(lo), format(hi)), med, true
+}
 
 // spread is how far the runs' values lie from their median, in percent
 // below and above it: the run-to-run spread a target's "every run within

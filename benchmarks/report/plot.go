@@ -15,6 +15,11 @@ import (
 	"github.com/strata-streaming/strata/benchmarks/loadgen"
 )
 
+// isPair says whether s is a scenario of one of the pairs that have a
+// table of their own (SASL_SSL against plaintext, the cleaner on against
+// off, classic topics against diskless ones) and stay out of the plots.
+func isPair(s *Scenario) bool { return isSecurity(s) || isCompaction(s) || isDiskless(s) }
+
 // systemsOf lists the systems that appear in ss, in column order.
 func systemsOf(ss []*Scenario) []string {
 	var names []string
@@ -30,12 +35,12 @@ func systemsOf(ss []*Scenario) []string {
 }
 
 // ThroughputScenarios are the closed-loop and catch-up scenarios: those
-// where throughput is the result, but for the security and compaction
-// pairs.
+// where throughput is the result, but for the security, compaction and
+// diskless pairs.
 func ThroughputScenarios(r *Results) []*Scenario {
 	var out []*Scenario
 	for _, s := range r.Scenarios {
-		if (s.Settings.Rate == 0 || s.Mode == loadgen.ModeCatchUp) && !isSecurity(s) && !isCompaction(s) {
+		if (s.Settings.Rate == 0 || s.Mode == loadgen.ModeCatchUp) && !isPair(s) {
 			out = append(out, s)
 		}
 	}
@@ -43,13 +48,13 @@ func ThroughputScenarios(r *Results) []*Scenario {
 }
 
 // PacedScenarios are the open-loop produce and e2e scenarios, by rate,
-// without those that hold idle connections or are of the security or
-// compaction pairs: each curve is one workload at rising rates, and a
-// second point at the same rate would fold it back.
+// without those that hold idle connections or are of the security,
+// compaction or diskless pairs: each curve is one workload at rising
+// rates, and a second point at the same rate would fold it back.
 func PacedScenarios(r *Results) []*Scenario {
 	var out []*Scenario
 	for _, s := range r.Scenarios {
-		if s.Settings.Rate > 0 && s.Mode != loadgen.ModeCatchUp && s.Settings.Connections == 0 && !isSecurity(s) && !isCompaction(s) {
+		if s.Settings.Rate > 0 && s.Mode != loadgen.ModeCatchUp && s.Settings.Connections == 0 && !isPair(s) {
 			out = append(out, s)
 		}
 	}

@@ -30,6 +30,9 @@ type Page struct {
 	// Compaction is an agent with the log cleaner against one without,
 	// on a compacted topic (issue 22).
 	Compaction string
+	// Diskless is classic topics against diskless ones on one agent on
+	// MinIO, and the diskless runs' PUTs (issue 34).
+	Diskless string
 	// ThroughputPNG and LatencyPNG are the plots' file names, relative to
 	// the README; empty when there was nothing to plot.
 	ThroughputPNG, LatencyPNG string
@@ -56,7 +59,7 @@ func Write(r *Results, opts Options) error {
 	dir := filepath.Dir(opts.Out)
 	page := Page{Command: opts.Command, Machine: MachineDescription(), Notes: strings.TrimSpace(opts.Notes),
 		Targets: TargetsTable(Evaluate(r)), Limits: LimitsTable(r.Limits), Security: SecurityTable(r),
-		Compaction: CompactionTable(r)}
+		Compaction: CompactionTable(r), Diskless: DisklessTable(r)}
 	// The commands recorded with the results, then the caller's if it
 	// is not among them, one per line of the template's code block.
 	commands := slices.Clone(r.Commands)

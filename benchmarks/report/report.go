@@ -3,8 +3,9 @@
 // side (median and range over the runs, the machine's load during them),
 // Strata's ratio to each peer, the issue-7 targets with what was measured
 // against each, SASL_SSL against plaintext on one agent (issue 20), an
-// agent with the log cleaner against one without (issue 22), the
-// machine's limits, and PNG plots (throughput bars, latency against
+// agent with the log cleaner against one without (issue 22), classic
+// topics against diskless ones on one agent, with the diskless runs'
+// store PUTs (issue 34), the machine's limits, and PNG plots (throughput bars, latency against
 // throughput from the paced runs).
 //
 // Input is what strata-bench prints on stdout, one loadgen.Result per
@@ -114,7 +115,7 @@ func Read(rs ...io.Reader) (*Results, error) {
 // systemOrder is the column order: Strata first, then the peers from the
 // fastest expected to the slowest.
 var systemOrder = []string{"strata", "strata-cluster", loadgen.SystemStrataPlaintext, loadgen.SystemStrataSASLSSL,
-	loadgen.SystemStrataCleaner, loadgen.SystemStrataNoCleaner, loadgen.SystemKfake, "kfake-inproc",
+	loadgen.SystemStrataCleaner, loadgen.SystemStrataNoCleaner, loadgen.SystemStrataClassic, loadgen.SystemStrataDiskless, loadgen.SystemKfake, "kfake-inproc",
 	loadgen.SystemJetStream, loadgen.SystemJetStreamSync, loadgen.SystemMachine}
 
 func systemRank(name string) int {

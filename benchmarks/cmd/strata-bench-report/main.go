@@ -1,7 +1,8 @@
 // Command strata-bench-report regenerates benchmarks/README.md from the
 // JSON result lines strata-bench printed (package benchmarks/report):
 // tables per scenario with every system side by side, ratios to each peer,
-// the issue-7 targets, SASL_SSL against plaintext, the machine's limits,
+// the issue-7 targets, SASL_SSL against plaintext, the log cleaner on
+// against off, classic against diskless topics, the machine's limits,
 // and PNG plots next to the README. The commands quoted are those
 // benchmarks/run.sh recorded among the results, and --command.
 //

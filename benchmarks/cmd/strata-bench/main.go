@@ -23,7 +23,10 @@
 // a SASL_SSL listener, run as two systems, strata-plaintext and
 // strata-sasl-ssl, whose runs alternate), "strata-compaction" (two
 // agents, one with the log cleaner and one without, as the systems
-// strata-cleaner and strata-no-cleaner, for --compact runs), or host:port
+// strata-cleaner and strata-no-cleaner, for --compact runs),
+// "strata-diskless" (one agent on a MinIO server process, run as two
+// systems whose runs alternate: strata-classic creates each run's topic
+// classic and strata-diskless creates it with diskless.enable=true), or host:port
 // of any running Kafka (with --tls-ca-file, --sasl-mechanism and the like when it asks
 // for them).
 package main
@@ -53,7 +56,7 @@ func main() {
 func run() error {
 	cfg := loadgen.DefaultConfig()
 	fs := pflag.NewFlagSet("strata-bench", pflag.ContinueOnError)
-	targets := fs.StringSlice("target", []string{"kfake"}, "Systems to run against, comma-separated: kfake, kfake-inproc, jetstream, jetstream-sync, strata, strata-minio (an agent whose store is a MinIO server the harness starts), strata-cluster, strata-security (one agent's PLAINTEXT and SASL_SSL listeners, as the systems strata-plaintext and strata-sasl-ssl), strata-compaction (two agents, with the log cleaner and without, as the systems strata-cleaner and strata-no-cleaner), or host:port of a running Kafka.")
+	targets := fs.StringSlice("target", []string{"kfake"}, "Systems to run against, comma-separated: kfake, kfake-inproc, jetstream, jetstream-sync, strata, strata-minio (an agent whose store is a MinIO server the harness starts), strata-cluster, strata-security (one agent's PLAINTEXT and SASL_SSL listeners, as the systems strata-plaintext and strata-sasl-ssl), strata-compaction (two agents, with the log cleaner and without, as the systems strata-cleaner and strata-no-cleaner), strata-diskless (one agent on a MinIO server the harness starts, as the systems strata-classic and strata-diskless, whose runs create classic and diskless topics), or host:port of a running Kafka.")
 	var peers loadgen.PeerOptions
 	fs.StringVar(&peers.BinDir, "peer-bin-dir", "", "Directory holding built kfake-server and jetstream-server binaries (built there if missing); empty builds them into a temporary directory.")
 	limits := fs.Duration("limits", 0, "Before the runs, measure the machine --runs times, for about this long per limit: fdatasync'd sequential writes and 4 KiB fdatasync latency in $TMPDIR, and loopback TCP bandwidth; 0 skips it. With --target '' nothing else is run.")
@@ -76,6 +79,11 @@ func run() error {
 	if security.Enabled() && !slices.ContainsFunc(*targets, func(t string) bool { return strings.Contains(t, ":") }) {
 		// The harness's own targets bring their own settings.
 		return fmt.Errorf("--tls*, --sasl-*: apply to host:port targets only, and --target names none")
+	}
+	if cfg.Diskless && slices.Contains(*targets, "strata-diskless") {
+		// Its systems choose their topics' mode; --diskless would make
+		// strata-classic's topics diskless too.
+		return fmt.Errorf("--diskless: the strata-diskless target makes strata-diskless's topics diskless and strata-classic's classic; leave --diskless out")
 	}
 	if len(*factors) == 0 {
 		return fmt.Errorf("--replication-factor: want at least one")
@@ -208,7 +216,9 @@ func isPeer(name string) bool {
 // startTarget starts the named target: one system, or for
 // strata-security two (its agent's two listeners, plaintext first), which
 // share the agent and may both be closed, or for strata-compaction two
-// (the agent with the cleaner first), each closed on its own.
+// (the agent with the cleaner first), each closed on its own, or for
+// strata-diskless two (classic topics first), which share the agent and
+// its MinIO and may both be closed.
 func startTarget(ctx context.Context, name string, strata loadgen.StrataOptions, peers loadgen.PeerOptions, agents int,
 	security loadgen.Security) ([]loadgen.Target, error) {
 	one := func(t loadgen.Target, err error) ([]loadgen.Target, error) {
@@ -237,9 +247,11 @@ func startTarget(ctx context.Context, name string, strata loadgen.StrataOptions,
 		return []loadgen.Target{s.Plaintext(), s.SASLSSL()}, nil
 	case "strata-compaction":
 		return loadgen.StartStrataCompaction(ctx, strata)
+	case "strata-diskless":
+		return loadgen.StartStrataDiskless(ctx, strata)
 	}
 	if !strings.Contains(name, ":") {
-		return nil, fmt.Errorf("--target %q: want kfake, kfake-inproc, jetstream, jetstream-sync, strata, strata-minio, strata-cluster, strata-security, strata-compaction or host:port", name)
+		return nil, fmt.Errorf("--target %q: want kfake, kfake-inproc, jetstream, jetstream-sync, strata, strata-minio, strata-cluster, strata-security, strata-compaction, strata-diskless or host:port", name)
 	}
 	return one(loadgen.Bootstrap{Name: name, Addrs: []string{name}, Client: security}, nil)
 }
