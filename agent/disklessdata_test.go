@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -315,5 +316,41 @@ func TestDisklessRetention(t *testing.T) {
 	got := fetchValuesFrom(t, c.agents[2].client(t), "dlret", 0, 10)
 	if len(got) != 5 || got[0] != "v10" {
 		t.Fatalf("read %q from the new start, want v10..v14", got)
+	}
+}
+
+// TestDisklessDeleteRecords: DeleteRecords through any agent raises a
+// diskless partition's log start at its coordinator; an offset above the
+// high watermark is OFFSET_OUT_OF_RANGE.
+func TestDisklessDeleteRecords(t *testing.T) {
+	c := disklessCluster(t)
+	c.create("dldel", 1, 1, map[string]string{metadata.DisklessEnable: "true"})
+	prod := c.agents[0].client(t, kgo.DefaultProduceTopic("dldel"))
+	for i := range 10 {
+		if err := prod.ProduceSync(ctxT(t), &kgo.Record{Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adm := kadm.NewClient(c.agents[1].client(t))
+	res, err := adm.DeleteRecords(ctxT(t), kadm.Offsets{"dldel": {0: {Topic: "dldel", Partition: 0, At: 4}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := res.Lookup("dldel", 0); r.Err != nil || r.LowWatermark != 4 {
+		t.Fatalf("DeleteRecords: %+v", r)
+	}
+	res, _ = adm.DeleteRecords(ctxT(t), kadm.Offsets{"dldel": {0: {Topic: "dldel", Partition: 0, At: 11}}})
+	if r, _ := res.Lookup("dldel", 0); !errors.Is(r.Err, kerr.OffsetOutOfRange) {
+		t.Fatalf("DeleteRecords past the end: %+v", r)
+	}
+	starts, err := kadm.NewClient(c.agents[2].client(t)).ListStartOffsets(ctxT(t), "dldel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := starts.Lookup("dldel", 0); o.Offset != 4 {
+		t.Fatalf("earliest offset %d through another agent, want 4", o.Offset)
+	}
+	if got := fetchValuesFrom(t, c.agents[2].client(t), "dldel", 0, 4); len(got) != 6 || got[0] != "v4" {
+		t.Fatalf("read %q from 4", got)
 	}
 }

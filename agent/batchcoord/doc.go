@@ -28,11 +28,12 @@
 // refused (ErrNoGuard). The last stable offset is the first offset of
 // the oldest open transaction.
 //
-// Retention (retain.go) raises a partition's log start and drops the
-// Runs below it with one Partition record; a load (load.go) gathers the
-// newest Partition record and the surviving Runs before building.
+// Retention and DeleteRecords (retain.go) raise a partition's log start
+// and drop the Runs below it with one Partition record; a load (load.go)
+// gathers the newest Partition record and the surviving Runs before
+// building.
 //
-// Not built yet: object compaction, DeleteRecords, and producer expiry.
+// Not built yet: object compaction, and producer expiry.
 //
 // Records are Kafka-style coordinator records: the key starts with its
 // type and the value with its version, both int16, big-endian, so that a

@@ -15,6 +15,7 @@ package batchcoord
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -174,4 +175,27 @@ func buildRetain(k PartitionKey, rec Partition, dropped []int64, epoch int32, no
 	opts.BaseTimestamp = now.UnixMilli()
 	opts.PartitionLeaderEpoch = epoch
 	return batch.Build(opts, recs)
+}
+
+// ErrOffsetOutOfRange: DeleteRecords named an offset above the high
+// watermark.
+var ErrOffsetOutOfRange = errors.New("batchcoord: offset above the high watermark")
+
+// DeleteRecords raises k's log start to offset (Kafka's DeleteRecords;
+// a lower offset changes nothing) and returns the log start.
+func (c *Coordinator) DeleteRecords(ctx context.Context, k PartitionKey, offset int64) (int64, error) {
+	c.mu.Lock()
+	p := c.part(k)
+	hw, start := p.index.End(), p.logStart
+	c.mu.Unlock()
+	if offset < 0 || offset > hw {
+		return -1, fmt.Errorf("%w: %d above %d", ErrOffsetOutOfRange, offset, hw)
+	}
+	if offset <= start {
+		return start, nil
+	}
+	if err := c.Retain(ctx, k, offset); err != nil {
+		return -1, err
+	}
+	return offset, nil
 }

@@ -64,8 +64,8 @@ func TestRetention(t *testing.T) {
 	l := &memLog{}
 	c := load(t, l, 1, nil)
 	commit(t, c, 1, idem(tp0, 0, 0, 1), idem(tp0, 10, 1, 1), plain(tp1, 0, 1)) // tp0 offsets 0, 1 (timestamps 1000, 1010)
-	commit(t, c, 2, idem(tp0, 100, 2, 1))                                     // offset 2, timestamp 1100
-	commit(t, c, 3, idem(tp0, 200, 3, 1))                                     // offset 3, timestamp 1200
+	commit(t, c, 2, idem(tp0, 100, 2, 1))                                      // offset 2, timestamp 1100
+	commit(t, c, 3, idem(tp0, 200, 3, 1))                                      // offset 3, timestamp 1200
 
 	if at, ok := c.RetentionPoint(tp0, 1150, 100, -1); !ok || at != 2 {
 		t.Fatalf("time retention point (%d, %v), want 2", at, ok)

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-streaming/strata/agent/log"
 	"github.com/strata-streaming/strata/agent/log/batch"
 	"github.com/strata-streaming/strata/agent/metadata"
+	"github.com/strata-streaming/strata/agent/peer"
 )
 
 // ErrGuard: the batch coordinator could not stand a transactional
@@ -22,10 +23,6 @@ var ErrGuard = errors.New("diskless: could not guard the transactional batch wit
 // ErrNoMaxTimestamp: ListOffsets for the max timestamp (-3) is not
 // answered for diskless partitions.
 var ErrNoMaxTimestamp = errors.New("diskless: the batch with the largest timestamp is not looked up for diskless partitions")
-
-// ErrDeleteRecords: DeleteRecords is not applied to diskless partitions
-// yet.
-var ErrDeleteRecords = errors.New("diskless: DeleteRecords is not supported for diskless topics yet")
 
 // viewMaxAge is how old a partition's offsets may be when answered
 // without asking its coordinator: Fetch reads refresh them, and the
@@ -206,7 +203,25 @@ func (p *Partition) UnwatchData(chan<- struct{}) {}
 // DecompressionChecks: every diskless batch was checked by Produce.
 func (p *Partition) DecompressionChecks() dataplane.DecompressionChecks { return nil }
 
-func (p *Partition) DeleteRecordsBefore(context.Context, int64) error { return ErrDeleteRecords }
+// DeleteRecordsBefore raises the log start through the coordinator.
+func (p *Partition) DeleteRecordsBefore(ctx context.Context, offset int64) error {
+	co, err := p.s.host.Coordinator(ctx, p.key.TopicID, p.key.Partition)
+	if err != nil {
+		return err
+	}
+	req := &disklesswire.TrimRequest{TopicID: p.key.TopicID, Partition: p.key.Partition, Offset: offset}
+	var start int64
+	err = p.s.peers.Do(ctx, co.Agent, co.Addr, func(c *peer.Client) error {
+		var err error
+		start, err = c.DisklessTrim(ctx, req)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	p.s.learn(p.key, co, batchcoord.View{LogStart: start, Epoch: co.Epoch})
+	return nil
+}
 
 // OffsetForLeaderEpoch answers from the coordinator's epoch history.
 func (p *Partition) OffsetForLeaderEpoch(currentEpoch, epoch int32) (int32, int64, error) {

@@ -14,6 +14,7 @@ const (
 	KeyIndex   int16 = 32001
 	KeyGuard   int16 = 32002
 	KeyObjects int16 = 32003
+	KeyTrim    int16 = 32004
 )
 
 // ErrMalformed: a frame that is not a well-formed message.

@@ -43,6 +43,9 @@
 //	DisklessObjects request (key 32003): [object id]
 //	DisklessObjects response: error code i16 · [referenced bool]  one per id
 //
+//	DisklessTrim request (key 32004): topic id · partition i32 · offset i64
+//	DisklessTrim response: error code i16 · log start i64
+//
 // Decoding bounds every array by the bytes left before allocating, so a
 // hostile frame cannot make it allocate more than the frame's size.
 package disklesswire

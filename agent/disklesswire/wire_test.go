@@ -19,6 +19,7 @@ func sampleMessages() []kmsg.Request {
 		&IndexRequest{MaxWaitMs: 500, Partitions: []IndexPartition{{TopicID: [16]byte{3}, Partition: 1, Op: OpAborted, Value: 99, MaxBytes: 1 << 20, Upper: 120}}},
 		&GuardRequest{TopicID: [16]byte{4}, Partition: 2, ProducerID: 77, ProducerEpoch: 3},
 		&ObjectsRequest{IDs: [][16]byte{{1}, {2, 3}}},
+		&TrimRequest{TopicID: [16]byte{8}, Partition: 3, Offset: 99},
 	}
 }
 
@@ -32,6 +33,7 @@ func sampleResponses() []kmsg.Response {
 			Aborted: []Aborted{{ProducerID: 5, FirstOffset: 2, LastOffset: 6}}}}},
 		&GuardResponse{ErrorCode: 6},
 		&ObjectsResponse{Referenced: []bool{true, false, true}},
+		&TrimResponse{ErrorCode: 1, LogStart: 42},
 	}
 }
 
@@ -89,6 +91,10 @@ func freshOf(m message) message {
 		return &ObjectsRequest{}
 	case *ObjectsResponse:
 		return &ObjectsResponse{}
+	case *TrimRequest:
+		return &TrimRequest{}
+	case *TrimResponse:
+		return &TrimResponse{}
 	}
 	panic("unknown message")
 }
@@ -115,7 +121,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, kind uint8, b []byte) {
 		var m message
-		switch kind % 8 {
+		switch kind % 10 {
 		case 0:
 			m = &CommitRequest{}
 		case 1:
@@ -130,8 +136,12 @@ func FuzzDecode(f *testing.F) {
 			m = &GuardResponse{}
 		case 6:
 			m = &ObjectsRequest{}
-		default:
+		case 7:
 			m = &ObjectsResponse{}
+		case 8:
+			m = &TrimRequest{}
+		default:
+			m = &TrimResponse{}
 		}
 		if m.ReadFrom(b) != nil {
 			return

@@ -65,6 +65,8 @@ func requestForKey(key int16) kmsg.Request {
 		return new(disklesswire.GuardRequest)
 	case disklesswire.KeyObjects:
 		return new(disklesswire.ObjectsRequest)
+	case disklesswire.KeyTrim:
+		return new(disklesswire.TrimRequest)
 	}
 	return kmsg.RequestForKey(key)
 }
@@ -99,6 +101,7 @@ func init() {
 	registerPrivate(disklesswire.KeyIndex, 0, 0, typed(handleDisklessIndex))
 	registerPrivate(disklesswire.KeyGuard, 0, 0, typed(handleDisklessGuard))
 	registerPrivate(disklesswire.KeyObjects, 0, 0, typed(handleDisklessObjects))
+	registerPrivate(disklesswire.KeyTrim, 0, 0, typed(handleDisklessTrim))
 }
 
 func supported(key, version int16) bool {

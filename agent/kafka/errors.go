@@ -54,8 +54,8 @@ func errorCode(err error) int16 {
 		return kerr.KafkaStorageError.Code
 	case errors.Is(err, diskless.ErrNoMaxTimestamp):
 		return kerr.InvalidRequest.Code
-	case errors.Is(err, diskless.ErrDeleteRecords):
-		return kerr.PolicyViolation.Code
+	case errors.Is(err, batchcoord.ErrOffsetOutOfRange):
+		return kerr.OffsetOutOfRange.Code
 	case errors.Is(err, batchcoord.ErrControlBatch):
 		return kerr.InvalidRecord.Code
 	case errors.Is(err, ErrCoordinatorNotAvailable):

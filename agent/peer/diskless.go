@@ -64,6 +64,16 @@ func (c *Client) DisklessObjects(ctx context.Context, req *disklesswire.ObjectsR
 	return resp.Referenced, nil
 }
 
+// DisklessTrim asks the agent at the other end, which coordinates the
+// partition, to raise its log start; it returns the log start.
+func (c *Client) DisklessTrim(ctx context.Context, req *disklesswire.TrimRequest) (int64, error) {
+	resp := req.ResponseKind().(*disklesswire.TrimResponse)
+	if err := c.request(ctx, req, resp); err != nil {
+		return -1, err
+	}
+	return resp.LogStart, CodeError(resp.ErrorCode, c.addr)
+}
+
 // CodeError is the error the agent acts on for a Kafka error code from
 // the agent at addr.
 func CodeError(code int16, addr string) error {
