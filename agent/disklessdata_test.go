@@ -354,3 +354,47 @@ func TestDisklessDeleteRecords(t *testing.T) {
 		t.Fatalf("read %q from 4", got)
 	}
 }
+
+// TestDisklessListOffsets: ListOffsets by time and for the largest
+// timestamp (-3) are answered from the coordinator's index.
+func TestDisklessListOffsets(t *testing.T) {
+	c := disklessCluster(t)
+	c.create("dlts", 1, 1, map[string]string{metadata.DisklessEnable: "true"})
+	prod := c.agents[0].client(t, kgo.DefaultProduceTopic("dlts"))
+	for _, ms := range []int64{1000, 5000, 3000} {
+		if err := prod.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("v"), Timestamp: time.UnixMilli(ms)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ask := func(ts int64) (int64, int64) {
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.Version = 7
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = "dlts"
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Timestamp = ts
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := toSeed(t, c.agents[1].client(t), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := resp.(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+		if p.ErrorCode != 0 {
+			t.Fatalf("ListOffsets %d: %v", ts, kerr.ErrorForCode(p.ErrorCode))
+		}
+		return p.Offset, p.Timestamp
+	}
+	if off, ts := ask(-3); off != 1 || ts != 5000 {
+		t.Fatalf("max timestamp: offset %d at %d, want 1 at 5000", off, ts)
+	}
+	if off, _ := ask(2500); off != 1 {
+		t.Fatalf("by time 2500: offset %d, want 1", off)
+	}
+	if off, _ := ask(-2); off != 0 {
+		t.Fatalf("earliest %d", off)
+	}
+	if off, _ := ask(-1); off != 3 {
+		t.Fatalf("latest %d", off)
+	}
+}

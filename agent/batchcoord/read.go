@@ -86,6 +86,29 @@ func (c *Coordinator) FindByTimestamp(k PartitionKey, ts int64) (Located, bool, 
 	return Located{}, false, nil
 }
 
+// MaxTimestamp returns the batch with the largest max timestamp at or
+// above the log start, the last of equals (ListOffsets -3), and false
+// when there is none.
+func (c *Coordinator) MaxTimestamp(k PartitionKey) (Located, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return Located{}, false, ErrClosed
+	}
+	p, ok := c.parts[k]
+	if !ok {
+		return Located{}, false, nil
+	}
+	var best Located
+	found := false
+	for _, b := range p.index.batches {
+		if b.LastOffset >= p.logStart && (!found || b.MaxTimestamp >= best.MaxTimestamp) {
+			best, found = b, true
+		}
+	}
+	return best, found, nil
+}
+
 // Guard stands a verification guard for producerID at epoch on k
 // (KIP-890): until a marker of the producer, a transactional batch of
 // it that would open its transaction may commit.

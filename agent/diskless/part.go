@@ -20,9 +20,6 @@ import (
 // buffered, and the client retries.
 var ErrGuard = errors.New("diskless: could not guard the transactional batch with its coordinator")
 
-// ErrNoMaxTimestamp: ListOffsets for the max timestamp (-3) is not
-// answered for diskless partitions.
-var ErrNoMaxTimestamp = errors.New("diskless: the batch with the largest timestamp is not looked up for diskless partitions")
 
 // viewMaxAge is how old a partition's offsets may be when answered
 // without asking its coordinator: Fetch reads refresh them, and the
@@ -193,7 +190,17 @@ func (p *Partition) FindByTimestamp(ctx context.Context, ts int64) ([]byte, erro
 	return p.s.read(ctx, a.Batches[:1], 0, true, a.HighWatermark)
 }
 
-func (p *Partition) MaxTimestampBatch() ([]byte, error) { return nil, ErrNoMaxTimestamp }
+// MaxTimestampBatch returns the batch with the largest max timestamp,
+// stamped, or nil when there is none (ListOffsets -3).
+func (p *Partition) MaxTimestampBatch() ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	a, err := p.s.index(ctx, p.key, disklesswire.OpMaxTime, 0, 1)
+	if err != nil || len(a.Batches) == 0 {
+		return nil, err
+	}
+	return p.s.read(ctx, a.Batches[:1], 0, true, a.HighWatermark)
+}
 
 // WatchData and UnwatchData: no follower ever fetches a diskless
 // partition.

@@ -27,7 +27,8 @@
 //	  op 0 reads batches from offset value, op 1 finds the first batch
 //	  whose max timestamp is at least value, op 2 answers
 //	  OffsetForLeaderEpoch for epoch value, op 3 lists the aborted
-//	  transactions overlapping [value, upper).
+//	  transactions overlapping [value, upper), op 4 finds the batch with
+//	  the largest max timestamp.
 //	DisklessIndex response: [partition: error code i16 · log start i64 ·
 //	  compacted end i64 · high watermark i64 · last stable i64 ·
 //	  coordinator epoch i32 · epoch i32 · end offset i64 ·

@@ -11,6 +11,7 @@ const (
 	OpByTimestamp int8 = 1 // the first batch whose max timestamp is at least Value
 	OpEpochEnd    int8 = 2 // OffsetForLeaderEpoch for epoch Value
 	OpAborted     int8 = 3 // the aborted transactions overlapping [Value, Upper)
+	OpMaxTime     int8 = 4 // the batch with the largest max timestamp (the last of equals)
 )
 
 // IndexPartition is one partition an index request asks about.

@@ -115,6 +115,14 @@ func answerIndexPartition(c *batchcoord.Coordinator, p disklesswire.IndexPartiti
 		if ok {
 			a.Batches = located([]batchcoord.Located{b})
 		}
+	case disklesswire.OpMaxTime:
+		b, ok, err := c.MaxTimestamp(k)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			a.Batches = located([]batchcoord.Located{b})
+		}
 	case disklesswire.OpAborted:
 		ab, err := c.AbortedIn(k, p.Value, p.Upper)
 		if err != nil {

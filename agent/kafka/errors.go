@@ -52,8 +52,6 @@ func errorCode(err error) int16 {
 		return kerr.NotEnoughReplicas.Code
 	case errors.Is(err, diskless.ErrUpload):
 		return kerr.KafkaStorageError.Code
-	case errors.Is(err, diskless.ErrNoMaxTimestamp):
-		return kerr.InvalidRequest.Code
 	case errors.Is(err, batchcoord.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange.Code
 	case errors.Is(err, batchcoord.ErrControlBatch):
