@@ -20,7 +20,6 @@ import (
 // buffered, and the client retries.
 var ErrGuard = errors.New("diskless: could not guard the transactional batch with its coordinator")
 
-
 // viewMaxAge is how old a partition's offsets may be when answered
 // without asking its coordinator: Fetch reads refresh them, and the
 // index follower keeps the followed ones fresh.

@@ -297,8 +297,10 @@ func (w *Writer) settle(p *pending, r Result, err error, outcome string) {
 		return
 	}
 	p.settled, p.result, p.err = true, r, err
-	close(p.done)
+	// Counted before the waiter wakes, so that what it reads next of the
+	// metrics includes its own outcome.
 	w.metrics.outcomes.WithLabelValues(outcome).Inc()
+	close(p.done)
 }
 
 // finish drops the answered object at the head of the queue and frees
