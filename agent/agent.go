@@ -452,6 +452,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
+		a.disklessCompactionLoop()
+	}()
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
 		a.http.WatchTokens(a.stop) // returns at once without --http-token-file
 	}()
 	if a.jwks != nil {

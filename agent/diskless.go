@@ -8,7 +8,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/strata-streaming/strata/agent/dataplane"
 	"github.com/strata-streaming/strata/agent/diskless"
@@ -27,7 +29,9 @@ func (a *Agent) openDiskless() error {
 		return err
 	}
 	a.disklessPeers = pool
-	a.diskless, err = diskless.NewService(a.cfg.Diskless, a.id, disklessHost{a}, a.bucket, pool, a.registry, a.logger.With("component", "diskless"))
+	dcfg := a.cfg.Diskless
+	dcfg.StagingDir = filepath.Join(a.cfg.DataDir, "diskless-compaction")
+	a.diskless, err = diskless.NewService(dcfg, a.id, disklessHost{a}, a.bucket, a.tier, pool, a.registry, a.logger.With("component", "diskless"))
 	return err
 }
 
@@ -70,6 +74,16 @@ func (h disklessHost) CoordinatorAgents(ctx context.Context) ([]diskless.Coord, 
 		out = append(out, diskless.Coord{Agent: id, Addr: addr})
 	}
 	return out, complete, nil
+}
+
+// disklessCompactionLoop runs object compaction each second over the
+// partitions of the batch coordinators loaded here.
+func (a *Agent) disklessCompactionLoop() {
+	a.every(time.Second, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		a.diskless.CompactOnce(ctx, a.coords.LoadedDiskless(), a.topics.TopicByID)
+	})
 }
 
 // disklessJanitorLoop runs the orphan janitor's diskless pass every half

@@ -280,8 +280,9 @@ func TestDisklessJanitorDeletesOnlyOrphans(t *testing.T) {
 	if len(left) != len(committed) {
 		t.Fatalf("%d objects left of %d committed", len(left), len(committed))
 	}
-	if got := fetchValues(t, c.agents[1].client(t), "dlj", 0); len(got) == 0 {
-		t.Fatal("records unreadable after the pass")
+	// The records went to either partition (kgo's sticky partitioner).
+	if got := append(fetchValues(t, c.agents[1].client(t), "dlj", 0), fetchValues(t, c.agents[1].client(t), "dlj", 1)...); len(got) != 20 {
+		t.Fatalf("read %d records after the pass, want 20", len(got))
 	}
 }
 
@@ -396,5 +397,63 @@ func TestDisklessListOffsets(t *testing.T) {
 	}
 	if off, _ := ask(-1); off != 3 {
 		t.Fatalf("latest %d", off)
+	}
+}
+
+// TestDisklessObjectCompaction: the batches of a diskless partition move
+// from commit objects into tiered segments, and a consumer still reads
+// every record from offset 0, the compacted ones through the manifest.
+func TestDisklessObjectCompaction(t *testing.T) {
+	c := startClusterWith(t, 3, func(cfg *Config) {
+		cfg.Diskless.Writer.CommitInterval = 20 * time.Millisecond
+		cfg.Diskless.CompactionMaxLag = 300 * time.Millisecond
+	})
+	c.create("dlc", 2, 1, map[string]string{metadata.DisklessEnable: "true", metadata.SegmentBytes: "2048"})
+	prod := c.agents[0].client(t, kgo.DefaultProduceTopic("dlc"), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	produce := func(from, to int) {
+		for i := from; i < to; i++ {
+			if err := prod.ProduceSync(ctxT(t), &kgo.Record{Value: fmt.Appendf(nil, "v%03d", i)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	produce(0, 60)
+	segments := func() float64 {
+		var n float64
+		for _, a := range c.agents {
+			m, err := metricstext.Scrape(ctxT(t), "http://"+a.HTTPAddr().String()+"/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, _ := m.Value("strata_diskless_compaction_segments_total")
+			n += v
+		}
+		return n
+	}
+	testwait.Until(t, 30*time.Second, func() bool { return segments() >= 2 }, "both partitions to be compacted")
+	compacted := 0
+	for _, a := range c.agents {
+		for _, bc := range a.coords.LoadedDiskless() {
+			for _, k := range bc.Keys() {
+				if v, _, err := bc.Read(k, -1, 1); err == nil && v.CompactedEnd > 0 {
+					compacted++
+				}
+			}
+		}
+	}
+	if compacted != 2 {
+		t.Fatalf("%d partitions with a compacted end above 0, want 2", compacted)
+	}
+	produce(60, 80)
+	var got []string
+	for p := range int32(2) {
+		got = append(got, fetchValues(t, c.agents[2].client(t), "dlc", p)...)
+	}
+	seen := map[string]bool{}
+	for _, v := range got {
+		seen[v] = true
+	}
+	if len(got) != 80 || len(seen) != 80 {
+		t.Fatalf("read %d records (%d distinct) after compaction, want 80", len(got), len(seen))
 	}
 }

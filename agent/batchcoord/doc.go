@@ -33,7 +33,11 @@
 // gathers the newest Partition record and the surviving Runs before
 // building.
 //
-// Not built yet: object compaction, and producer expiry.
+// Object compaction (agent/diskless) asks for a CompactionPlan and, once
+// the segment is in the manifest, moves the index's start with
+// Compacted, the same way.
+//
+// Not built yet: producer expiry.
 //
 // Records are Kafka-style coordinator records: the key starts with its
 // type and the value with its version, both int16, big-endian, so that a

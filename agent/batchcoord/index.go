@@ -17,6 +17,7 @@ type Located struct {
 	Size                   int32
 	MaxTimestamp           int64
 	Epoch                  int32 // the coordinator's at commit
+	CommitMs               int64 // when its Run was committed
 	Inline                 []byte
 	// The producer fields of the batch's header, which the producer
 	// state at any offset of the index is rebuilt from (retain.go).
@@ -72,7 +73,7 @@ func (x *Index) Append(base int64, run Run) error {
 		}
 		added = append(added, Located{
 			BaseOffset: b, LastOffset: b + int64(s.LastOffsetDelta), ObjectID: run.ObjectID,
-			Position: s.Position, Size: s.Size, MaxTimestamp: s.MaxTimestamp, Epoch: run.Epoch, Inline: s.Inline,
+			Position: s.Position, Size: s.Size, MaxTimestamp: s.MaxTimestamp, Epoch: run.Epoch, Inline: s.Inline, CommitMs: run.CommitMs,
 			ProducerID: s.ProducerID, ProducerEpoch: s.ProducerEpoch, BaseSequence: s.BaseSequence, Attributes: s.Attributes,
 		})
 		next = b + int64(s.LastOffsetDelta) + 1

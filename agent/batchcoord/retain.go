@@ -77,6 +77,19 @@ func (c *Coordinator) RetentionPoint(k PartitionKey, nowMs, retentionMs, retenti
 // as the file comment says. An append that fails closes the coordinator,
 // as a failed commit does.
 func (c *Coordinator) Retain(ctx context.Context, k PartitionKey, logStart int64) error {
+	return c.moveStart(ctx, k, logStart, -1)
+}
+
+// Compacted moves the start of k's index to end, a Run boundary, once
+// object compaction put the batches below it into the partition's tiered
+// segments (compact.go); the log start stays.
+func (c *Coordinator) Compacted(ctx context.Context, k PartitionKey, end int64) error {
+	return c.moveStart(ctx, k, -1, end)
+}
+
+// moveStart raises k's log start to logStart, or (logStart -1) the start
+// of its index to indexStart, with one Partition record.
+func (c *Coordinator) moveStart(ctx context.Context, k PartitionKey, logStart, indexStart int64) error {
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()
 	c.mu.Lock()
@@ -85,19 +98,40 @@ func (c *Coordinator) Retain(ctx context.Context, k PartitionKey, logStart int64
 		return ErrClosed
 	}
 	p, ok := c.parts[k]
-	if !ok || logStart <= p.logStart {
+	if !ok {
 		return nil
 	}
-	logStart = min(logStart, p.index.End())
 	newStart, dropped := p.index.Start(), 0
-	for i, b := range p.runStarts {
-		if b > logStart {
-			break
+	if logStart >= 0 {
+		if logStart <= p.logStart {
+			return nil
 		}
-		newStart, dropped = b, i
-	}
-	if logStart == p.index.End() {
-		newStart, dropped = logStart, len(p.runStarts)
+		logStart = min(logStart, p.index.End())
+		for i, b := range p.runStarts {
+			if b > logStart {
+				break
+			}
+			newStart, dropped = b, i
+		}
+		if logStart == p.index.End() {
+			newStart, dropped = logStart, len(p.runStarts)
+		}
+	} else {
+		logStart = p.logStart
+		if indexStart <= p.index.Start() {
+			return nil
+		}
+		dropped = len(p.runStarts)
+		for i, b := range p.runStarts {
+			if b >= indexStart {
+				dropped = i
+				break
+			}
+		}
+		if indexStart != p.index.End() && (dropped == len(p.runStarts) || p.runStarts[dropped] != indexStart) {
+			return fmt.Errorf("batchcoord: %x/%d: %d is not where a Run starts", k.TopicID, k.Partition, indexStart)
+		}
+		newStart = indexStart
 	}
 	snap, err := p.snapshotAt(newStart)
 	if err != nil {
@@ -116,7 +150,7 @@ func (c *Coordinator) Retain(ctx context.Context, k PartitionKey, logStart int64
 	}
 	if err != nil {
 		c.closeLocked()
-		return fmt.Errorf("batchcoord: append the retention of %x/%d: %w", k.TopicID, k.Partition, err)
+		return fmt.Errorf("batchcoord: append the new start of %x/%d: %w", k.TopicID, k.Partition, err)
 	}
 	if err := p.index.TrimTo(newStart); err != nil {
 		c.closeLocked()
@@ -133,6 +167,36 @@ func (c *Coordinator) Retain(ctx context.Context, k PartitionKey, logStart int64
 	p.aborted = kept
 	close(p.moved)
 	p.moved = make(chan struct{})
+	return nil
+}
+
+// CompactionPlan returns the batches object compaction should move into
+// k's next tiered segment, from the start of its index: up to the first
+// Run boundary at which they reach segmentBytes, or all of them when the
+// oldest was committed before olderThanMs (the index always ends at a
+// Run boundary). None when neither holds.
+func (c *Coordinator) CompactionPlan(k PartitionKey, segmentBytes int64, olderThanMs int64) []Located {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.parts[k]
+	if !ok || c.closed || p.index.Len() == 0 {
+		return nil
+	}
+	bs := p.index.batches
+	starts := map[int64]bool{}
+	for _, b := range p.runStarts {
+		starts[b] = true
+	}
+	var total int64
+	for i, b := range bs {
+		if i > 0 && starts[b.BaseOffset] && total >= segmentBytes {
+			return append([]Located(nil), bs[:i]...)
+		}
+		total += int64(b.Size)
+	}
+	if total >= segmentBytes || bs[0].CommitMs < olderThanMs {
+		return append([]Located(nil), bs...)
+	}
 	return nil
 }
 

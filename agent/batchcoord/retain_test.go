@@ -3,6 +3,7 @@ package batchcoord
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/strata-streaming/strata/agent/coordlog"
 	"github.com/strata-streaming/strata/agent/log/batch"
@@ -111,5 +112,45 @@ func TestRetainEverything(t *testing.T) {
 	}
 	if v, _, _ := c.Read(tp0, 3, 1<<20); v.LogStart != 3 || v.HighWatermark != 4 || len(v.Batches) != 1 {
 		t.Fatalf("%+v", v)
+	}
+}
+
+// TestCompactionPlanAndCompacted: the plan ends at the first Run
+// boundary past the segment size, or takes everything once the oldest
+// batch is old enough; Compacted moves the index's start there, keeps
+// the log start, and survives reloads of the log, cleaned or not.
+func TestCompactionPlanAndCompacted(t *testing.T) {
+	l := &memLog{}
+	c := load(t, l, 1, nil)
+	commit(t, c, 1, plain(tp0, 0, 1))                   // offset 0, 100 bytes
+	commit(t, c, 2, plain(tp0, 0, 2), plain(tp1, 0, 1)) // offset 1-2
+	commit(t, c, 3, idem(tp0, 0, 0, 1))                 // offset 3
+	plan := c.CompactionPlan(tp0, 150, 0)
+	if len(plan) != 2 || plan[1].LastOffset != 2 {
+		t.Fatalf("plan %+v, want the first two Runs", plan)
+	}
+	if plan := c.CompactionPlan(tp0, 1<<30, 0); plan != nil {
+		t.Fatalf("nothing due, yet a plan of %d batches", len(plan))
+	}
+	if plan := c.CompactionPlan(tp0, 1<<30, time.Now().Add(time.Hour).UnixMilli()); len(plan) != 3 {
+		t.Fatalf("old enough: a plan of %d batches, want all 3", len(plan))
+	}
+	if err := c.Compacted(context.Background(), tp0, 2); err == nil {
+		t.Fatal("compacted to the middle of a Run")
+	}
+	if err := c.Compacted(context.Background(), tp0, 3); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*Coordinator{"live": c, "reloaded": load(t, l, 2, nil), "cleaned": load(t, cleaned(t, l), 2, nil)} {
+		v, _, err := c.Read(tp0, 3, 1<<20)
+		if err != nil || v.LogStart != 0 || v.CompactedEnd != 3 || v.HighWatermark != 4 || len(v.Batches) != 1 {
+			t.Fatalf("%s: %+v, %v", name, v, err)
+		}
+		if v, _, _ := c.Read(tp0, 1, 1<<20); len(v.Batches) != 0 || v.CompactedEnd != 3 {
+			t.Fatalf("%s: a read below the compacted end found %+v", name, v)
+		}
+		if res := commit(t, c, 9, idem(tp0, 0, 0, 1)); !res[0].Duplicate || res[0].BaseOffset != 3 {
+			t.Fatalf("%s: producer state lost: %+v", name, res[0])
+		}
 	}
 }

@@ -165,3 +165,7 @@ func (c *Coordinators) ApplyDisklessRetention(ctx context.Context, now time.Time
 		}
 	}
 }
+
+// LoadedDiskless returns the batch coordinators loaded here (object
+// compaction works on their partitions).
+func (c *Coordinators) LoadedDiskless() []*batchcoord.Coordinator { return c.diskless.all(nil) }

@@ -1,9 +1,19 @@
 // Package diskless is a diskless partition as the agent's handlers see
-// it (docs/design.md §7a). Built so far: the write buffer (Writer), which
-// turns the Produce batches of every diskless partition an agent receives
-// into commit objects in the bucket (tiering/sharedobj's format) and has
-// them committed through a Committer, the seam to the batch
-// coordinators.
+// it (docs/design.md §7a), on every agent (Partition, Service):
+//
+//   - the write buffer (Writer), which turns the Produce batches of every
+//     diskless partition an agent receives into commit objects in the
+//     bucket (tiering/sharedobj's format) and has them committed through
+//     a Committer, the Service, which routes them to the agents of the
+//     partitions' batch coordinators (route.go);
+//   - reads: the coordinator's index (read.go), the objects through a
+//     cache the writer primes, the tiered segments below the compacted
+//     end (remote.go), and an index follower per coordinator agent
+//     (follow.go) that wakes Fetch long polls;
+//   - transactions (txn.go): KIP-890 guards, markers committed inline;
+//   - object compaction of the partitions whose coordinators run here
+//     (compact.go, stage.go), and the orphan janitor's pass (janitor.go);
+//   - Metadata's rack pick (pick.go).
 //
 // The path of a batch:
 //

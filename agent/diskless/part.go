@@ -39,14 +39,15 @@ type Partition struct {
 	s     *Service
 	key   batchcoord.PartitionKey
 	index int32
+	topic string
 }
 
 var _ dataplane.Partition = (*Partition)(nil)
 var _ dataplane.DeferredWriter = (*Partition)(nil)
 
 // Partition returns partition index of the diskless topic topicID.
-func (s *Service) Partition(topicID [16]byte, index int32) *Partition {
-	return &Partition{s: s, key: batchcoord.PartitionKey{TopicID: topicID, Partition: index}, index: index}
+func (s *Service) Partition(topic string, topicID [16]byte, index int32) *Partition {
+	return &Partition{s: s, key: batchcoord.PartitionKey{TopicID: topicID, Partition: index}, index: index, topic: topic}
 }
 
 func (p *Partition) Index() int32      { return p.index }
@@ -134,6 +135,13 @@ func (p *Partition) Read(ctx context.Context, offset int64, maxBytes int, minOne
 	if offset < a.LogStart || offset > a.HighWatermark {
 		return nil, fmt.Errorf("%w: offset %d outside [%d, %d]", log.ErrOffsetOutOfRange, offset, a.LogStart, a.HighWatermark)
 	}
+	if offset < a.CompactedEnd {
+		tp, err := p.s.remote(ctx, p.key, p.topic, a.CompactedEnd)
+		if err != nil {
+			return nil, err
+		}
+		return tp.Read(ctx, offset, maxBytes, minOne)
+	}
 	return p.s.read(ctx, a.Batches, maxBytes, minOne, before.HighWatermark)
 }
 
@@ -172,7 +180,20 @@ func (p *Partition) Size() int64 { return 0 }
 // AbortedTransactions are the aborted transactions overlapping [from,
 // upper), from the coordinator.
 func (p *Partition) AbortedTransactions(ctx context.Context, from, upper int64) ([]log.AbortedTxn, error) {
-	return p.s.aborted(ctx, p.key, from, upper)
+	var out []log.AbortedTxn
+	if end := p.offsets().CompactedEnd; from < end {
+		tp, err := p.s.remote(ctx, p.key, p.topic, end)
+		if err != nil {
+			return nil, err
+		}
+		below, _, err := tp.AbortedTransactions(ctx, from, min(upper, end))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, below...)
+	}
+	above, err := p.s.aborted(ctx, p.key, from, upper)
+	return append(out, above...), err
 }
 
 // Producers: the producer state lives with the coordinator, on another
@@ -182,6 +203,15 @@ func (p *Partition) Producers() []log.ProducerInfo { return nil }
 // FindByTimestamp returns the first batch whose max timestamp is at
 // least ts, stamped, or nil when none is.
 func (p *Partition) FindByTimestamp(ctx context.Context, ts int64) ([]byte, error) {
+	if v := p.offsets(); v.CompactedEnd > v.LogStart {
+		tp, err := p.s.remote(ctx, p.key, p.topic, v.CompactedEnd)
+		if err != nil {
+			return nil, err
+		}
+		if raw, err := tp.FindByTime(ctx, ts); err != nil || raw != nil {
+			return raw, err
+		}
+	}
 	a, err := p.s.index(ctx, p.key, disklesswire.OpByTimestamp, ts, 1)
 	if err != nil || len(a.Batches) == 0 {
 		return nil, err
@@ -251,7 +281,7 @@ func (p *Partition) ReplicaRead(int32, int32, int64, int, bool) (dataplane.Repli
 func (s *Service) OpenDiskless(_ context.Context, t metadata.Topic, _ metadata.Resolved, first int32) ([]dataplane.Partition, error) {
 	out := make([]dataplane.Partition, 0, max(t.Partitions-first, 0))
 	for i := first; i < t.Partitions; i++ {
-		out = append(out, s.Partition(t.ID, i))
+		out = append(out, s.Partition(t.Name, t.ID, i))
 	}
 	return out, nil
 }

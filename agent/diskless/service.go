@@ -2,6 +2,7 @@ package diskless
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/strata-streaming/strata/agent/batchcoord"
 	"github.com/strata-streaming/strata/agent/peer"
 	"github.com/strata-streaming/strata/cache"
+	"github.com/strata-streaming/strata/tiering"
 	"github.com/strata-streaming/strata/tiering/objstore"
 )
 
@@ -51,6 +53,12 @@ type ServiceConfig struct {
 	// IndexPoll (--diskless-index-poll) is how long one long-polled index
 	// request waits for a commit (the index follower).
 	IndexPoll time.Duration
+	// CompactionMaxLag (--diskless-compaction-max-lag) is the age of the
+	// oldest uncompacted batch at which its partition is compacted even
+	// short of segment.bytes; StagingDir is where segments are staged
+	// (the agent's --data-dir/diskless-compaction).
+	CompactionMaxLag time.Duration
+	StagingDir       string
 }
 
 // Service is one agent's diskless data path: the write buffer, the
@@ -67,13 +75,21 @@ type Service struct {
 	logger *slog.Logger
 	// orphansDeleted is strata_diskless_objects_deleted_total{reason="orphan"}.
 	orphansDeleted prometheus.Counter
+	// tier uploads compacted segments and reads them back (compact.go,
+	// remote.go); compactions counts strata_diskless_compaction_segments_total.
+	tier        *tiering.Tierer
+	compactions prometheus.Counter
 
 	mu      sync.Mutex
 	views   map[batchcoord.PartitionKey]*view
 	follows map[int32]*follower // by coordinator agent
-	closed  bool
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	// compacting are the partitions compacted here; remotes the tiered
+	// part of the partitions read here.
+	compacting map[batchcoord.PartitionKey]*compactPart
+	remotes    map[batchcoord.PartitionKey]*remotePart
+	closed     bool
+	stop       chan struct{}
+	wg         sync.WaitGroup
 }
 
 // view is what this agent last learnt of a diskless partition.
@@ -91,7 +107,7 @@ const followIdle = time.Minute
 
 // NewService returns the data path of agent self over bucket; commits
 // and index requests go over peers (the agent's own agent included).
-func NewService(cfg ServiceConfig, self int32, host Host, bucket objstore.Bucket, peers *peer.Pool, reg prometheus.Registerer, logger *slog.Logger) (*Service, error) {
+func NewService(cfg ServiceConfig, self int32, host Host, bucket objstore.Bucket, tier *tiering.Tierer, peers *peer.Pool, reg prometheus.Registerer, logger *slog.Logger) (*Service, error) {
 	cfg.Writer.Agent = self
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -100,8 +116,13 @@ func NewService(cfg ServiceConfig, self int32, host Host, bucket objstore.Bucket
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, self: self, host: host, peers: peers, bucket: bucket, chunks: chunks, logger: logger,
-		views: map[batchcoord.PartitionKey]*view{}, follows: map[int32]*follower{}, stop: make(chan struct{})}
+	s := &Service{cfg: cfg, self: self, host: host, peers: peers, bucket: bucket, chunks: chunks, logger: logger, tier: tier,
+		views: map[batchcoord.PartitionKey]*view{}, follows: map[int32]*follower{}, stop: make(chan struct{}),
+		compacting: map[batchcoord.PartitionKey]*compactPart{}, remotes: map[batchcoord.PartitionKey]*remotePart{}}
+	if err := s.resetStaging(); err != nil {
+		chunks.Close()
+		return nil, fmt.Errorf("diskless: staging directory: %w", err)
+	}
 	if s.writer, err = NewWriter(cfg.Writer, bucket, s, reg, logger); err != nil {
 		chunks.Close()
 		return nil, err
@@ -115,6 +136,13 @@ func NewService(cfg ServiceConfig, self int32, host Host, bucket objstore.Bucket
 		return nil, err
 	}
 	s.orphansDeleted = deleted.WithLabelValues("orphan")
+	s.compactions = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_diskless_compaction_segments_total",
+		Help: "Segments object compaction moved from commit objects into diskless partitions' tiered segments on this agent."})
+	if err := reg.Register(s.compactions); err != nil {
+		s.writer.Close()
+		chunks.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -13,7 +13,7 @@ import (
 // "Flags and metrics").
 func DefaultServiceConfig() ServiceConfig {
 	return ServiceConfig{Writer: DefaultConfig(), StatePartitions: 50,
-		ChunkBytes: 1 << 20, CacheBytes: 64 << 20, IndexPoll: time.Second}
+		ChunkBytes: 1 << 20, CacheBytes: 64 << 20, IndexPoll: time.Second, CompactionMaxLag: 10 * time.Minute}
 }
 
 // RegisterFlags adds the data path's flags to fs, with c's values as the
@@ -23,6 +23,7 @@ func (c *ServiceConfig) RegisterFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&c.StatePartitions, "diskless-state-partitions", c.StatePartitions, "Partitions of __diskless_state, the diskless batch coordinators' topic, when it is created.")
 	fs.Var(bytesize.NewFlag(&c.CacheBytes), "diskless-cache-bytes", "Memory for diskless commit objects read or written here, each kept whole: readers of a partition produced through this agent read without a GET.")
 	fs.DurationVar(&c.IndexPoll, "diskless-index-poll", c.IndexPoll, "Longest wait of one long-polled index request this agent keeps open to each batch coordinator whose partitions it serves to readers.")
+	fs.DurationVar(&c.CompactionMaxLag, "diskless-compaction-max-lag", c.CompactionMaxLag, "Age of a diskless partition's oldest batch not yet compacted at which object compaction moves its batches into a tiered segment short of segment.bytes.")
 }
 
 // Validate names the first bad setting by its flag.
@@ -37,6 +38,8 @@ func (c ServiceConfig) Validate() error {
 		return fmt.Errorf("--diskless-cache-bytes %d: must hold at least one object (--diskless-commit-bytes %d)", c.CacheBytes, c.Writer.CommitBytes)
 	case c.IndexPoll < 10*time.Millisecond || c.IndexPoll > 10*time.Second:
 		return fmt.Errorf("--diskless-index-poll %v: must be in [10ms, 10s]", c.IndexPoll)
+	case c.CompactionMaxLag <= 0:
+		return fmt.Errorf("--diskless-compaction-max-lag %v: must be positive", c.CompactionMaxLag)
 	}
 	return nil
 }
