@@ -32,7 +32,20 @@ func (a *Agent) openDiskless() error {
 	dcfg := a.cfg.Diskless
 	dcfg.StagingDir = filepath.Join(a.cfg.DataDir, "diskless-compaction")
 	a.diskless, err = diskless.NewService(dcfg, a.id, disklessHost{a}, a.bucket, a.tier, pool, a.registry, a.logger.With("component", "diskless"))
-	return err
+	if err != nil {
+		return err
+	}
+	// The writer's per-topic counters (the console's cost model) name
+	// topics as every other metric does. The table's lock is a leaf, so
+	// the lookup may run under the writer's.
+	a.diskless.Writer().NameTopics(func(id [16]byte) (string, bool) {
+		t, ok := a.topics.TopicByID(id)
+		if !ok {
+			return "", false
+		}
+		return t.Name, true
+	})
+	return nil
 }
 
 // disklessHost implements diskless.Host.

@@ -137,6 +137,37 @@ func parts(runs []*run) []sharedobj.Part {
 	return out
 }
 
+// topicShare is one topic's part of a commit object: the bytes of its
+// batches in it, and its share of the object's one PUT.
+type topicShare struct {
+	bytes int64
+	put   float64
+}
+
+// shares splits an object of runs among its topics: a commit object
+// holds the batches of several topics and costs one PUT, which is
+// attributed to them in proportion to their bytes in it (docs/design.md
+// §7a, "Cost model"), so that the shares of an object add up to one.
+func shares(runs []*run) map[[16]byte]topicShare {
+	out := make(map[[16]byte]topicShare)
+	var total int64
+	for _, r := range runs {
+		s := out[r.key.topicID]
+		for _, p := range r.batches {
+			s.bytes += p.size
+			total += p.size
+		}
+		out[r.key.topicID] = s
+	}
+	for id, s := range out {
+		if total > 0 { // every batch holds bytes; an empty object has no share to give
+			s.put = float64(s.bytes) / float64(total)
+		}
+		out[id] = s
+	}
+	return out
+}
+
 // place sets each batch's Placed from the header Encode returned for
 // runs, and returns the batches in the object's data order: run by run as
 // the header sorts them, each partition's in arrival order. A header

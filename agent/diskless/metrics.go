@@ -19,6 +19,10 @@ type metrics struct {
 	upload      prometheus.Histogram
 	commit      prometheus.Histogram
 	outcomes    *prometheus.CounterVec
+	// topicBytes and topicPuts split the objects cut among their topics
+	// (shares, buffer.go), for the console's cost model.
+	topicBytes *prometheus.CounterVec
+	topicPuts  *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -38,10 +42,26 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_diskless_commits_total",
 			Help: "Diskless batches answered, by outcome: committed, duplicate, refused (by the coordinator), timed_out (the commit timeout passed), failed (the upload failed or the writer closed) or dropped (the producer's request ended before the commit was sent)."},
 			[]string{"outcome"}),
+		topicBytes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_diskless_topic_bytes_total",
+			Help: "Bytes of a topic's batches in the diskless commit objects this agent cut (headers not included)."},
+			[]string{"topic"}),
+		topicPuts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_diskless_topic_puts_total",
+			Help: "A topic's share of the PUTs of the diskless commit objects this agent cut: each object's one PUT split among the topics in it in proportion to their bytes in it, so the sum over topics is the objects cut."},
+			[]string{"topic"}),
 	}
 	for _, o := range []string{outcomeCommitted, outcomeDuplicate, outcomeRefused, outcomeTimedOut, outcomeFailed, outcomeDropped} {
 		m.outcomes.WithLabelValues(o)
 	}
-	reg.MustRegister(m.buffered, m.uploaded, m.objectBytes, m.upload, m.commit, m.outcomes)
+	reg.MustRegister(m.buffered, m.uploaded, m.objectBytes, m.upload, m.commit, m.outcomes, m.topicBytes, m.topicPuts)
 	return m
+}
+
+// countTopics adds one cut object's runs to the per-topic counters,
+// each topic named by name.
+func (m *metrics) countTopics(runs []*run, name func(topicID [16]byte) string) {
+	for id, s := range shares(runs) {
+		topic := name(id)
+		m.topicBytes.WithLabelValues(topic).Add(float64(s.bytes))
+		m.topicPuts.WithLabelValues(topic).Add(s.put)
+	}
 }

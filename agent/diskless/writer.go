@@ -92,6 +92,8 @@ type Writer struct {
 	waiting  []*admission  // Adds waiting for room, in call order
 	objects  []*object     // cut and not yet answered, in cut order
 	finished chan struct{} // closed and replaced when an object is answered
+	// topicName names a topic id in the per-topic counters (NameTopics).
+	topicName func(topicID [16]byte) (string, bool)
 }
 
 // NewWriter starts a writer that stores objects in bucket and commits
@@ -262,7 +264,31 @@ func (w *Writer) cut(now time.Time) {
 		panic(err) // crypto/rand does not fail since Go 1.24
 	}
 	w.objects = append(w.objects, &object{id: id, cut: now, deadline: now.Add(w.cfg.CommitTimeout), bytes: kept, runs: runs})
+	w.metrics.countTopics(runs, w.nameOf)
 	w.work.Broadcast()
+}
+
+// NameTopics sets how the per-topic counters
+// (strata_diskless_topic_bytes_total, _puts_total) name a topic: fn
+// returns the name of a topic id, or false for one it does not know,
+// which is then counted under the id in hex, as every topic is before
+// NameTopics. fn is called with the writer's lock held, at each cut, so
+// it must be quick and must not call the Writer.
+func (w *Writer) NameTopics(fn func(topicID [16]byte) (string, bool)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.topicName = fn
+}
+
+// nameOf is topicID's label in the per-topic counters. Called with mu
+// held.
+func (w *Writer) nameOf(topicID [16]byte) string {
+	if w.topicName != nil {
+		if name, ok := w.topicName(topicID); ok {
+			return name
+		}
+	}
+	return fmt.Sprintf("%x", topicID)
 }
 
 func (w *Writer) addUsed(n int64) {
