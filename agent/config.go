@@ -233,7 +233,8 @@ type Config struct {
 	// Kafka holds the wire server's limits.
 	Kafka kafka.Config
 	// Console holds the store prices of the console's cost estimate
-	// (--cost-put-per-1000, --cost-get-per-1000, --cost-storage-gb-month).
+	// (--cost-put-per-1000, --cost-get-per-1000, --cost-storage-gb-month) and
+	// the cross-zone price of its cost model (--cost-cross-zone-per-gb).
 	Console console.Prices
 	// Diskless holds the diskless data path's --diskless-* settings.
 	Diskless diskless.ServiceConfig

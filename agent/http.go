@@ -7,6 +7,7 @@ package agent
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/agent/console"
 	"github.com/strata-streaming/strata/agent/control"
 	"github.com/strata-streaming/strata/agent/httpapi"
 	"github.com/strata-streaming/strata/agent/kafka"
@@ -20,7 +21,8 @@ func (c Config) httpConfig() httpapi.Config {
 	return httpapi.Config{Addr: c.HTTPAddr, IdleTimeout: c.HTTPIdleTimeout, MaxConnections: c.HTTPMaxConnections,
 		TokenFile: c.HTTPTokenFile, AllowUnauthenticatedChanges: c.HTTPAllowUnauthenticatedChanges, Pprof: c.HTTPPprof, TLS: c.HTTPTLS, TLSClientAuth: c.HTTPTLSClientAuth,
 		RequireAuthFor: c.HTTPRequireAuthFor, Certs: c.TLS, PrincipalMappingRules: c.SSLPrincipalMappingRules,
-		ACLs: c.Authorizer == authorizerACL, Console: c.Console, Rack: c.Rack, LogFlush: c.LogFlush}
+		ACLs: c.Authorizer == authorizerACL, Console: c.Console, Rack: c.Rack, LogFlush: c.LogFlush,
+		DisklessCommit: console.CommitSettings{IntervalSeconds: c.Diskless.Writer.CommitInterval.Seconds(), Bytes: c.Diskless.Writer.CommitBytes}}
 }
 
 // httpDeps are the HTTP server's collaborators, all built by the end of

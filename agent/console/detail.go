@@ -15,6 +15,10 @@ type TopicDetail struct {
 	// Groups are the groups with a line for one of the topic's
 	// partitions (a commit or an assignment), by name.
 	Groups []TopicGroup `json:"groups"`
+	// Prices and DisklessCommit are the serving agent's, which the
+	// topic's costs are priced and predicted with.
+	Prices         Prices         `json:"prices"`
+	DisklessCommit CommitSettings `json:"diskless_commit"`
 }
 
 // TopicGroup is a group's part in one topic: its lines for the topic's
@@ -64,7 +68,8 @@ func (v *View) TopicDetail(name string) (TopicDetail, bool) {
 	if i < 0 {
 		return TopicDetail{}, false
 	}
-	d := TopicDetail{ServedBy: v.ServedBy, Errors: v.Errors, Topic: v.Topics[i], Groups: []TopicGroup{}}
+	d := TopicDetail{ServedBy: v.ServedBy, Errors: v.Errors, Topic: v.Topics[i], Groups: []TopicGroup{},
+		Prices: v.Prices, DisklessCommit: v.DisklessCommit}
 	for _, g := range v.Groups {
 		tg := TopicGroup{Name: g.Name, State: g.State}
 		for _, l := range g.Lag {

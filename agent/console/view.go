@@ -58,6 +58,13 @@ type Local struct {
 	// balancer places by (strata_agent_in_bytes_per_second, _out_, and
 	// strata_agent_utilization_ratio when --network-capacity is set).
 	Load AgentLoad `json:"load"`
+	// DisklessCommit is the agent's diskless commit settings, Cost its
+	// cost model's counters since it started, and RecentCost what they
+	// gained over its last minute, absent before its first snapshot
+	// (costmodel.go).
+	DisklessCommit CommitSettings `json:"diskless_commit"`
+	Cost           CostCounters   `json:"cost"`
+	RecentCost     *RecentCost    `json:"recent_cost,omitempty"`
 }
 
 // AgentLoad is an agent's bytes per second in and out, and its
@@ -91,6 +98,7 @@ type AgentInfo struct {
 type TopicState struct {
 	Name       string
 	Internal   bool
+	Diskless   bool // diskless.enable=true
 	Partitions []PartitionState
 }
 
@@ -117,6 +125,9 @@ type View struct {
 	// Listed says which part of the cluster's topics and groups Topics
 	// and Groups hold: all of them from Build, a window from Select.
 	Listed Listing `json:"listed"`
+	// DisklessCommit is the serving agent's commit settings, which
+	// predict its diskless PUTs (each agent predicts with its own).
+	DisklessCommit CommitSettings `json:"diskless_commit"`
 }
 
 // Summaries are the cluster's headline numbers.
@@ -160,11 +171,19 @@ type Topic struct {
 	BucketBytes int64   `json:"bucket_bytes"`
 	BytesIn     float64 `json:"bytes_in"`  // a counter: the page derives rates
 	BytesOut    float64 `json:"bytes_out"` // a counter
-	// Usage sums the cost counters of every agent; PutsPerGiB is computed
-	// from the sums (absent before anything was written).
+	// Usage sums the cost counters of every agent, a diskless topic's
+	// with its shares of the commit objects; PutsPerGiB is computed from
+	// the sums (absent before anything was written).
 	Usage       tiering.TopicUsage `json:"store_usage"`
 	PutsPerGiB  *float64           `json:"puts_per_gib,omitempty"`
 	MonthlyCost Cost               `json:"monthly_cost"`
+	// Diskless is diskless.enable. Of the cost model's two lines
+	// (costmodel.go), a diskless topic has DisklessCost, its commit
+	// objects' PUTs, and a classic one Replication, its followers'
+	// copies; the other is absent.
+	Diskless     bool             `json:"diskless"`
+	DisklessCost *DisklessCost    `json:"diskless_cost,omitempty"`
+	Replication  *ReplicationCost `json:"replication,omitempty"`
 }
 
 // Partition is one partition: its assignment and, from its leader, its
@@ -229,6 +248,10 @@ type Store struct {
 	PutsPerGiB  *float64           `json:"puts_per_gib,omitempty"`
 	BucketBytes int64              `json:"bucket_bytes"`
 	MonthlyCost Cost               `json:"monthly_cost"`
+	// Diskless and Replication sum the cost model's lines over every
+	// topic.
+	Diskless    DisklessCost    `json:"diskless"`
+	Replication ReplicationCost `json:"replication"`
 }
 
 // Build merges the reports of the agents (locals; an agent missing from it
@@ -256,10 +279,21 @@ func Build(self int32, agents []AgentInfo, topics []TopicState, locals map[int32
 	replicas, leading := map[int32]int{}, map[int32]int{}
 	perMonth := map[string]tiering.TopicUsage{}
 	usage := map[string]tiering.TopicUsage{}
-	for _, l := range locals {
+	addUsage := func(topic string, u tiering.TopicUsage, uptime float64) {
+		usage[topic] = usage[topic].Add(u)
+		perMonth[topic] = perMonth[topic].Add(PerMonth(u, uptime))
+	}
+	for id, l := range locals {
+		if id == self {
+			v.DisklessCommit = l.DisklessCommit
+		}
 		for topic, u := range l.StoreUsage {
-			usage[topic] = usage[topic].Add(u)
-			perMonth[topic] = perMonth[topic].Add(PerMonth(u, l.UptimeSeconds))
+			addUsage(topic, u, l.UptimeSeconds)
+		}
+		// Tiering does not count the commit objects (the writer puts
+		// them), so a diskless topic's store usage adds its shares.
+		for topic, u := range l.Cost.Diskless {
+			addUsage(topic, tiering.TopicUsage{Puts: u.Puts, BytesWritten: u.Bytes}, l.UptimeSeconds)
 		}
 		for op, outcomes := range l.StoreRequests {
 			if v.Store.Requests[op] == nil {
@@ -273,11 +307,23 @@ func Build(self int32, agents []AgentInfo, topics []TopicState, locals map[int32
 			}
 		}
 	}
+	costs := newCostModel(prices, locals)
 	var monthTotal tiering.TopicUsage
 	for _, ts := range topics {
-		t := Topic{Name: ts.Name, Internal: ts.Internal, Partitions: []Partition{}, Usage: usage[ts.Name]}
+		t := Topic{Name: ts.Name, Internal: ts.Internal, Partitions: []Partition{}, Usage: usage[ts.Name], Diskless: ts.Diskless}
+		if ts.Diskless {
+			t.DisklessCost = costs.disklessCost(ts.Name)
+		} else {
+			t.Replication = costs.replicationCost(ts.Name)
+		}
 		for _, ps := range ts.Partitions {
 			v.Counts.Partitions++
+			if ts.Diskless {
+				// Every agent serves a diskless partition: it has no
+				// leader, replicas or ISR to show or count (design §7a).
+				t.Partitions = append(t.Partitions, Partition{Partition: ps.Index, Leader: -1, Replicas: []int32{}, ISR: []int32{}})
+				continue
+			}
 			for _, r := range ps.Replicas {
 				replicas[r]++
 			}
@@ -320,6 +366,7 @@ func Build(self int32, agents []AgentInfo, topics []TopicState, locals map[int32
 	slices.SortFunc(v.Topics, func(a, b Topic) int { return strings.Compare(a.Name, b.Name) })
 	v.Store.PutsPerGiB = ratio(v.Store.Usage)
 	v.Store.MonthlyCost = prices.MonthlyCost(monthTotal, v.Store.BucketBytes)
+	v.Store.Diskless, v.Store.Replication = costs.total(v.Topics)
 	for _, a := range agents {
 		l, reporting := locals[a.ID]
 		agent := Agent{AgentInfo: a, Replicas: replicas[a.ID], Leaders: leading[a.ID], Reporting: reporting}

@@ -85,6 +85,7 @@ func TestPricesValidate(t *testing.T) {
 		{Prices{GetPer1000: -1}, "--cost-get-per-1000"},
 		{Prices{StorageGBMonth: math.NaN()}, "--cost-storage-gb-month"},
 		{Prices{PutPer1000: math.Inf(1)}, "--cost-put-per-1000"},
+		{Prices{CrossZonePerGB: -0.02}, "--cost-cross-zone-per-gb"},
 	} {
 		err := tc.p.Validate()
 		if (err == nil) != (tc.flag == "") || err != nil && !strings.HasPrefix(err.Error(), tc.flag+" ") {

@@ -53,6 +53,10 @@ type Config struct {
 	ACLs bool
 	// Console holds the store prices of the console's cost estimate.
 	Console console.Prices
+	// DisklessCommit is --diskless-commit-interval and
+	// --diskless-commit-bytes, which this agent reports for the
+	// console's predicted PUTs of diskless topics.
+	DisklessCommit console.CommitSettings
 	// History bounds the console's history ring; the zero value is
 	// history.DefaultConfig(). Not a flag: tests set it.
 	History history.Config

@@ -116,7 +116,8 @@ func writeJSON(w http.ResponseWriter, v any) {
 // and its counters.
 func (s *Server) consoleReport() *console.Local {
 	l := &console.Local{AgentID: s.deps.ID, UptimeSeconds: time.Since(s.deps.StartedAt).Seconds(), Partitions: []console.LocalPartition{},
-		BytesIn: map[string]float64{}, BytesOut: map[string]float64{}, StoreRequests: map[string]map[string]float64{}}
+		BytesIn: map[string]float64{}, BytesOut: map[string]float64{}, StoreRequests: map[string]map[string]float64{},
+		DisklessCommit: s.cfg.DisklessCommit}
 	type key struct {
 		topic string
 		index int32
@@ -163,6 +164,8 @@ func (s *Server) consoleReport() *console.Local {
 			l.StoreRequests[op][labels["outcome"]] += v
 		}
 	})
+	l.Cost = s.costCounters()
+	l.RecentCost = s.costs.recent(s.cfg.DisklessCommit, console.CostSnapshot{At: time.Now(), CostCounters: l.Cost})
 	return l
 }
 
@@ -305,7 +308,7 @@ func (s *Server) gatherConsoleView(ctx context.Context) *consoleGathering {
 	}
 	var topics []console.TopicState
 	for _, t := range s.host.Topics() {
-		ts := console.TopicState{Name: t.Name, Internal: t.Internal}
+		ts := console.TopicState{Name: t.Name, Internal: t.Internal, Diskless: t.Resolved.Diskless}
 		for _, p := range t.Partitions {
 			st := partition.StateOf(p)
 			ts.Partitions = append(ts.Partitions, console.PartitionState{Index: p.Index(), Leader: st.Leader,

@@ -18,7 +18,9 @@
 //	GET /v1/console/topics/{name}  one topic, its partitions and the groups reading it
 //	GET /v1/console/groups/{id}    one group, its members and lag
 //	GET /v1/console/agents/{id}    one agent, its load and the replicas it holds
-//	GET /v1/console/agent  this agent's own report, which the others fetch
+//	GET /v1/console/agent  this agent's own report, which the others fetch; its cost
+//	                    model's counters over the last minute come from snapshots
+//	                    the history sampler takes (costwindow.go)
 //	GET /v1/console/history        the charts' hour of every agent, merged (history.go)
 //	GET /v1/console/history/agent  this agent's history ring, which the others fetch
 //	GET /v1/console/records        one page of a topic's records, the message

@@ -25,6 +25,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/strata-streaming/strata/agent/console"
 	"github.com/strata-streaming/strata/agent/console/history"
 	"github.com/strata-streaming/strata/membership"
 )
@@ -69,6 +70,7 @@ func (s *Server) runHistory(stop <-chan struct{}) {
 		s.history.mu.Lock()
 		s.history.ring.Add(sample)
 		s.history.mu.Unlock()
+		s.costs.add(console.CostSnapshot{At: sample.At, CostCounters: s.costCounters()})
 		now := time.Now()
 		next := time.UnixMilli(cfg.Slot(now)).Add(cfg.Resolution + cfg.Resolution/10)
 		timer.Reset(next.Sub(now))

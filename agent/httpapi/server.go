@@ -110,9 +110,10 @@ type Server struct {
 	peerClient *http.Client
 	scheme     string
 
-	console consoleGate // one /v1/console gathering at a time (console.go)
-	history historyRing // the console's charts (history.go)
-	browse  browseSlots // the message browser's pages read at once (records.go)
+	console consoleGate   // one /v1/console gathering at a time (console.go)
+	history historyRing   // the console's charts (history.go)
+	costs   costSnapshots // the console's cost model over the last minute (costwindow.go)
+	browse  browseSlots   // the message browser's pages read at once (records.go)
 	// sessions are the console's signed-in users (consolesession.go);
 	// logins holds a token per sign-in in progress.
 	sessions *consoleSessions

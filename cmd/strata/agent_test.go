@@ -129,6 +129,7 @@ func TestAgentRefusesBadSettings(t *testing.T) {
 		{[]string{"--log-format", "xml"}, "--log-format"},
 		{[]string{"--gossip-addr", "nowhere"}, "--gossip-addr"},
 		{[]string{"--cost-put-per-1000=-1"}, "--cost-put-per-1000"},
+		{[]string{"--cost-cross-zone-per-gb=-0.02"}, "--cost-cross-zone-per-gb"},
 		{[]string{"--produce-decompression-max-bytes", "1048576"}, "--produce-decompression-max-bytes"},
 		{[]string{"--network-capacity", "-100MiB"}, "--network-capacity"},
 		{[]string{"--network-capacity", "1Gb"}, "--network-capacity"},

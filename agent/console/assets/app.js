@@ -104,7 +104,9 @@ function renderStore(v) {
     card("bucket bytes", human(s.bucket_bytes), "store-bucket-bytes"),
     card("PUTs / GiB written", s.puts_per_gib === undefined ? "-" : s.puts_per_gib.toFixed(0), "store-puts-per-gib"),
     card("errors", s.errors, "store-errors"),
-    card("est. cost / month", money(s.monthly_cost.total), "store-monthly-cost"));
+    card("est. cost / month", money(s.monthly_cost.total), "store-monthly-cost"),
+    card("diskless PUTs / s", s.diskless.puts_per_second.toFixed(2), "store-diskless-puts"),
+    card("replication / s", human(s.replication.bytes_per_second) + "/s", "store-replication"));
   const ops = Object.keys(s.requests).sort();
   const outcomes = [...new Set(ops.flatMap(op => Object.keys(s.requests[op])))].sort();
   table("store-requests", ["op", ...outcomes.map(o => o + " ")],
@@ -115,7 +117,9 @@ function renderStore(v) {
   const p = v.prices;
   document.getElementById("prices").textContent = "Estimate at the request rate since each agent started and today's bucket bytes, for 30 days: PUT/LIST " +
     money(p.put_per_1000) + " per 1,000, GET " + money(p.get_per_1000) + " per 1,000, storage " + money(p.storage_gb_month) +
-    " per GB-month (agent flags --cost-*). Totals so far: " + u.puts + " PUT, " + u.gets + " GET, " + u.lists + " LIST, " + u.deletes + " DELETE.";
+    " per GB-month (agent flags --cost-*). Totals so far: " + Math.round(u.puts) + " PUT, " + u.gets + " GET, " + u.lists + " LIST, " + u.deletes + " DELETE.";
+  table("cost-model", COST_MODEL_HEAD, v.topics.map(t => costModelRow(t, ROOT)));
+  document.getElementById("cost-model-note").textContent = costModelNote(v);
 }
 
 // asked counts the requests made: an answer to any but the last is

@@ -53,7 +53,9 @@ function renderTopic(d) {
     : el("p", {class: "muted"}, "no group has committed or been assigned in this topic");
   fill("body", topicBlock(t, r.in === undefined ? undefined : r, ROOT),
     el("h3", {}, "Consumer groups"), groups,
-    el("h3", {}, "Object store"), wrap(table("topic-store", STORE_TOPIC_HEAD, [storeTopicRow(t, ROOT)])));
+    el("h3", {}, "Object store"), wrap(table("topic-store", STORE_TOPIC_HEAD, [storeTopicRow(t, ROOT)])),
+    el("h3", {}, t.diskless ? "Cost model: commit-object PUTs" : "Cost model: replication"),
+    wrap(table("topic-cost-model", COST_MODEL_HEAD, [costModelRow(t, ROOT)])), el("p", {class: "muted"}, costModelNote(d)));
 }
 
 function renderGroup(d) {

@@ -93,7 +93,7 @@ function topicBlock(t, rate, root) {
       const ti = p.tiering;
       const known = p.reported;
       return el("tr", {"data-partition": t.name + "-" + p.partition},
-        numCell("", p.partition), p.leader < 0 ? numCell("leader", "none") : el("td", {class: "num leader"}, el("span", {class: "n"}, pageLink(root, "agents", p.leader))),
+        numCell("", p.partition), p.leader < 0 ? numCell("leader", t.diskless ? "any agent" : "none") : el("td", {class: "num leader"}, el("span", {class: "n"}, pageLink(root, "agents", p.leader))),
         el("td", {}, ids(p.replicas)), el("td", {class: p.isr.length < p.replicas.length ? "bad" : ""}, ids(p.isr)),
         numCell("log-start", known ? p.log_start_offset : "?"), numCell("high-watermark", known ? p.high_watermark : "?"),
         numCell("records", known ? p.records : "?"), known ? bytesCell("local-bytes", p.local_bytes) : numCell("", "?"),
@@ -129,12 +129,48 @@ function groupBlock(g, root) {
 function storeTopicRow(t, root) {
   const tu = t.store_usage, c = t.monthly_cost;
   return el("tr", {"data-store-topic": t.name}, el("td", {}, pageLink(root, "topics", t.name)),
-    numCell("put", tu.puts), numCell("get", tu.gets), numCell("list", tu.lists), numCell("delete", tu.deletes),
+    numCell("put", Math.round(tu.puts)), numCell("get", tu.gets), numCell("list", tu.lists), numCell("delete", tu.deletes),
     bytesCell("written", tu.bytes_written), bytesCell("read", tu.bytes_read),
     numCell("puts-per-gib", t.puts_per_gib === undefined ? "-" : t.puts_per_gib.toFixed(0)),
     numCell("", money(c.requests)), numCell("", money(c.storage)), numCell("cost", money(c.total)));
 }
 const STORE_TOPIC_HEAD = ["topic", "PUT ", "GET ", "LIST ", "DELETE ", "written ", "read ", "PUTs/GiB ", "requests/mo ", "storage/mo ", "total/mo "];
+
+// costModelRow is a topic's line of the cost model (docs/design.md §7a):
+// a diskless topic's commit-object PUTs, measured and predicted, or a
+// classic topic's replication bytes and their price between zones.
+function costModelRow(t, root) {
+  const d = t.diskless_cost, r = t.replication;
+  const perSecond = x => x.toFixed(x < 10 ? 2 : 1);
+  const perGiB = x => x === undefined ? "-" : x.toFixed(0);
+  const rf = t.partitions.length ? t.partitions[0].replicas.length : 0;
+  const cells = d
+    ? [numCell("puts", perSecond(d.puts_per_second)), numCell("predicted-puts", perSecond(d.predicted_puts_per_second)),
+       numCell("puts-per-gib", perGiB(d.puts_per_gib)), numCell("predicted-puts-per-gib", perGiB(d.predicted_puts_per_gib)),
+       numCell("put-cost", money(d.monthly_put_cost)), numCell("predicted-put-cost", money(d.predicted_monthly_put_cost)),
+       numCell("replication", "none"), numCell("replication-cost", "-")]
+    : [...["puts", "predicted-puts", "puts-per-gib", "predicted-puts-per-gib", "put-cost", "predicted-put-cost"].map(c => numCell(c, "-")),
+       el("td", {class: "num replication"}, human(r ? r.bytes_per_second : 0) + "/s"), numCell("replication-cost", money(r ? r.monthly_cost : 0))];
+  return el("tr", {"data-cost-topic": t.name}, el("td", {}, pageLink(root, "topics", t.name)),
+    el("td", {class: "mode"}, d ? "diskless" : "classic, RF " + rf),
+    el("td", {class: "num in"}, d ? human(d.bytes_per_second) + "/s" : "-"), ...cells);
+}
+const COST_MODEL_HEAD = ["topic", "mode", "diskless in/s ", "PUTs/s ", "predicted ", "PUTs/GiB ", "predicted ", "PUTs/mo ", "predicted ",
+  "replication/s ", "cross-zone/mo "];
+
+// costModelNote says where the cost model's numbers come from.
+function costModelNote(v) {
+  const c = v.diskless_commit, p = v.prices;
+  const settings = c && c.interval_seconds > 0
+    ? " (this agent's --diskless-commit-interval " + (c.interval_seconds * 1000).toFixed(0) + " ms and --diskless-commit-bytes " + human(c.bytes) + ")"
+    : "";
+  return "Diskless topics: commit-object PUTs measured (each object's PUT split among its topics by their bytes in it) and " +
+    "predicted from each agent's commit interval T and bytes C" + settings + ": an agent taking r bytes/s makes max(1/T, r/C) PUTs/s, " +
+    "1 GiB / min(C, r·T) per GiB; priced at " + money(p.put_per_1000) + " per 1,000 PUTs. Classic topics: the bytes their followers copy, " +
+    "priced at " + money(p.cross_zone_per_gb) + " per GB (--cost-cross-zone-per-gb), which applies when racks are zones. " +
+    "Rates and costs are over each agent's last minute, the prediction slot by slot (5 s): it assumes batches arrive all through a slot, " +
+    "so a producer that sends in shorter bursts makes fewer PUTs than predicted.";
+}
 
 // showErrors fills the red box with the view's errors.
 function showErrors(errors) {
