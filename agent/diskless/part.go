@@ -59,10 +59,14 @@ func (p *Partition) Local() bool       { return true }
 // LeaderEpoch is the leader epoch of the coordinator's partition of
 // __diskless_state, which every agent reads from the same state and
 // which only grows: clients checking epochs (KIP-320) accept any
-// agent's answer.
+// agent's answer. A fresh view answers with the highest epoch this
+// partition's coordinator answered with (View.Epoch), not with its
+// Coord's: the index follower learns every partition it polls with the
+// Coord of one of them, whose coordinator partition may be at another
+// epoch, and a late answer must not move the epoch back.
 func (p *Partition) LeaderEpoch() int32 {
 	if v, ok := p.s.cached(p.key, viewMaxAge); ok {
-		return v.coord.Epoch
+		return v.Epoch
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()

@@ -60,6 +60,9 @@ func (s *Service) commitRound(ctx context.Context, obj Object, pending []int, re
 		co  Coord
 		req disklesswire.CommitRequest
 		at  []int
+		// cos are the batches' own coordinators: the partitions of
+		// __diskless_state one agent leads may be at different epochs.
+		cos []Coord
 	}
 	shares := map[int32]*share{}
 	var again []int
@@ -75,7 +78,7 @@ func (s *Service) commitRound(ctx context.Context, obj Object, pending []int, re
 			sh = &share{co: co, req: disklesswire.CommitRequest{ObjectID: obj.ID, CutMs: obj.CutMs, Writer: s.self}}
 			shares[co.Agent] = sh
 		}
-		sh.at = append(sh.at, i)
+		sh.at, sh.cos = append(sh.at, i), append(sh.cos, co)
 		h := b.Header
 		sh.req.Batches = append(sh.req.Batches, disklesswire.CommitBatch{
 			TopicID: b.TopicID, Partition: b.Partition, Position: b.Position, Size: b.Size,
@@ -111,7 +114,7 @@ func (s *Service) commitRound(ctx context.Context, obj Object, pending []int, re
 				results[i] = Result{BaseOffset: r.BaseOffset, Duplicate: r.Duplicate, Err: peer.CodeError(r.ErrorCode, sh.co.Addr)}
 				if r.ErrorCode == 0 {
 					b := obj.Batches[i]
-					s.committed(batchcoord.PartitionKey{TopicID: b.TopicID, Partition: b.Partition}, sh.co, r.BaseOffset+int64(b.Header.LastOffsetDelta)+1, r.LogStart)
+					s.committed(batchcoord.PartitionKey{TopicID: b.TopicID, Partition: b.Partition}, sh.cos[j], r.BaseOffset+int64(b.Header.LastOffsetDelta)+1, r.LogStart)
 				}
 			}
 		})
