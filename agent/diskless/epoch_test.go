@@ -15,7 +15,7 @@ import (
 // keeps producing to the agent it had, dead or not.
 func TestLeaderEpochIsTheCoordinators(t *testing.T) {
 	s := &Service{views: map[batchcoord.PartitionKey]*view{}}
-	p := s.Partition(topicA, 0)
+	p := s.Partition("a", topicA, 0)
 	// A commit answered by the coordinator at epoch 5.
 	s.learn(p.key, Coord{Agent: 1, Addr: "a1", Epoch: 5}, batchcoord.View{Epoch: 5})
 	if got := p.LeaderEpoch(); got != 5 {
