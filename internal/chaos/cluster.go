@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -22,11 +23,13 @@ import (
 )
 
 // clusterArgs are testagent.FastClusterArgs, plus what makes a small
-// cluster on a small machine: few offsets partitions, a short first
-// rebalance, and segments that seal and upload within seconds so that
-// reads after healing come from the store.
+// cluster on a small machine: few offsets and diskless state partitions
+// (three agents lead one each, or so), a short first rebalance, and
+// segments that seal and upload within seconds so that reads after
+// healing come from the store.
 var clusterArgs = append(slices.Clone(testagent.FastClusterArgs),
 	"--offsets-topic-partitions", "3",
+	"--diskless-state-partitions", "3",
 	"--group-initial-rebalance-delay", "500ms",
 	"--tiering-interval", "200ms",
 	"--retention-check-interval", "1s",
@@ -51,13 +54,16 @@ type cluster struct {
 	verifyURL string         // the same store, straight to MinIO
 	env       []string       // the agents' environment, for `strata verify` too
 	buildTags []string       // go build -tags of the agents (UnsafeAck)
+	// diskless names the topics created with diskless.enable=true, whose
+	// partitions every agent leads (unhealthy).
+	diskless map[string]bool
 }
 
 // startCluster starts the store, the proxy and cfg.Agents agents, and waits
 // until every agent lists every other.
 func startCluster(t testing.TB, cfg Config) *cluster {
 	t.Helper()
-	c := &cluster{t: t}
+	c := &cluster{t: t, diskless: map[string]bool{}}
 	proxyHost := ""
 	if cfg.Network {
 		nw, err := netns.New(cfg.Agents)
@@ -260,9 +266,26 @@ func (c *cluster) replicasOf(tp TopicPartition, live []int) []int {
 	return nil
 }
 
+// partitions lists topic's partitions as the first agent of live that
+// answers sees them.
+func (c *cluster) partitions(topic string, live []int) []TopicPartition {
+	for _, v := range c.views(live, []string{topic}) {
+		var out []TopicPartition
+		for tp := range v {
+			if tp.Topic == topic {
+				out = append(out, tp)
+			}
+		}
+		return slices.SortedFunc(slices.Values(out), func(a, b TopicPartition) int { return cmp.Compare(a.Partition, b.Partition) })
+	}
+	return nil
+}
+
 // unhealthy says what is wrong with topics' partitions as every agent
 // sees them, or "" when each has the same live leader on every agent and
-// an ISR holding every replica.
+// an ISR holding every replica. A diskless topic's partitions have no
+// leader to agree on: each agent must name itself their leader
+// (docs/compatibility.md, "Diskless topics"), without an error.
 func (c *cluster) unhealthy(topics []string) string {
 	all := make([]int, len(c.agents))
 	for i := range all {
@@ -280,6 +303,14 @@ func (c *cluster) unhealthy(topics []string) string {
 	}
 	var problems []string
 	for tp, pv := range views[0] {
+		if c.diskless[tp.Topic] {
+			for i := range c.agents {
+				if o, ok := views[i][tp]; !ok || o.leader != int32(i) || o.err != nil {
+					problems = append(problems, fmt.Sprintf("%s (diskless): agent %d says leader %d (%v), not itself (listed: %v)", tp, i, o.leader, o.err, ok))
+				}
+			}
+			continue
+		}
 		switch {
 		case pv.leader < 0:
 			problems = append(problems, fmt.Sprintf("%s: no leader (%v)", tp, pv.err))
@@ -309,9 +340,13 @@ func (c *cluster) unhealthy(topics []string) string {
 	return strings.Join(problems, "; ")
 }
 
-// createTopic creates topic with RF 3 and waits until its ISRs are full.
+// createTopic creates topic with RF 3 and waits until its ISRs are full,
+// or, for a diskless topic, until every agent serves it.
 func (c *cluster) createTopic(adm *kadm.Client, topic string, partitions int32, configs map[string]*string) {
 	c.t.Helper()
+	if v := configs[disklessEnable]; v != nil && *v == "true" {
+		c.diskless[topic] = true
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	resp, err := adm.CreateTopics(ctx, partitions, 3, configs, topic)

@@ -38,11 +38,27 @@ type Config struct {
 	// more topic of Partitions partitions takes the acks=1 producer's.
 	Topics     int
 	Partitions int32
+	// Diskless creates the acks=all topics with diskless.enable=true
+	// (docs/design.md §7a): every agent takes every partition's produces
+	// and the batch coordinators, leaders of __diskless_state's
+	// partitions, give the offsets. The replication factor and
+	// min.insync.replicas given at creation are accepted and ignored. There
+	// is no acks=1 topic: on a diskless topic acks=1 means what acks=all
+	// means, so it would test nothing more, and a classic one would bring
+	// back the elections this mode shows the producers do without. Faults
+	// aimed at "the leader of partition k" hit the leader of partition k
+	// of __diskless_state: a batch coordinator.
+	Diskless bool
 	// Producers idempotent acks=all producers each send one record every
 	// ProduceInterval, cycling over every acks=all partition; the acks=1
 	// producer sends at the same rate.
 	Producers       int
 	ProduceInterval time.Duration
+	// MetadataMinAge, when positive, is the producers' kgo.MetadataMinAge:
+	// the least time between two of their metadata requests, which bounds
+	// how soon a producer whose agent died learns of another. Zero keeps
+	// franz-go's default (5 s), what its users see.
+	MetadataMinAge time.Duration
 	// Consumers are the members of the one consumer group, which reads
 	// every acks=all topic and commits after each poll.
 	Consumers int

@@ -42,6 +42,34 @@
 // HealTimeout, that producers are acknowledged again after healing, and
 // that `strata verify` finds every object the manifests name.
 //
+// The result also reports, without judging them, each acks=all
+// producer's longest produce gap (ProduceGaps: the longest wait between
+// two acknowledgements during the fault phase, overall and for one
+// partition, and the fault that began last before it ended), and the
+// producers' own franz-go logs are kept beside the agents' (client-*.log)
+// to explain it. The producers never block: while a client holds
+// maxBufferedRecs records not yet answered, new records are skipped and
+// counted, so that a cluster that stops acknowledging ends the run with a
+// report rather than hanging it.
+//
+// With Config.Diskless the acks=all topics are diskless (docs/design.md
+// §7a): every agent takes every partition's produces and names itself
+// leader, and the batch coordinators, leaders of the partitions of
+// __diskless_state, give the offsets. There is no acks=1 topic (on a
+// diskless topic acks=1 means acks=all). Faults aimed at "the leader of
+// partition k" hit the leader of __diskless_state-k, a batch coordinator.
+// Check is the same; healing requires that every agent name itself
+// leader of every diskless partition, and that __diskless_state, a
+// classic topic, heal as __consumer_offsets does. An epoch sampler asks
+// every agent for the diskless partitions' leader epochs every 200 ms and
+// reports the answers below an epoch answered before (EpochRewinds),
+// which a client that moved between agents would refuse. `strata verify`
+// reads only the manifests under topics/, and a diskless run has none (a
+// diskless topic has no tiered part until object compaction is built, and
+// __diskless_state is compacted, so not tiered): it never reads the
+// commit objects under diskless/objects/, and its "0 problems" says
+// nothing about them.
+//
 // With Config.Network each agent runs in a network namespace of its own on
 // a bridge (internal/netns), so that netcut and storecut faults cut real
 // connections: an agent from all the other agents or from one of them (a

@@ -26,10 +26,15 @@ type Result struct {
 	Duration  string    `json:"fault_phase"`
 	UnsafeAck bool      `json:"unsafe_ack,omitempty"`
 	Network   bool      `json:"network_namespaces,omitempty"`
+	Diskless  bool      `json:"diskless,omitempty"`
 
 	Faults      []FaultRecord  `json:"faults"`
 	FaultCounts map[string]int `json:"fault_counts"`
 	Proxy       *ProxyStats    `json:"store_proxy,omitempty"`
+
+	// FaultPhaseStart is when the fault phase began; the faults' At and
+	// the produce gaps count from it.
+	FaultPhaseStart time.Time `json:"fault_phase_start"`
 
 	AckedAll       int            `json:"acked_all"`
 	FailedAll      int            `json:"failed_all"`
@@ -40,6 +45,17 @@ type Result struct {
 	CommitErrors   map[string]int `json:"commit_errors"` // by error
 	FetchErrors    int            `json:"fetch_errors"`
 	ConsumeErrors  []string       `json:"consume_errors,omitempty"`
+	// SkippedFull is how many records the producers did not send
+	// because their client already held maxBufferedRecs unanswered.
+	SkippedFull int `json:"skipped_buffer_full,omitempty"`
+	// ProduceGaps are each acks=all producer's longest waits for an
+	// acknowledgement during the fault phase (ProduceGaps); reported, not
+	// judged.
+	ProduceGaps []ProduceGap `json:"produce_gaps,omitempty"`
+	// DisklessEpochs are the Metadata answers whose leader epoch for a
+	// diskless partition was below one another answer gave before
+	// (EpochRewinds); reported, not judged.
+	DisklessEpochs *EpochReport `json:"diskless_epochs,omitempty"`
 
 	// ProgressAfterHeal is how long after healing the producers had new
 	// acknowledgements; Stalled says they had none within HealTimeout.
@@ -49,6 +65,10 @@ type Result struct {
 	// when HealTimeout passed.
 	HealedAfter string `json:"healed_after,omitempty"`
 	Unhealthy   string `json:"unhealthy,omitempty"`
+	// EndsBehindAcks says that, after the producers stopped, ListOffsets
+	// (latest) answered ends below acknowledged records, by how much, and
+	// when every agent's caught up (awaitEnds); reported, not judged.
+	EndsBehindAcks string `json:"ends_behind_acks,omitempty"`
 	// GroupCaughtUpAfter is how long after the producers stopped the
 	// group's commits reached every end offset.
 	GroupCaughtUpAfter string `json:"group_caught_up_after,omitempty"`
@@ -124,6 +144,9 @@ func (r *Result) Summary() string {
 	if r.Network {
 		p("  each agent in a network namespace of its own (netcut and storecut faults)")
 	}
+	if r.Diskless {
+		p("  diskless: the acks=all topics have diskless.enable=true; no acks=1 topic")
+	}
 	if r.UnsafeAck {
 		p("  BROKEN BUILD: agents built with -tags %s (acks=all acknowledged before replication)", UnsafeAckTag)
 	}
@@ -137,6 +160,21 @@ func (r *Result) Summary() string {
 			r.Proxy.Requests, r.Proxy.SlowDowns, r.Proxy.ResetsBefore, r.Proxy.ResetsAfter, r.Proxy.Delayed, r.Proxy.ServerErrors, r.Proxy.HalfPuts)
 	}
 	p("  acks=all: %d acknowledged, %d failed; acks=1: %d acknowledged, %d failed", r.AckedAll, r.FailedAll, r.AckedOne, r.FailedOne)
+	if r.SkippedFull > 0 {
+		p("  %d records not sent: their producer's buffer held %d unanswered", r.SkippedFull, maxBufferedRecs)
+	}
+	if e := r.DisklessEpochs; e != nil {
+		p("  diskless leader epochs: %d Metadata answers, %d below an epoch answered before", e.Samples, e.Rewinds)
+		if e.Rewinds > 0 {
+			l := e.Longest
+			p("    furthest behind: agent %d said %s epoch %d at +%v, %v after agent %d said %d",
+				l.Agent, l.TopicPartition, l.Epoch, l.At.Sub(r.FaultPhaseStart).Round(time.Millisecond), l.Behind.Round(time.Millisecond), l.HighestAgent, l.Highest)
+		}
+	}
+	for _, g := range r.ProduceGaps {
+		p("  longest produce gap of %s: %s", g.Producer, g.describe(r.FaultPhaseStart))
+		p("    of one partition, %s: %s", g.Partition, g.PartitionGap.describe(r.FaultPhaseStart))
+	}
 	if len(r.CommitErrors) > 0 || r.FetchErrors > 0 {
 		var errs []string
 		for _, e := range slices.Sorted(maps.Keys(r.CommitErrors)) {
@@ -153,6 +191,9 @@ func (r *Result) Summary() string {
 		for _, w := range slices.Sorted(maps.Keys(c.WarningCounts)) {
 			p("  warning %s: %d", w, c.WarningCounts[w])
 		}
+	}
+	if r.EndsBehindAcks != "" {
+		p("  warning: after the producers stopped, ListOffsets ended below acknowledged records: %s", r.EndsBehindAcks)
 	}
 	p("  healed: %s; progress after healing: %s; group caught up: %s", orDash(r.HealedAfter), orDash(r.ProgressAfterHeal), orDash(r.GroupCaughtUpAfter))
 	p("  verify: %s", r.VerifyStats)

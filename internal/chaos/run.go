@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,9 +17,15 @@ import (
 	"github.com/strata-streaming/strata/internal/testagent"
 )
 
-// offsetsTopic is the internal topic of the group coordinators; its
-// partitions must heal too.
-const offsetsTopic = "__consumer_offsets"
+// offsetsTopic is the internal topic of the group coordinators and
+// disklessStateTopic that of the diskless batch coordinators
+// (agent/topics); their partitions must heal too. disklessEnable is the
+// topic config that makes a topic diskless (agent/metadata).
+const (
+	offsetsTopic       = "__consumer_offsets"
+	disklessStateTopic = "__diskless_state"
+	disklessEnable     = "diskless.enable"
+)
 
 // minProgress is how many new acks=all acknowledgements after healing show
 // that the cluster serves again.
@@ -35,6 +42,18 @@ func topicConfigs() map[string]*string {
 		"segment.bytes":         s("65536"),
 		"local.retention.bytes": s("131072"),
 	}
+}
+
+// disklessTopicConfigs are topicConfigs for a diskless topic: the agents
+// refuse local.retention.* (there is no local log); min.insync.replicas
+// is accepted and ignored, and kept so that the two modes differ only
+// where they must.
+func disklessTopicConfigs() map[string]*string {
+	c := topicConfigs()
+	delete(c, "local.retention.bytes")
+	v := "true"
+	c[disklessEnable] = &v
+	return c
 }
 
 // Run starts the cluster, runs the workload under cfg's faults, heals,
@@ -58,7 +77,7 @@ func Run(t testing.TB, cfg Config) *Result {
 		cfg.Seed, SeedEnv, cfg.Seed, cfg.Agents, cfg.Store, cfg.Duration, cfg.Faults, cfg.OutDir)
 	r := &runner{t: t, cfg: cfg, res: &Result{
 		Seed: cfg.Seed, Repeat: cfg.Repeat, Started: time.Now(), Agents: cfg.Agents, Store: cfg.Store,
-		Duration: cfg.Duration.String(), UnsafeAck: cfg.UnsafeAck, Network: cfg.Network, FaultCounts: map[string]int{},
+		Duration: cfg.Duration.String(), UnsafeAck: cfg.UnsafeAck, Network: cfg.Network, Diskless: cfg.Diskless, FaultCounts: map[string]int{},
 	}}
 	// Whatever happens, even a t.Fatal, the result and the logs are kept.
 	defer r.save()
@@ -72,10 +91,15 @@ type runner struct {
 	res *Result
 	c   *cluster
 	w   *workload
+	// epochs samples the diskless partitions' leader epochs (diskless
+	// mode only).
+	epochs *epochSampler
 	// down and paused are the agents a fault has taken away; heal brings
 	// them back.
 	down, paused map[int]bool
-	faultStart   time.Time
+	// faultStart is when the fault phase began, faultEnd when the last
+	// fault had ended and every agent was back (heal).
+	faultStart, faultEnd time.Time
 }
 
 func (r *runner) run() {
@@ -91,21 +115,31 @@ func (r *runner) run() {
 	adm := kadm.NewClient(admCl)
 	var allTopics []string
 	var allTPs, oneTPs []TopicPartition
+	allConfigs := topicConfigs()
+	if cfg.Diskless {
+		allConfigs = disklessTopicConfigs()
+	}
 	for i := range cfg.Topics {
 		topic := fmt.Sprintf("chaos-all-%d", i)
 		allTopics = append(allTopics, topic)
-		r.c.createTopic(adm, topic, cfg.Partitions, topicConfigs())
+		r.c.createTopic(adm, topic, cfg.Partitions, allConfigs)
 		for p := range cfg.Partitions {
 			allTPs = append(allTPs, TopicPartition{topic, p})
 		}
 	}
-	const oneTopic = "chaos-acks1"
-	r.c.createTopic(adm, oneTopic, cfg.Partitions, topicConfigs())
-	for p := range cfg.Partitions {
-		oneTPs = append(oneTPs, TopicPartition{oneTopic, p})
+	r.res.Topics = slices.Clone(allTopics)
+	if !cfg.Diskless { // see Config.Diskless
+		const oneTopic = "chaos-acks1"
+		r.c.createTopic(adm, oneTopic, cfg.Partitions, topicConfigs())
+		for p := range cfg.Partitions {
+			oneTPs = append(oneTPs, TopicPartition{oneTopic, p})
+		}
+		r.res.Topics = append(r.res.Topics, oneTopic)
 	}
-	r.res.Topics = append(slices.Clone(allTopics), oneTopic)
 
+	if cfg.Diskless {
+		r.epochs = startEpochSampler(r.c, allTopics)
+	}
 	r.w = newWorkload(cfg, r.c.seeds(), allTPs, oneTPs)
 	if err := r.w.start(); err != nil {
 		r.t.Fatal(err)
@@ -120,9 +154,20 @@ func (r *runner) run() {
 		r.t.Fatalf("chaos: no record acknowledged within %v of the start, before any fault", cfg.Warmup+formTimeout)
 	}
 
-	r.faults(allTPs)
+	// The partitions whose leaders the faults aim at: the workload's, or
+	// in diskless mode the batch coordinators', which the first diskless
+	// produce made exist.
+	targets, internalTopics := allTPs, []string{offsetsTopic}
+	if cfg.Diskless {
+		internalTopics = append(internalTopics, disklessStateTopic)
+		if targets = r.c.partitions(disklessStateTopic, r.live()); len(targets) == 0 {
+			r.t.Fatalf("chaos: no agent lists the partitions of %s after the first acknowledged produce", disklessStateTopic)
+		}
+	}
+	r.faults(targets)
 	healed := time.Now()
 	r.heal()
+	r.faultEnd = time.Now()
 	r.t.Logf("chaos: healed after %d faults", len(r.res.Faults))
 
 	before, _ := r.w.rec.counts()
@@ -135,7 +180,7 @@ func (r *runner) run() {
 		r.res.ProgressAfterHeal = time.Since(healed).Round(time.Millisecond).String()
 	}
 	time.Sleep(cfg.Cooldown)
-	healthTopics := append(slices.Clone(r.res.Topics), offsetsTopic)
+	healthTopics := append(slices.Clone(r.res.Topics), internalTopics...)
 	if detail, ok := waitUntil(cfg.HealTimeout, func() string { return r.c.unhealthy(healthTopics) }); ok {
 		r.res.HealedAfter = time.Since(healed).Round(time.Millisecond).String()
 	} else {
@@ -144,7 +189,12 @@ func (r *runner) run() {
 	if err := r.w.stopProducers(); err != nil {
 		r.t.Logf("chaos: %v", err)
 	}
+	if r.epochs != nil {
+		rep := r.epochs.stop()
+		r.res.DisklessEpochs = &rep
+	}
 
+	r.awaitEnds(allTopics)
 	groupCaughtUp := r.waitGroup(adm, allTopics)
 	r.w.stopConsumers()
 
@@ -166,12 +216,25 @@ func (r *runner) run() {
 		Deliveries: rec.deliveries, Commits: rec.commits, Samples: rec.samples,
 		GroupCaughtUp: groupCaughtUp,
 	})
+	r.res.ProduceGaps = ProduceGaps(rec.acksAll, r.res.Faults, r.faultStart, r.faultEnd)
+}
+
+// live lists the agents no fault has taken away.
+func (r *runner) live() []int {
+	var out []int
+	for i := range r.c.agents {
+		if !r.down[i] && !r.paused[i] {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // faults injects planned faults until the fault phase is over.
 func (r *runner) faults(tps []TopicPartition) {
 	planner := NewPlanner(r.cfg.Seed, r.cfg.Faults, r.cfg.Timings)
 	r.faultStart = time.Now()
+	r.res.FaultPhaseStart = r.faultStart
 	deadline := r.faultStart.Add(r.cfg.Duration)
 	for i := 0; r.cfg.MaxFaults == 0 || i < r.cfg.MaxFaults; i++ {
 		f := planner.Next()
@@ -194,18 +257,19 @@ func (r *runner) inject(f Fault, tps []TopicPartition) {
 	rec := FaultRecord{At: time.Since(r.faultStart).Round(time.Millisecond).String(), Time: time.Now(), Fault: f}
 	target := f.Target % n
 	tp := tps[f.Target%len(tps)]
+	role := "" // what the target leads, when the fault aimed at a leader
 	if f.Leader {
 		if l := r.c.leaderOf(tp, all); l >= 0 {
-			target = l
+			target, role = l, fmt.Sprintf(" (leader of %s)", tp)
 		}
 	}
 	one := []int{target}
 	switch f.Kind {
 	case FaultKill:
-		r.held(rec, one, fmt.Sprintf("SIGKILL agent %d, restart after %v", target, f.Hold), f.Hold,
+		r.held(rec, one, fmt.Sprintf("SIGKILL agent %d%s, restart after %v", target, role, f.Hold), f.Hold,
 			func() { r.kill(target) }, func() { r.restart(target) })
 	case FaultWipe:
-		r.held(rec, one, fmt.Sprintf("SIGKILL agent %d, empty its data directory, restart after %v", target, f.Hold), f.Hold,
+		r.held(rec, one, fmt.Sprintf("SIGKILL agent %d%s, empty its data directory, restart after %v", target, role, f.Hold), f.Hold,
 			func() {
 				r.kill(target)
 				if err := emptyDir(r.c.agents[target].DataDir()); err != nil {
@@ -213,7 +277,7 @@ func (r *runner) inject(f Fault, tps []TopicPartition) {
 				}
 			}, func() { r.restart(target) })
 	case FaultPause:
-		r.held(rec, one, fmt.Sprintf("SIGSTOP agent %d for %v", target, f.Hold), f.Hold,
+		r.held(rec, one, fmt.Sprintf("SIGSTOP agent %d%s for %v", target, role, f.Hold), f.Hold,
 			func() { r.pause(target) }, func() { r.resume(target) })
 	case FaultStallKill:
 		replicas := r.c.replicasOf(tp, all)
@@ -391,6 +455,60 @@ func (r *runner) waitGroup(adm *kadm.Client, topics []string) bool {
 	return true
 }
 
+// endsTimeout bounds awaitEnds: a few times the diskless agents' cached
+// view of a partition's offsets (viewMaxAge, 2 s, in agent/diskless).
+const endsTimeout = 10 * time.Second
+
+// awaitEnds waits, at most endsTimeout, until every agent's ListOffsets
+// (latest) of topics reaches past the last acknowledged record of each
+// partition, and records in the result how far behind the answers were.
+// The group's catch-up and the read back both take their ends from
+// ListOffsets: an end below an acknowledged record would have them stop
+// short and report it lost. A leader (classic) answers its high
+// watermark, which an acks=all acknowledgement has passed; a diskless
+// partition is answered by whichever agent is asked, from its cached view,
+// which may miss what was committed through another agent in the last
+// two seconds. A record truly lost leaves the wait at its bound, and the
+// check finds it.
+func (r *runner) awaitEnds(topics []string) {
+	want := map[TopicPartition]int64{}
+	r.w.rec.mu.Lock()
+	for _, a := range r.w.rec.acksAll {
+		want[a.TopicPartition] = max(want[a.TopicPartition], a.Offset+1)
+	}
+	r.w.rec.mu.Unlock()
+	start := time.Now()
+	first := true
+	detail, ok := waitUntil(endsTimeout, func() string {
+		var behind []string
+		records := int64(0)
+		for i, cl := range r.c.direct {
+			ends, err := endOffsets(kadm.NewClient(cl), topics, requestTimeout)
+			if err != nil {
+				return fmt.Sprintf("agent %d: %v", i, err)
+			}
+			for _, tp := range sortedKeys(want) {
+				if got := ends[tp]; got < want[tp] {
+					behind = append(behind, fmt.Sprintf("agent %d says %s ends at %d, acknowledged up to %d", i, tp, got, want[tp]-1))
+					records = max(records, want[tp]-got)
+				}
+			}
+		}
+		if first && len(behind) > 0 {
+			r.res.EndsBehindAcks = fmt.Sprintf("%d answers up to %d records behind (first: %s)", len(behind), records, behind[0])
+		}
+		first = false
+		return strings.Join(behind, "; ")
+	})
+	switch {
+	case !ok:
+		r.t.Logf("chaos: ListOffsets below acknowledged records after %v: %s", endsTimeout, detail)
+		r.res.EndsBehindAcks += fmt.Sprintf("; still behind after %v", endsTimeout)
+	case r.res.EndsBehindAcks != "":
+		r.res.EndsBehindAcks += fmt.Sprintf("; caught up after %v", time.Since(start).Round(time.Millisecond))
+	}
+}
+
 // verify runs `strata verify` on the store, straight to MinIO.
 func (r *runner) verify() {
 	rep, err := verifyStore(testagent.BuildTags(r.t, r.c.buildTags...), r.c.verifyURL, r.c.env)
@@ -419,6 +537,9 @@ func (r *runner) save() {
 		r.w.stopProducers()
 		r.w.stopConsumers()
 	}
+	if r.epochs != nil {
+		r.epochs.stop()
+	}
 	res.Elapsed = time.Since(res.Started).Round(time.Second).String()
 	if r.c != nil && r.c.proxy != nil {
 		s := r.c.proxy.Stats()
@@ -428,7 +549,7 @@ func (r *runner) save() {
 		rec := r.w.rec
 		rec.mu.Lock()
 		res.AckedAll, res.FailedAll, res.AckedOne, res.FailedOne = len(rec.acksAll), rec.failedAll, len(rec.acksOne), rec.failedOne
-		res.ProduceErrors, res.ClientDataLoss = rec.produceErr, rec.dataLoss
+		res.ProduceErrors, res.ClientDataLoss, res.SkippedFull = rec.produceErr, rec.dataLoss, rec.skipped
 		res.CommitErrors, res.FetchErrors, res.ConsumeErrors = rec.commitErrs, rec.fetchErrs, rec.consumeErr
 		rec.mu.Unlock()
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -21,7 +23,7 @@ import (
 // Workload limits.
 const (
 	deliveryTimeout   = 30 * time.Second // a record not acknowledged by then fails
-	maxBufferedRecs   = 2000             // per producer; Produce blocks beyond it
+	maxBufferedRecs   = 2000             // per producer; produce skips records beyond it
 	flushTimeout      = 60 * time.Second // stopProducers' wait for records in flight
 	pollTimeout       = time.Second
 	maxPollRecords    = 1000
@@ -45,6 +47,7 @@ type recorder struct {
 	failedOne  int
 	produceErr []string
 	dataLoss   []string // partitions on which the client itself detected loss
+	skipped    int      // records not produced: the client's buffer was full
 	deliveries []Delivery
 	commits    []Commit
 	commitSeq  uint64
@@ -74,6 +77,12 @@ func (r *recorder) produced(acksAll bool, rec *kgo.Record, err error) {
 	} else {
 		r.acksOne = append(r.acksOne, a)
 	}
+}
+
+func (r *recorder) skip() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.skipped++
 }
 
 func (r *recorder) lossDetected(topic string, partition int32) {
@@ -155,6 +164,8 @@ type workload struct {
 	prodCancel context.CancelFunc // stops producing new records
 	prodWG     sync.WaitGroup
 	producers  []*kgo.Client
+	// clientLogs are the producers' own logs (clientLog), closed with them.
+	clientLogs []*os.File
 
 	consCancel context.CancelFunc
 	consWG     sync.WaitGroup
@@ -172,13 +183,22 @@ func (w *workload) start() error {
 	pctx, pcancel := context.WithCancel(context.Background())
 	w.prodCancel = pcancel
 	for i := range w.cfg.Producers {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(w.seeds...),
+		name := fmt.Sprintf("all%d", i)
+		logger, err := w.clientLog(name)
+		if err != nil {
+			return err
+		}
+		opts := []kgo.Opt{kgo.SeedBrokers(w.seeds...), logger,
 			kgo.RecordPartitioner(kgo.ManualPartitioner()),
 			kgo.RequiredAcks(kgo.AllISRAcks()),
 			kgo.RecordDeliveryTimeout(deliveryTimeout),
 			kgo.MaxBufferedRecords(maxBufferedRecs),
-			kgo.ProducerLinger(2*time.Millisecond),
-			kgo.ProducerOnDataLossDetected(w.rec.lossDetected))
+			kgo.ProducerLinger(2 * time.Millisecond),
+			kgo.ProducerOnDataLossDetected(w.rec.lossDetected)}
+		if w.cfg.MetadataMinAge > 0 {
+			opts = append(opts, kgo.MetadataMinAge(w.cfg.MetadataMinAge))
+		}
+		cl, err := kgo.NewClient(opts...)
 		if err != nil {
 			return err
 		}
@@ -186,24 +206,30 @@ func (w *workload) start() error {
 		w.prodWG.Add(1)
 		go func() {
 			defer w.prodWG.Done()
-			w.produce(pctx, cl, fmt.Sprintf("all%d", i), w.allTPs, true)
+			w.produce(pctx, cl, name, w.allTPs, true)
 		}()
 	}
-	one, err := kgo.NewClient(kgo.SeedBrokers(w.seeds...),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),
-		kgo.RecordDeliveryTimeout(deliveryTimeout),
-		kgo.MaxBufferedRecords(maxBufferedRecs),
-		kgo.ProducerLinger(2*time.Millisecond))
-	if err != nil {
-		return err
+	if len(w.oneTPs) > 0 { // none in diskless mode (Config.Diskless)
+		logger, err := w.clientLog("one")
+		if err != nil {
+			return err
+		}
+		one, err := kgo.NewClient(kgo.SeedBrokers(w.seeds...), logger,
+			kgo.RecordPartitioner(kgo.ManualPartitioner()),
+			kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),
+			kgo.RecordDeliveryTimeout(deliveryTimeout),
+			kgo.MaxBufferedRecords(maxBufferedRecs),
+			kgo.ProducerLinger(2*time.Millisecond))
+		if err != nil {
+			return err
+		}
+		w.producers = append(w.producers, one)
+		w.prodWG.Add(1)
+		go func() {
+			defer w.prodWG.Done()
+			w.produce(pctx, one, "one", w.oneTPs, false)
+		}()
 	}
-	w.producers = append(w.producers, one)
-	w.prodWG.Add(1)
-	go func() {
-		defer w.prodWG.Done()
-		w.produce(pctx, one, "one", w.oneTPs, false)
-	}()
 
 	cctx, ccancel := context.WithCancel(context.Background())
 	w.consCancel = ccancel
@@ -248,10 +274,31 @@ func (w *workload) start() error {
 	return nil
 }
 
+// clientLog opens OutDir/client-<name>.log for a producer's own log at
+// info level: its failed requests and batches, metadata refreshes and
+// producer id resets, which explain a long produce gap. With no OutDir
+// the client logs nothing.
+func (w *workload) clientLog(name string) (kgo.Opt, error) {
+	if w.cfg.OutDir == "" {
+		return kgo.WithLogger(nil), nil
+	}
+	f, err := os.Create(filepath.Join(w.cfg.OutDir, "client-"+name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	w.clientLogs = append(w.clientLogs, f)
+	stamp := func() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z ") }
+	return kgo.WithLogger(kgo.BasicLogger(f, kgo.LogLevelInfo, stamp)), nil
+}
+
 // produce sends one record every ProduceInterval to each partition of tps
 // in turn until ctx ends. Records are produced with a context that is
 // never cancelled: one in the client's buffer ends acknowledged or failed
-// (after deliveryTimeout), never cancelled by the stop.
+// (after deliveryTimeout, unless an idempotent producer's request for it
+// may still be in flight, which it cannot fail), never cancelled by the
+// stop. It never blocks: while the client holds maxBufferedRecs records
+// not yet answered (a cluster that stopped acknowledging), a tick's record
+// is skipped and counted, so that the run still ends and reports.
 func (w *workload) produce(ctx context.Context, cl *kgo.Client, name string, tps []TopicPartition, acksAll bool) {
 	tick := time.NewTicker(w.cfg.ProduceInterval)
 	defer tick.Stop()
@@ -260,6 +307,10 @@ func (w *workload) produce(ctx context.Context, cl *kgo.Client, name string, tps
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+		if cl.BufferedProduceRecords() >= maxBufferedRecs {
+			w.rec.skip()
+			continue
 		}
 		tp := tps[seq%len(tps)]
 		rec := &kgo.Record{Topic: tp.Topic, Partition: tp.Partition, Value: fmt.Appendf(nil, "%s-%09d", name, seq)}
@@ -382,6 +433,11 @@ func (w *workload) stopProducersNow() error {
 			errs = append(errs, fmt.Errorf("flush: %w", err))
 		}
 		cl.Close()
+	}
+	for _, f := range w.clientLogs {
+		if err := f.Close(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
