@@ -398,6 +398,15 @@ func TestDisklessListOffsets(t *testing.T) {
 	if off, _ := ask(-1); off != 3 {
 		t.Fatalf("latest %d", off)
 	}
+	// Agent 1 now holds a view of the partition; a record acknowledged
+	// through agent 0 right after is in its next answer, as on a Kafka
+	// leader.
+	if err := prod.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("w")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if off, _ := ask(-1); off != 4 {
+		t.Fatalf("latest %d right after the fourth record was acknowledged, want 4", off)
+	}
 }
 
 // TestDisklessObjectCompaction: the batches of a diskless partition move

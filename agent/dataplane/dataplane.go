@@ -178,6 +178,13 @@ type DeferredWriter interface {
 	AppendDeferred(ctx context.Context, raw []byte, acks int16, transactionalID *string, add bool, verify VerifyTxn) (wait func(ctx context.Context) (log.AppendResult, error), err error)
 }
 
+// OffsetsRefresher is implemented by partitions whose offsets are
+// answered from a copy this agent keeps (a diskless partition's, from its
+// batch coordinator): ListOffsets refreshes them first.
+type OffsetsRefresher interface {
+	RefreshOffsets(ctx context.Context) error
+}
+
 // Replication is the leader's side of replication: what followers ask.
 type Replication interface {
 	ReplicaInfo

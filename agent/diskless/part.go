@@ -72,9 +72,24 @@ func (p *Partition) LeaderEpoch() int32 {
 	defer cancel()
 	co, err := p.s.host.Coordinator(ctx, p.key.TopicID, p.key.Partition)
 	if err != nil {
-		return 0
+		// An older epoch known here, rather than 0, which clients would
+		// take for the epoch going back.
+		v, _ := p.s.cached(p.key, time.Duration(1<<62))
+		return v.Epoch
 	}
-	return co.Epoch
+	return max(co.Epoch, p.s.epochSeen(p.key))
+}
+
+// RefreshOffsets implements dataplane.OffsetsRefresher: ListOffsets asks
+// the coordinator, so that its answer includes every record acknowledged
+// before it, on any agent, as a Kafka leader's does; a coordinator that
+// cannot be reached is NOT_LEADER_OR_FOLLOWER, which clients retry,
+// rather than an old answer.
+func (p *Partition) RefreshOffsets(ctx context.Context) error {
+	if _, err := p.s.index(ctx, p.key, disklesswire.OpRead, -1, 1); err != nil {
+		return fmt.Errorf("%w: diskless partition's coordinator: %w", dataplane.ErrNotLeader, err)
+	}
+	return nil
 }
 
 // AppendDeferred implements dataplane.DeferredWriter: the batch joins the

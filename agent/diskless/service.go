@@ -193,6 +193,16 @@ func (s *Service) learn(k batchcoord.PartitionKey, co Coord, v batchcoord.View) 
 	}
 }
 
+// epochSeen is the highest coordinator epoch this agent learnt for k.
+func (s *Service) epochSeen(k batchcoord.PartitionKey) int32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.views[k]; ok {
+		return v.Epoch
+	}
+	return 0
+}
+
 // cached returns the last view of k, and whether it is fresh enough to
 // answer from: learnt within maxAge.
 func (s *Service) cached(k batchcoord.PartitionKey, maxAge time.Duration) (view, bool) {

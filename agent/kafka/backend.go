@@ -232,6 +232,7 @@ type (
 	ReplicaReadResult   = dataplane.ReplicaReadResult
 	DecompressionChecks = dataplane.DecompressionChecks
 	DeferredWriter      = dataplane.DeferredWriter
+	OffsetsRefresher    = dataplane.OffsetsRefresher
 )
 
 // Errors the data plane returns that map to specific Kafka codes

@@ -60,6 +60,12 @@ func (s *Server) listOffset(ctx context.Context, p interface {
 		lp.ErrorCode = kerr.NotLeaderForPartition.Code
 		return
 	}
+	if r, ok := p.(OffsetsRefresher); ok {
+		if err := r.RefreshOffsets(ctx); err != nil {
+			lp.ErrorCode = errorCode(err)
+			return
+		}
+	}
 	if e := rp.CurrentLeaderEpoch; e >= 0 {
 		if le := p.LeaderEpoch(); e < le {
 			lp.ErrorCode = kerr.FencedLeaderEpoch.Code
