@@ -10,6 +10,7 @@ package diskless
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -24,6 +25,20 @@ import (
 // not take it is routed again.
 const commitRetryPause = 100 * time.Millisecond
 
+// unreachableRounds is how many rounds in a row a batch may find its
+// coordinator unreachable (its agent not known, or refusing connections:
+// the request was never sent, so the batch is surely not committed)
+// before it is answered ErrCoordinatorUnreachable. The writer commits one
+// object at a time, so waiting out an election here would hold up every
+// producer of the agent; answering lets those of the other coordinators
+// go on, while this batch's producer retries, as after a lost leader.
+const unreachableRounds = 2
+
+// ErrCoordinatorUnreachable: a batch's coordinator could not be reached
+// and the batch was not committed; the wire server answers
+// NOT_LEADER_OR_FOLLOWER, and the client sends it again.
+var ErrCoordinatorUnreachable = errors.New("diskless: the partition's batch coordinator is unreachable; the batch was not committed")
+
 var _ Committer = (*Service)(nil)
 
 // Commit implements Committer: it routes obj's batches to their
@@ -35,8 +50,18 @@ func (s *Service) Commit(ctx context.Context, obj Object) ([]Result, error) {
 	for i := range pending {
 		pending[i] = i
 	}
+	unreachable := make([]int, len(obj.Batches)) // rounds in a row
 	for {
-		pending = s.commitRound(ctx, obj, pending, results)
+		pending = s.commitRound(ctx, obj, pending, results, unreachable)
+		kept := pending[:0]
+		for _, i := range pending {
+			if unreachable[i] >= unreachableRounds {
+				results[i].Err = ErrCoordinatorUnreachable
+				continue
+			}
+			kept = append(kept, i)
+		}
+		pending = kept
 		if len(pending) == 0 {
 			return results, nil
 		}
@@ -55,7 +80,9 @@ func (s *Service) Commit(ctx context.Context, obj Object) ([]Result, error) {
 
 // commitRound sends the pending batches to their coordinators' agents
 // and returns those to send again.
-func (s *Service) commitRound(ctx context.Context, obj Object, pending []int, results []Result) []int {
+// unreachable[i] counts the rounds in a row batch i was not sent; a round
+// with an unknown outcome resets it.
+func (s *Service) commitRound(ctx context.Context, obj Object, pending []int, results []Result, unreachable []int) []int {
 	type share struct {
 		co  Coord
 		req disklesswire.CommitRequest
@@ -70,6 +97,7 @@ func (s *Service) commitRound(ctx context.Context, obj Object, pending []int, re
 		b := obj.Batches[i]
 		co, err := s.host.Coordinator(ctx, b.TopicID, b.Partition)
 		if err != nil {
+			unreachable[i]++
 			again = append(again, i)
 			continue
 		}
@@ -98,7 +126,15 @@ func (s *Service) commitRound(ctx context.Context, obj Object, pending []int, re
 			})
 			if err != nil {
 				s.logger.Debug("diskless commit failed; retrying", "object", obj.ID.String(), "coordinator", sh.co.Agent, "error", err)
+				notSent := errors.Is(err, peer.ErrDial)
 				mu.Lock()
+				for _, i := range sh.at {
+					if notSent {
+						unreachable[i]++
+					} else {
+						unreachable[i] = 0
+					}
+				}
 				again = append(again, sh.at...)
 				mu.Unlock()
 				return
@@ -107,6 +143,7 @@ func (s *Service) commitRound(ctx context.Context, obj Object, pending []int, re
 				r := resp.Results[j]
 				if r.ErrorCode != 0 && retriable(r.ErrorCode) {
 					mu.Lock()
+					unreachable[i] = 0 // it reached an agent: the outcome may be unknown
 					again = append(again, i)
 					mu.Unlock()
 					continue

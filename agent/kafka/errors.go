@@ -44,7 +44,8 @@ func errorCode(err error) int16 {
 		return kerr.NotCoordinator.Code
 	case errors.Is(err, batchcoord.ErrCommitTooOld), errors.Is(err, diskless.ErrCommitTimeout):
 		return kerr.RequestTimedOut.Code
-	case errors.Is(err, diskless.ErrDraining), errors.Is(err, diskless.ErrClosed), errors.Is(err, batchcoord.ErrNoGuard):
+	case errors.Is(err, diskless.ErrDraining), errors.Is(err, diskless.ErrClosed), errors.Is(err, batchcoord.ErrNoGuard),
+		errors.Is(err, diskless.ErrCoordinatorUnreachable):
 		// Nothing of the batch was committed: the client sends it to
 		// another agent.
 		return kerr.NotLeaderForPartition.Code

@@ -33,6 +33,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
+// ErrDial wraps a failure to connect to the other agent: the request
+// was not sent.
+var ErrDial = errors.New("kafka: could not connect to the agent")
+
 // ErrPoolClosed is returned by Do after Close.
 var ErrPoolClosed = errors.New("kafka: peer connection pool closed")
 
@@ -128,7 +132,7 @@ func (p *Pool) Do(ctx context.Context, id int32, addr string, fn func(*Client) e
 		cancel()
 		p.metrics.dialled(err)
 		if err != nil {
-			return fmt.Errorf("dial agent %d: %w", id, err)
+			return fmt.Errorf("%w %d: %w", ErrDial, id, err)
 		}
 		p.metrics.open(1)
 	}

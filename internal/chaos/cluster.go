@@ -284,8 +284,9 @@ func (c *cluster) partitions(topic string, live []int) []TopicPartition {
 // unhealthy says what is wrong with topics' partitions as every agent
 // sees them, or "" when each has the same live leader on every agent and
 // an ISR holding every replica. A diskless topic's partitions have no
-// leader to agree on: each agent must name itself their leader
-// (docs/compatibility.md, "Diskless topics"), without an error.
+// elected leader: every agent must name, without an error, the same live
+// agent, its rack pick (docs/compatibility.md, "Diskless topics"; the
+// agents here have no racks, so all pick among all of them alike).
 func (c *cluster) unhealthy(topics []string) string {
 	all := make([]int, len(c.agents))
 	for i := range all {
@@ -305,8 +306,8 @@ func (c *cluster) unhealthy(topics []string) string {
 	for tp, pv := range views[0] {
 		if c.diskless[tp.Topic] {
 			for i := range c.agents {
-				if o, ok := views[i][tp]; !ok || o.leader != int32(i) || o.err != nil {
-					problems = append(problems, fmt.Sprintf("%s (diskless): agent %d says leader %d (%v), not itself (listed: %v)", tp, i, o.leader, o.err, ok))
+				if o, ok := views[i][tp]; !ok || o.err != nil || o.leader < 0 || int(o.leader) >= len(c.agents) || o.leader != pv.leader {
+					problems = append(problems, fmt.Sprintf("%s (diskless): agent %d says leader %d (%v, listed: %v), agent 0 says %d", tp, i, o.leader, o.err, ok, pv.leader))
 				}
 			}
 			continue

@@ -53,13 +53,13 @@
 // report rather than hanging it.
 //
 // With Config.Diskless the acks=all topics are diskless (docs/design.md
-// §7a): every agent takes every partition's produces and names itself
-// leader, and the batch coordinators, leaders of the partitions of
+// §7a): every agent takes every partition's produces, Metadata names an
+// agent by its rack pick, and the batch coordinators, leaders of the partitions of
 // __diskless_state, give the offsets. There is no acks=1 topic (on a
 // diskless topic acks=1 means acks=all). Faults aimed at "the leader of
 // partition k" hit the leader of __diskless_state-k, a batch coordinator.
-// Check is the same; healing requires that every agent name itself
-// leader of every diskless partition, and that __diskless_state, a
+// Check is the same; healing requires that every agent name the same
+// live leader of every diskless partition, and that __diskless_state, a
 // classic topic, heal as __consumer_offsets does. An epoch sampler asks
 // every agent for the diskless partitions' leader epochs every 200 ms and
 // reports the answers below an epoch answered before (EpochRewinds),

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Every agent names itself the leader of every diskless partition, with
-// the leader epoch of the partition's batch coordinator, which "only
+// Every agent serves every diskless partition, and Metadata gives it the
+// leader epoch of the partition's batch coordinator, which "only
 // grows" (docs/compatibility.md, "Diskless topics"), so that a client
 // that moves to another agent accepts its answer. A client refuses a
 // Metadata answer whose epoch is below one it has seen (KIP-320; franz-go
