@@ -83,14 +83,7 @@ func (c *Coordinator) Commit(ctx context.Context, id [16]byte, cutMs int64, batc
 		c.closeLocked() // producer state already moved on
 		return nil, err
 	}
-	c.mu.Unlock()
-	err = c.log.Append(ctx, raw)
-	c.mu.Lock()
-	if err == nil && c.closed {
-		err = ErrClosed
-	}
-	if err != nil {
-		c.closeLocked()
+	if err := c.appendLocked(ctx, raw); err != nil {
 		return nil, fmt.Errorf("batchcoord: append the commit of object %x: %w", id, err)
 	}
 	for _, r := range runs {
@@ -228,6 +221,22 @@ func (c *Coordinator) pruneLocked(now time.Time) {
 			delete(c.recent, id)
 		}
 	}
+}
+
+// appendLocked appends raw durably with the mutex released (commitMu
+// keeps the order of appends). A failure, or a Close meanwhile, closes
+// the coordinator: its memory may be ahead of its log.
+func (c *Coordinator) appendLocked(ctx context.Context, raw []byte) error {
+	c.mu.Unlock()
+	err := c.log.Append(ctx, raw)
+	c.mu.Lock()
+	if err == nil && c.closed {
+		err = ErrClosed
+	}
+	if err != nil {
+		c.closeLocked()
+	}
+	return err
 }
 
 // closeLocked is Close with the mutex held.

@@ -142,14 +142,7 @@ func (c *Coordinator) moveStart(ctx context.Context, k PartitionKey, logStart, i
 	if err != nil {
 		return err
 	}
-	c.mu.Unlock()
-	err = c.log.Append(ctx, raw)
-	c.mu.Lock()
-	if err == nil && c.closed {
-		err = ErrClosed
-	}
-	if err != nil {
-		c.closeLocked()
+	if err := c.appendLocked(ctx, raw); err != nil {
 		return fmt.Errorf("batchcoord: append the new start of %x/%d: %w", k.TopicID, k.Partition, err)
 	}
 	if err := p.index.TrimTo(newStart); err != nil {

@@ -47,11 +47,7 @@ func handleDisklessCommit(ctx context.Context, s *Server, r *request, req *diskl
 	for i, b := range req.Batches {
 		res := &resp.Results[i]
 		res.BaseOffset, res.LogStart = -1, -1
-		if err := s.checkDisklessPartition(b.TopicID, b.Partition); err != nil {
-			res.ErrorCode, res.ErrorMessage = errorCode(err), errorMessage(err)
-			continue
-		}
-		c, err := s.diskless.DisklessCoordinator(ctx, b.TopicID, b.Partition)
+		c, _, err := s.disklessCoordinator(ctx, b.TopicID, b.Partition)
 		if err != nil {
 			res.ErrorCode, res.ErrorMessage = errorCode(err), errorMessage(err)
 			continue
@@ -92,6 +88,17 @@ func handleDisklessCommit(ctx context.Context, s *Server, r *request, req *diskl
 	}
 	wg.Wait()
 	return resp, nil
+}
+
+// disklessCoordinator returns the coordinator, loaded here, of a
+// partition of a diskless topic known here, and the partition's key.
+func (s *Server) disklessCoordinator(ctx context.Context, topicID [16]byte, partition int32) (*batchcoord.Coordinator, batchcoord.PartitionKey, error) {
+	k := batchcoord.PartitionKey{TopicID: topicID, Partition: partition}
+	if err := s.checkDisklessPartition(topicID, partition); err != nil {
+		return nil, k, err
+	}
+	c, err := s.diskless.DisklessCoordinator(ctx, topicID, partition)
+	return c, k, err
 }
 
 // checkDisklessPartition refuses a partition that no diskless topic

@@ -19,7 +19,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strata-streaming/strata/agent/batchcoord"
 	"github.com/strata-streaming/strata/agent/disklesswire"
 )
 
@@ -29,13 +28,9 @@ func handleDisklessGuard(ctx context.Context, s *Server, r *request, req *diskle
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
-	err := s.checkDisklessPartition(req.TopicID, req.Partition)
-	var c *batchcoord.Coordinator
+	c, k, err := s.disklessCoordinator(ctx, req.TopicID, req.Partition)
 	if err == nil {
-		c, err = s.diskless.DisklessCoordinator(ctx, req.TopicID, req.Partition)
-	}
-	if err == nil {
-		err = c.Guard(batchcoord.PartitionKey{TopicID: req.TopicID, Partition: req.Partition}, req.ProducerID, req.ProducerEpoch)
+		err = c.Guard(k, req.ProducerID, req.ProducerEpoch)
 	}
 	resp.ErrorCode = errorCode(err)
 	return resp, nil

@@ -65,11 +65,7 @@ func (s *Server) answerDisklessIndex(ctx context.Context, req *disklesswire.Inde
 	for i, p := range req.Partitions {
 		a := &resp.Partitions[i]
 		*a = disklesswire.IndexAnswer{Epoch: -1, EndOffset: -1}
-		err := s.checkDisklessPartition(p.TopicID, p.Partition)
-		var c *batchcoord.Coordinator
-		if err == nil {
-			c, err = s.diskless.DisklessCoordinator(ctx, p.TopicID, p.Partition)
-		}
+		c, _, err := s.disklessCoordinator(ctx, p.TopicID, p.Partition)
 		if err == nil {
 			var ch <-chan struct{}
 			ch, err = answerIndexPartition(c, p, a)

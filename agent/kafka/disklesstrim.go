@@ -17,7 +17,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strata-streaming/strata/agent/batchcoord"
 	"github.com/strata-streaming/strata/agent/disklesswire"
 )
 
@@ -28,13 +27,9 @@ func handleDisklessTrim(ctx context.Context, s *Server, r *request, req *diskles
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
-	err := s.checkDisklessPartition(req.TopicID, req.Partition)
-	var c *batchcoord.Coordinator
+	c, k, err := s.disklessCoordinator(ctx, req.TopicID, req.Partition)
 	if err == nil {
-		c, err = s.diskless.DisklessCoordinator(ctx, req.TopicID, req.Partition)
-	}
-	if err == nil {
-		resp.LogStart, err = c.DeleteRecords(ctx, batchcoord.PartitionKey{TopicID: req.TopicID, Partition: req.Partition}, req.Offset)
+		resp.LogStart, err = c.DeleteRecords(ctx, k, req.Offset)
 	}
 	resp.ErrorCode = errorCode(err)
 	return resp, nil
