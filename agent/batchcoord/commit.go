@@ -15,6 +15,14 @@ import (
 // are committed inline, and only they are.
 var ErrControlBatch = errors.New("batchcoord: only transaction markers are committed inline, and only inline")
 
+// ErrAppend: a commit's append failed (the coordinator's partition
+// moved, or lost its in-sync replicas): whether it is durable is not
+// known, so the writer sends the object's commit again rather than give
+// its batches up. It hides the append's own error, which may say
+// NOT_COORDINATOR: that code means "not committed" when the lookup gives
+// it.
+var ErrAppend = errors.New("batchcoord: the commit's append failed; it may or may not be durable")
+
 // ErrNoGuard: a transactional batch that would open its producer's
 // transaction in the partition has no verification guard standing (a
 // marker ended the transaction since it was verified, or the coordinator
@@ -84,7 +92,7 @@ func (c *Coordinator) Commit(ctx context.Context, id [16]byte, cutMs int64, batc
 		return nil, err
 	}
 	if err := c.appendLocked(ctx, raw); err != nil {
-		return nil, fmt.Errorf("batchcoord: append the commit of object %x: %w", id, err)
+		return nil, fmt.Errorf("%w: object %x: %v", ErrAppend, id, err)
 	}
 	for _, r := range runs {
 		if err := c.applyIndexLocked(r); err != nil {

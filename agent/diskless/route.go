@@ -26,9 +26,9 @@ import (
 const commitRetryPause = 100 * time.Millisecond
 
 // unreachableRounds is how many rounds in a row a batch may find its
-// coordinator unreachable (its agent not known, or refusing connections:
-// the request was never sent, so the batch is surely not committed)
-// before it is answered ErrCoordinatorUnreachable. The writer commits one
+// coordinator unreachable (its agent not known, refusing connections, or
+// answering that it does not run it or is loading it: the batch is surely
+// not committed) before it is answered ErrCoordinatorUnreachable. The writer commits one
 // object at a time, so waiting out an election here would hold up every
 // producer of the agent; answering lets those of the other coordinators
 // go on, while this batch's producer retries, as after a lost leader.
@@ -143,7 +143,11 @@ func (s *Service) commitRound(ctx context.Context, obj Object, pending []int, re
 				r := resp.Results[j]
 				if r.ErrorCode != 0 && retriable(r.ErrorCode) {
 					mu.Lock()
-					unreachable[i] = 0 // it reached an agent: the outcome may be unknown
+					if notCommitted(r.ErrorCode) {
+						unreachable[i]++
+					} else {
+						unreachable[i] = 0 // the outcome may be unknown
+					}
 					again = append(again, i)
 					mu.Unlock()
 					continue
@@ -167,6 +171,18 @@ func retriable(code int16) bool {
 	case kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code,
 		kerr.UnknownTopicOrPartition.Code, kerr.NotEnoughReplicas.Code, kerr.NotEnoughReplicasAfterAppend.Code,
 		kerr.NotLeaderForPartition.Code, kerr.UnknownServerError.Code:
+		return true
+	}
+	return false
+}
+
+// notCommitted reports whether a coordinator agent's code for a batch
+// says it was not committed: the agent does not run its coordinator, or
+// is still loading it (an append that failed is NOT_ENOUGH_REPLICAS,
+// batchcoord.ErrAppend, whose outcome is unknown).
+func notCommitted(code int16) bool {
+	switch code {
+	case kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code, kerr.UnknownTopicOrPartition.Code:
 		return true
 	}
 	return false

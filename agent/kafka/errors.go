@@ -42,6 +42,10 @@ func errorCode(err error) int16 {
 		return kerr.OffsetMovedToTieredStorage.Code
 	case errors.Is(err, ErrNotCoordinator), errors.Is(err, group.ErrClosed), errors.Is(err, batchcoord.ErrClosed):
 		return kerr.NotCoordinator.Code
+	case errors.Is(err, batchcoord.ErrAppend):
+		// Retriable, and unlike NOT_COORDINATOR not a sign that nothing
+		// was written (agent/diskless/route.go).
+		return kerr.NotEnoughReplicas.Code
 	case errors.Is(err, batchcoord.ErrCommitTooOld), errors.Is(err, diskless.ErrCommitTimeout):
 		return kerr.RequestTimedOut.Code
 	case errors.Is(err, diskless.ErrDraining), errors.Is(err, diskless.ErrClosed), errors.Is(err, batchcoord.ErrNoGuard),
