@@ -34,7 +34,6 @@ package diskless
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,7 +57,14 @@ type compactPart struct {
 	mu     sync.Mutex
 	coord  *batchcoord.Coordinator
 	staged *staged
+	// retained is when tiering's retention last ran on the compacted
+	// part: at most once a retentionEvery, since it may read manifest
+	// pages from the bucket.
+	retained time.Time
 }
+
+// retentionEvery is how often a compacted part's retention is applied.
+const retentionEvery = time.Minute
 
 var _ tiering.Source = (*compactPart)(nil)
 
@@ -219,12 +225,8 @@ func (s *Service) compactPart(ctx context.Context, bc *batchcoord.Coordinator, k
 // compactStep stages k's next segment when one is due and none is
 // staged, and applies retention to what is compacted.
 func (s *Service) compactStep(ctx context.Context, cp *compactPart, r metadata.Resolved) error {
-	if n, err := cp.tp.ApplyRetention(ctx, time.Now(), r.RetentionMs, r.RetentionBytes); err != nil {
-		return fmt.Errorf("retention of the compacted segments: %w", err)
-	} else if n > 0 {
-		if err := cp.current().Retain(ctx, cp.key, cp.tp.Start()); err != nil {
-			return err
-		}
+	if err := s.retainCompacted(ctx, cp, r); err != nil {
+		return err
 	}
 	cp.mu.Lock()
 	busy := cp.staged != nil
@@ -246,8 +248,24 @@ func (s *Service) compactStep(ctx context.Context, cp *compactPart, r metadata.R
 	return nil
 }
 
-// errStale: a staged segment's batches are no longer where the plan said.
-var errStale = errors.New("diskless compaction: the index moved under the plan")
+// retainCompacted applies retention.ms and retention.bytes to the
+// compacted segments, at most once a retentionEvery, and moves the log
+// start up to the manifest's new start.
+func (s *Service) retainCompacted(ctx context.Context, cp *compactPart, r metadata.Resolved) error {
+	now := time.Now()
+	if now.Sub(cp.retained) < retentionEvery {
+		return nil
+	}
+	cp.retained = now
+	if n, err := cp.tp.ApplyRetention(ctx, now, r.RetentionMs, r.RetentionBytes); err != nil {
+		return fmt.Errorf("retention of the compacted segments: %w", err)
+	} else if n > 0 {
+		if err := cp.current().Retain(ctx, cp.key, cp.tp.Start()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // stagingDir is where k's segments are staged.
 func (s *Service) stagingDir(k batchcoord.PartitionKey) string {
