@@ -217,8 +217,10 @@ func (s *Server) readRanges(ctx context.Context, q browseQuery, ranges map[int32
 			wait, cancel = context.WithTimeout(ctx, cfg.IdleTimeout)
 		}
 		fetches := cl.PollFetches(wait)
+		// Read the wait's state before cancel: after it, Err is always set.
+		waited := wait.Err()
 		cancel()
-		if wait.Err() != nil {
+		if waited != nil {
 			page.Stopped = console.StopTime
 			return nil
 		}
