@@ -65,6 +65,11 @@ func (h disklessHost) Coordinator(ctx context.Context, topicID [16]byte, p int32
 	return diskless.Coord{Agent: leader, Addr: addr, Epoch: epoch}, nil
 }
 
+func (h disklessHost) CoordinatorEpoch(ctx context.Context, topicID [16]byte, p int32) (int32, error) {
+	_, epoch, err := h.a.coords.DisklessLeader(ctx, topicID, p)
+	return epoch, err
+}
+
 func (h disklessHost) DataChanged() { h.a.signal.Notify() }
 
 // disklessTable is the data path as the topic table opens diskless

@@ -64,7 +64,10 @@ func (a *Agent) onMemberEvent(e membership.Event) {
 		// dials afresh.
 		a.peers.Forget(e.Member.ID)
 		a.ctl.MemberChanged(time.Now())
-	case e.Type == membership.EventJoin, e.Type == membership.EventUpdate:
+	case e.Type == membership.EventJoin:
+		a.ctl.MemberJoined(e.Member.ID)
+		a.ctl.MemberChanged(time.Now())
+	case e.Type == membership.EventUpdate:
 		a.ctl.MemberChanged(time.Now())
 	}
 }

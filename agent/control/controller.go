@@ -94,6 +94,7 @@ type Controller struct {
 	partMetrics *partition.Metrics
 	startedAt   time.Time
 	refresh     stateRefresh // partition states to re-read; wakes the replication loop
+	deaths      deaths       // evidence of agents' deaths before gossip's (deaths.go)
 	// membersChangedAt is the last gossip join, leave, failure or state
 	// change, in Unix nanoseconds; the balancer waits for it to settle.
 	membersChangedAt atomic.Int64

@@ -65,16 +65,40 @@ func roleOf(st metadata.PartitionState, self int32) string {
 	return "follower"
 }
 
-// liveAgents is this agent and every agent gossip lists; during the grace
-// period after start, nil (every agent counts as alive).
+// liveAgents is this agent and every agent gossip lists, less those
+// whose dials were refused a moment ago (deaths.go); nil when no agent
+// may be counted dead. During the grace period after start gossip may not
+// list every live agent yet, so only a refusal counts then: every other
+// agent a local partition names counts as alive.
 func (c *Controller) liveAgents(now time.Time) map[int32]bool {
-	if c.members == nil || now.Sub(c.startedAt) < electionGrace {
+	if c.members == nil {
 		return nil
 	}
-	live := map[int32]bool{c.id: true}
-	for _, m := range c.members.Members() {
-		live[m.ID] = true
+	refused := c.deaths.refusedAgents(now)
+	live := map[int32]bool{}
+	if now.Sub(c.startedAt) < electionGrace {
+		if len(refused) == 0 {
+			return nil
+		}
+		for _, t := range c.host.Topics() {
+			for _, kp := range t.Partitions {
+				if p, ok := kp.(*partition.Partition); ok {
+					st, _ := p.StateAndETag()
+					for _, r := range st.Replicas {
+						live[r] = true
+					}
+				}
+			}
+		}
+	} else {
+		for _, m := range c.members.Members() {
+			live[m.ID] = true
+		}
 	}
+	for _, id := range refused {
+		delete(live, id)
+	}
+	live[c.id] = true
 	return live
 }
 

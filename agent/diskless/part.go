@@ -59,25 +59,26 @@ func (p *Partition) Local() bool       { return true }
 // LeaderEpoch is the leader epoch of the coordinator's partition of
 // __diskless_state, which every agent reads from the same state and
 // which only grows: clients checking epochs (KIP-320) accept any
-// agent's answer. A fresh view answers with the highest epoch this
-// partition's coordinator answered with (View.Epoch), not with its
-// Coord's: the index follower learns every partition it polls with the
-// Coord of one of them, whose coordinator partition may be at another
-// epoch, and a late answer must not move the epoch back.
+// agent's answer. It is the higher of this agent's view of that
+// partition's state, which a new election reaches within moments of the
+// agent that took over, and the highest epoch this partition's
+// coordinator answered with (View.Epoch): the index follower learns
+// every partition it polls with the Coord of one of them, whose
+// coordinator partition may be at another epoch, and a late answer must
+// not move the epoch back; a cached view alone would lag an election by
+// up to viewMaxAge, and a client that asked the agent that took over
+// first would see the epoch go back here and keep a dead leader.
 func (p *Partition) LeaderEpoch() int32 {
-	if v, ok := p.s.cached(p.key, viewMaxAge); ok {
-		return v.Epoch
-	}
+	seen := p.s.epochSeen(p.key)
 	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
-	co, err := p.s.host.Coordinator(ctx, p.key.TopicID, p.key.Partition)
+	epoch, err := p.s.host.CoordinatorEpoch(ctx, p.key.TopicID, p.key.Partition)
 	if err != nil {
 		// An older epoch known here, rather than 0, which clients would
 		// take for the epoch going back.
-		v, _ := p.s.cached(p.key, time.Duration(1<<62))
-		return v.Epoch
+		return seen
 	}
-	return max(co.Epoch, p.s.epochSeen(p.key))
+	return max(epoch, seen)
 }
 
 // RefreshOffsets implements dataplane.OffsetsRefresher: ListOffsets asks

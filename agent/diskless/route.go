@@ -36,7 +36,7 @@ const unreachableRounds = 2
 
 // ErrCoordinatorUnreachable: a batch's coordinator could not be reached
 // and the batch was not committed; the wire server answers
-// NOT_LEADER_OR_FOLLOWER, and the client sends it again.
+// NOT_ENOUGH_REPLICAS, and the client sends it again after its backoff.
 var ErrCoordinatorUnreachable = errors.New("diskless: the partition's batch coordinator is unreachable; the batch was not committed")
 
 var _ Committer = (*Service)(nil)

@@ -32,6 +32,9 @@ type Host interface {
 	// Coordinator returns where (topicID, partition)'s batch coordinator
 	// runs, creating __diskless_state on first use.
 	Coordinator(ctx context.Context, topicID [16]byte, partition int32) (Coord, error)
+	// CoordinatorEpoch is the leader epoch of the coordinator's partition
+	// of __diskless_state in this agent's view, without its address.
+	CoordinatorEpoch(ctx context.Context, topicID [16]byte, partition int32) (int32, error)
 	// DataChanged wakes the Fetch long polls waiting on this agent: a
 	// diskless partition's high watermark moved.
 	DataChanged()

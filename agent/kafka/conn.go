@@ -52,6 +52,10 @@ type connState struct {
 	// rack is the client.rack the connection's last Fetch named (v11+),
 	// for the rack pick of diskless partitions' leaders (metadata.go).
 	rack string
+	// replicaLink: the connection carried agent replicaID's replica
+	// fetches (replicalinks.go).
+	replicaLink bool
+	replicaID   int32
 }
 
 // serveConn reads a connection's requests one at a time and answers them in
@@ -80,6 +84,7 @@ func (s *Server) serveConn(c net.Conn, l Listener) {
 		<-written
 		cancel()
 		c.Close()
+		s.replicaConnClosed(state)
 	}()
 	// A panic here would be a bug in a handler or decoder; log it and drop the
 	// connection instead of the agent.

@@ -11,7 +11,11 @@ package kafka
 // id; the client.rack of the connection's last Fetch (v11+); this
 // agent's own rack (right when clients reach agents through per-zone
 // bootstrap addresses). Without racks, or with no live agent in the
-// client's, the pick is over every live agent.
+// client's, the pick is over every live agent. "Live" leaves out an
+// agent whose last replica fetch connection here closed a moment ago
+// (replicalinks.go): its process most likely died, and gossip will say
+// so only seconds later, while a client sent there waits for its next
+// metadata refresh.
 
 import (
 	"strings"

@@ -48,11 +48,17 @@ func errorCode(err error) int16 {
 		return kerr.NotEnoughReplicas.Code
 	case errors.Is(err, batchcoord.ErrCommitTooOld), errors.Is(err, diskless.ErrCommitTimeout):
 		return kerr.RequestTimedOut.Code
-	case errors.Is(err, diskless.ErrDraining), errors.Is(err, diskless.ErrClosed), errors.Is(err, batchcoord.ErrNoGuard),
-		errors.Is(err, diskless.ErrCoordinatorUnreachable):
+	case errors.Is(err, diskless.ErrDraining), errors.Is(err, diskless.ErrClosed), errors.Is(err, batchcoord.ErrNoGuard):
 		// Nothing of the batch was committed: the client sends it to
 		// another agent.
 		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, diskless.ErrCoordinatorUnreachable):
+		// Nothing of the batch was committed, and this agent is still the
+		// right one to send it to: the client retries here after its
+		// backoff. NOT_LEADER_OR_FOLLOWER would make it wait for a
+		// metadata refresh first (franz-go's is at most one per 5 s),
+		// which names this agent again.
+		return kerr.NotEnoughReplicas.Code
 	case errors.Is(err, diskless.ErrGuard):
 		return kerr.NotEnoughReplicas.Code
 	case errors.Is(err, diskless.ErrUpload):

@@ -225,6 +225,9 @@ func (s *Server) fetchOnce(ctx context.Context, deadline time.Time, r *request, 
 	var local, remote []read
 	follower := fetchReplicaID(r, req) >= 0
 	followerDenied := follower && !s.authorizedCluster(r, kmsg.ACLOperationClusterAction)
+	if follower && !followerDenied {
+		s.replicaFetched(r.conn, fetchReplicaID(r, req))
+	}
 	for ti, rt := range req.Topics {
 		ft := kmsg.NewFetchResponseTopic()
 		ft.Topic, ft.TopicID = rt.Topic, rt.TopicID

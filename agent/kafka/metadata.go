@@ -51,7 +51,7 @@ func handleMetadata(ctx context.Context, s *Server, r *request, req *kmsg.Metada
 	resp.ClusterID = &cid
 	resp.ControllerID = s.cluster.AgentID()
 
-	picker := disklessPicker(brokers, s.clientRack(r, brokers))
+	picker := disklessPicker(s.alive(brokers), s.clientRack(r, brokers))
 	all := req.Topics == nil || (r.version == 0 && len(req.Topics) == 0)
 	if all {
 		for _, t := range s.topics.Topics() {

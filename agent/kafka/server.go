@@ -225,6 +225,8 @@ type Server struct {
 	requests *requestBudget
 	// autoCreate paces Metadata's topic creation (autocreate.go).
 	autoCreate *autoCreateLimiter
+	// links counts followers' fetch connections (replicalinks.go).
+	links replicaLinks
 
 	mu     sync.Mutex
 	lns    []net.Listener

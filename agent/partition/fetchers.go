@@ -53,6 +53,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -81,6 +82,11 @@ type Leaders interface {
 	// ReplicaLagTimeMax is replica.lag.time.max.ms: the long poll is a
 	// quarter of it at most (replicaFetchWait).
 	ReplicaLagTimeMax() time.Duration
+	// LeaderRefused: a dial of the leader's agent was refused, so its
+	// process is most likely gone; LeaderReached: a request to it was
+	// answered after that.
+	LeaderRefused(id int32)
+	LeaderReached(id int32)
 }
 
 // Fetchers are an agent's fetch loops, one per leader agent. Safe for
@@ -201,6 +207,8 @@ type leaderFetcher struct {
 	session *peer.FetchSession
 	backoff time.Duration
 	lastErr string
+	// refused: the last failed request's dial was refused.
+	refused bool
 }
 
 // fetchItem is one partition of a request, with the action it fetches
@@ -238,6 +246,10 @@ func (l *leaderFetcher) run() {
 			continue
 		}
 		l.backoff = 0
+		if l.refused {
+			l.refused = false
+			l.fs.leaders.LeaderReached(l.leader)
+		}
 	}
 }
 
@@ -494,6 +506,10 @@ func (l *leaderFetcher) failed(ctx context.Context, err error, partitions int) {
 		return
 	}
 	l.closeClient()
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		l.refused = true
+		l.fs.leaders.LeaderRefused(l.leader)
+	}
 	if msg := err.Error(); msg != l.lastErr {
 		l.lastErr = msg
 		l.fs.logger.Warn("follower fetch failed", "leader", l.leader, "partitions", partitions, "err", err)

@@ -24,6 +24,8 @@ import (
 type fakeCluster struct{}
 
 func (fakeCluster) ReplicaLagTimeMax() time.Duration { return time.Minute }
+func (fakeCluster) LeaderRefused(int32)              {}
+func (fakeCluster) LeaderReached(int32)              {}
 func (fakeCluster) AgentAddr(context.Context, int32) (string, error) {
 	return "", errors.New("no peers in this test")
 }

@@ -157,6 +157,15 @@ func (p *Partition) CheckISR(now time.Time) {
 	}
 }
 
+// FollowerLinkLost tells a leader that agent id has no connection left to
+// this agent carrying its fetches; CheckISR after replica.LinkLostGrace
+// takes it out of the ISR unless it fetches again.
+func (p *Partition) FollowerLinkLost(id int32, now time.Time) {
+	p.mu.Lock()
+	p.rep.FollowerLinkLost(id, now)
+	p.mu.Unlock()
+}
+
 // SetIneligible tells the machine which agents may not join the ISR.
 func (p *Partition) SetIneligible(agents []int32) {
 	p.mu.Lock()

@@ -26,6 +26,10 @@ type follower struct {
 	// lastCaughtUp is the latest time at which the follower is known to
 	// have had everything the leader had; zero is never.
 	lastCaughtUp time.Time
+	// linkLost is when the follower's last connection to this agent
+	// closed, zero while it has one (or fetched since): see
+	// FollowerLinkLost.
+	linkLost time.Time
 }
 
 func newFollower(now time.Time) *follower {
@@ -47,6 +51,7 @@ func (f *follower) fetched(offset, leaderLEO int64, now time.Time) {
 	f.leo = offset
 	f.lastFetchLeaderLEO = max(leaderLEO, f.lastFetchLeaderLEO)
 	f.lastFetch = now
+	f.linkLost = time.Time{}
 }
 
 // reset starts a new leader epoch (Kafka's resetReplicaState). ISR members
@@ -211,7 +216,40 @@ func (m *Machine) CheckISR(end LogEnd, now time.Time) (LeaderUpdate, error) {
 func (m *Machine) outOfSync(id int32, end LogEnd, now time.Time) bool {
 	f := m.followers[id]
 	lag := m.cfg.ReplicaLagTimeMax
-	return f == nil || !f.caughtUp(end.LEO, now, lag) || f.silent(now, lag) || m.silentIneligible(id, f, now)
+	return f == nil || !f.caughtUp(end.LEO, now, lag) || f.silent(now, lag) || m.silentIneligible(id, f, now) || f.linkGone(now)
+}
+
+// linkGone: its last connection closed more than LinkLostGrace ago and
+// it has not fetched since.
+func (f *follower) linkGone(now time.Time) bool {
+	return !f.linkLost.IsZero() && now.Sub(f.linkLost) > LinkLostGrace
+}
+
+// LinkLostGrace is how long a follower whose last connection to the
+// leader closed has to fetch again before CheckISR takes it out of the
+// ISR. A live follower whose connection broke dials again within its
+// first retry pause (50 ms); a process that died (killed, crashed, out
+// of memory) never does, and its kernel closed its connections at once.
+// Waiting for the lag limit or for gossip instead would hold every
+// acks=all write of its partitions for seconds.
+const LinkLostGrace = 250 * time.Millisecond
+
+// FollowerLinkLost records that follower id has no connection to this
+// agent left that carries its fetches, as of now (the wire server says so
+// once the last such connection has closed, after its last fetch was
+// recorded). A fetch clears it; otherwise CheckISR after LinkLostGrace
+// treats the follower as out of sync. Nothing happens unless leading.
+// Kafka has no such rule (its controller waits for the broker's session
+// to expire); it shortens the pause of acks=all writes when an agent's
+// process dies, and costs a live follower that lost its connection for
+// longer than the grace no more than a shrink and a rejoin.
+func (m *Machine) FollowerLinkLost(id int32, now time.Time) {
+	if m.role != RoleLeader {
+		return
+	}
+	if f := m.followers[id]; f != nil {
+		f.linkLost = now
+	}
 }
 
 // silentIneligible: an ineligible follower with no fetch for half the lag
@@ -231,13 +269,15 @@ func (m *Machine) update(end LogEnd, now time.Time, change *ISRChange) LeaderUpd
 // capped by the leader's durable end. It never moves back, and does not
 // move at all while the committed ISR is below min.insync.replicas
 // (KIP-966): records appended then are not committed by too few copies.
+// A follower gossip calls dead, or whose link is gone, is not waited for
+// outside the ISR (Kafka likewise skips fenced brokers).
 func (m *Machine) advanceHW(end LogEnd, now time.Time) bool {
 	if m.underMinISR() {
 		return false
 	}
 	hw := end.Durable
 	for id, f := range m.followers {
-		if f.leo < hw && (m.inMaximalISR(id) || m.eligible(id) && f.caughtUp(end.LEO, now, m.cfg.ReplicaLagTimeMax)) {
+		if f.leo < hw && (m.inMaximalISR(id) || m.eligible(id) && !f.linkGone(now) && f.caughtUp(end.LEO, now, m.cfg.ReplicaLagTimeMax)) {
 			hw = f.leo
 		}
 	}

@@ -206,6 +206,9 @@ func (r *runner) run() string {
 		return leaderResult(u, err)
 	case "check-fetch":
 		return result(m.CheckFollowerFetch(int32(r.need("replica")), int32(r.need("epoch")), r.need("offset"), r.need("local-start")))
+	case "link-lost":
+		m.FollowerLinkLost(int32(r.need("replica")), r.at())
+		return "ok"
 	case "check-isr":
 		u, err := m.CheckISR(log.end(), r.at())
 		return leaderResult(u, err)

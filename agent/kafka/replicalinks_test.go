@@ -1,0 +1,116 @@
+package kafka
+
+import (
+	"net"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/internal/kafkawire"
+	"github.com/strata-streaming/strata/internal/testwait"
+)
+
+// linkCluster is a Cluster that records FollowerLinkLost and
+// FollowerLinked, and says the agents in dead seem dead.
+type linkCluster struct {
+	unset
+	mu           sync.Mutex
+	lost, linked []int32
+	dead         []int32
+}
+
+func (c *linkCluster) FollowerLinkLost(id int32) {
+	c.mu.Lock()
+	c.lost = append(c.lost, id)
+	c.mu.Unlock()
+}
+
+func (c *linkCluster) FollowerLinked(id int32) {
+	c.mu.Lock()
+	c.linked = append(c.linked, id)
+	c.mu.Unlock()
+}
+
+func (c *linkCluster) SeemsDead(id int32) bool { return slices.Contains(c.dead, id) }
+
+func (c *linkCluster) heard() []int32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]int32(nil), c.lost...)
+}
+
+// TestFollowerLinkLost: the Cluster hears that a follower lost its link
+// when the last connection that carried its replica fetches closes, and
+// not when a consumer's closes or while the follower still has another.
+func TestFollowerLinkLost(t *testing.T) {
+	ln := listen(t)
+	cluster := &linkCluster{unset: unset{"cluster"}}
+	srv := New(DefaultConfig(), Backends{Cluster: cluster}, nil, NewMetrics(prometheus.NewRegistry()))
+	serve(t, srv, ln)
+	// fetchAs sends one Fetch with replicaID (-1: a consumer) and reads
+	// the answer, so the server has handled it before the test goes on.
+	fetchAs := func(replicaID int32) net.Conn {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		req := kmsg.NewPtrFetchRequest()
+		req.Version, req.ReplicaID, req.MaxWaitMillis = 12, replicaID, 0
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write(kafkawire.AppendRequest(nil, req, 1, "")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kafkawire.ReadFrame(c, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	consumer := fetchAs(-1)
+	first, second := fetchAs(2), fetchAs(2)
+	other := fetchAs(3)
+	cluster.mu.Lock()
+	linked := slices.Clone(cluster.linked)
+	cluster.mu.Unlock()
+	if !slices.Equal(linked, []int32{2, 3}) {
+		t.Fatalf("heard links %v, want [2 3]: each agent's first connection only", linked)
+	}
+
+	consumer.Close()
+	first.Close()
+	time.Sleep(100 * time.Millisecond) // the closes are seen
+	if got := cluster.heard(); len(got) != 0 {
+		t.Fatalf("heard %v while agent 2 still has a connection and 3's is open", got)
+	}
+	second.Close()
+	testwait.Until(t, 5*time.Second, func() bool { return len(cluster.heard()) == 1 }, "agent 2's last connection closed")
+	other.Close()
+	testwait.Until(t, 5*time.Second, func() bool { return len(cluster.heard()) == 2 }, "agent 3's connection closed")
+	if got := cluster.heard(); got[0] != 2 || got[1] != 3 {
+		t.Fatalf("heard %v, want [2 3]", got)
+	}
+}
+
+// TestAliveLeavesOutSeemingDead: the diskless picks leave out the agents
+// the Cluster says seem dead, but never every agent.
+func TestAliveLeavesOutSeemingDead(t *testing.T) {
+	cluster := &linkCluster{unset: unset{"cluster"}, dead: []int32{2}}
+	srv := New(DefaultConfig(), Backends{Cluster: cluster}, nil, NewMetrics(prometheus.NewRegistry()))
+	ids := func(bs []Broker) []int32 {
+		var out []int32
+		for _, b := range bs {
+			out = append(out, b.ID)
+		}
+		return out
+	}
+	if got := ids(srv.alive([]Broker{{ID: 0}, {ID: 1}, {ID: 2}})); !slices.Equal(got, []int32{0, 1}) {
+		t.Fatalf("alive: %v, want [0 1]", got)
+	}
+	if got := ids(srv.alive([]Broker{{ID: 2}})); !slices.Equal(got, []int32{2}) {
+		t.Fatalf("alive with 2 the only agent: %v, want [2]", got)
+	}
+}
