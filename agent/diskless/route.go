@@ -25,14 +25,20 @@ import (
 // not take it is routed again.
 const commitRetryPause = 100 * time.Millisecond
 
-// unreachableRounds is how many rounds in a row a batch may find its
-// coordinator unreachable (its agent not known, refusing connections, or
-// answering that it does not run it or is loading it: the batch is surely
-// not committed) before it is answered ErrCoordinatorUnreachable. The writer commits one
-// object at a time, so waiting out an election here would hold up every
-// producer of the agent; answering lets those of the other coordinators
-// go on, while this batch's producer retries, as after a lost leader.
-const unreachableRounds = 2
+// unreachableFor is how long a batch may find its coordinator surely
+// unreachable (its agent not known, refusing connections, or answering
+// that it does not run it or is loading it: the batch is surely not
+// committed) before it is answered ErrCoordinatorUnreachable. A
+// coordinator whose agent died is taken over and loaded within about a
+// second when the death is a process's (agent/control/deaths.go), so
+// most batches are held that long and committed, and their producers
+// see latency, not an error: every produce error makes franz-go wait for
+// its next metadata refresh, up to its 5 s minimum age, before it sends
+// the partition's records again. The writer commits one object at a
+// time, so a longer hold would hold every producer of this agent: after
+// it, the batch is answered, and those of the other coordinators go on
+// while this one's producer retries, as after a lost leader.
+const unreachableFor = 2 * time.Second
 
 // ErrCoordinatorUnreachable: a batch's coordinator could not be reached
 // and the batch was not committed; the wire server answers
@@ -50,12 +56,12 @@ func (s *Service) Commit(ctx context.Context, obj Object) ([]Result, error) {
 	for i := range pending {
 		pending[i] = i
 	}
-	unreachable := make([]int, len(obj.Batches)) // rounds in a row
+	unreachable := make([]time.Time, len(obj.Batches)) // since when, in a row
 	for {
 		pending = s.commitRound(ctx, obj, pending, results, unreachable)
 		kept := pending[:0]
 		for _, i := range pending {
-			if unreachable[i] >= unreachableRounds {
+			if !unreachable[i].IsZero() && time.Since(unreachable[i]) >= unreachableFor {
 				results[i].Err = ErrCoordinatorUnreachable
 				continue
 			}
@@ -80,9 +86,9 @@ func (s *Service) Commit(ctx context.Context, obj Object) ([]Result, error) {
 
 // commitRound sends the pending batches to their coordinators' agents
 // and returns those to send again.
-// unreachable[i] counts the rounds in a row batch i was not sent; a round
-// with an unknown outcome resets it.
-func (s *Service) commitRound(ctx context.Context, obj Object, pending []int, results []Result, unreachable []int) []int {
+// unreachable[i] is since when batch i's rounds found its coordinator
+// surely unreachable, in a row; a round with an unknown outcome resets it.
+func (s *Service) commitRound(ctx context.Context, obj Object, pending []int, results []Result, unreachable []time.Time) []int {
 	type share struct {
 		co  Coord
 		req disklesswire.CommitRequest
@@ -97,7 +103,7 @@ func (s *Service) commitRound(ctx context.Context, obj Object, pending []int, re
 		b := obj.Batches[i]
 		co, err := s.host.Coordinator(ctx, b.TopicID, b.Partition)
 		if err != nil {
-			unreachable[i]++
+			markUnreachable(unreachable, i)
 			again = append(again, i)
 			continue
 		}
@@ -130,9 +136,9 @@ func (s *Service) commitRound(ctx context.Context, obj Object, pending []int, re
 				mu.Lock()
 				for _, i := range sh.at {
 					if notSent {
-						unreachable[i]++
+						markUnreachable(unreachable, i)
 					} else {
-						unreachable[i] = 0
+						unreachable[i] = time.Time{}
 					}
 				}
 				again = append(again, sh.at...)
@@ -144,9 +150,9 @@ func (s *Service) commitRound(ctx context.Context, obj Object, pending []int, re
 				if r.ErrorCode != 0 && retriable(r.ErrorCode) {
 					mu.Lock()
 					if notCommitted(r.ErrorCode) {
-						unreachable[i]++
+						markUnreachable(unreachable, i)
 					} else {
-						unreachable[i] = 0 // the outcome may be unknown
+						unreachable[i] = time.Time{} // the outcome may be unknown
 					}
 					again = append(again, i)
 					mu.Unlock()
@@ -162,6 +168,13 @@ func (s *Service) commitRound(ctx context.Context, obj Object, pending []int, re
 	}
 	wg.Wait()
 	return again
+}
+
+// markUnreachable starts batch i's time unreachable unless it runs.
+func markUnreachable(unreachable []time.Time, i int) {
+	if unreachable[i].IsZero() {
+		unreachable[i] = time.Now()
+	}
 }
 
 // retriable reports whether a batch refused with code may be committed

@@ -54,10 +54,9 @@ func errorCode(err error) int16 {
 		return kerr.NotLeaderForPartition.Code
 	case errors.Is(err, diskless.ErrCoordinatorUnreachable):
 		// Nothing of the batch was committed, and this agent is still the
-		// right one to send it to: the client retries here after its
-		// backoff. NOT_LEADER_OR_FOLLOWER would make it wait for a
-		// metadata refresh first (franz-go's is at most one per 5 s),
-		// which names this agent again.
+		// right one to send it to: the client may retry here.
+		// NOT_LEADER_OR_FOLLOWER would tell it to look for another
+		// leader, which Metadata would not name.
 		return kerr.NotEnoughReplicas.Code
 	case errors.Is(err, diskless.ErrGuard):
 		return kerr.NotEnoughReplicas.Code
