@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"net"
 	"slices"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/agent/metadata"
 	"github.com/strata-streaming/strata/internal/kafkawire"
 	"github.com/strata-streaming/strata/internal/testwait"
 )
@@ -112,5 +114,53 @@ func TestAliveLeavesOutSeemingDead(t *testing.T) {
 	}
 	if got := ids(srv.alive([]Broker{{ID: 2}})); !slices.Equal(got, []int32{2}) {
 		t.Fatalf("alive with 2 the only agent: %v, want [2]", got)
+	}
+}
+
+// deadBackend is adminBackend with agents that seem dead.
+type deadBackend struct {
+	*adminBackend
+	dead []int32
+}
+
+func (b *deadBackend) FollowerLinkLost(int32)  {}
+func (b *deadBackend) FollowerLinked(int32)    {}
+func (b *deadBackend) SeemsDead(id int32) bool { return slices.Contains(b.dead, id) }
+
+// TestMetadataPicksNoSeemingDeadAgent: Metadata names no agent that seems
+// dead as a diskless partition's leader, though gossip (Brokers) still
+// lists it, and names it again once it no longer seems dead.
+func TestMetadataPicksNoSeemingDeadAgent(t *testing.T) {
+	b := &deadBackend{adminBackend: newAdminBackend()}
+	b.brokers = append(b.brokers, Broker{ID: 3, Host: "127.0.0.1", Port: 9094})
+	var parts []*adminPartition
+	for i := range int32(24) {
+		parts = append(parts, &adminPartition{index: i, leader: 1})
+	}
+	b.addTopic("dl", map[string]string{metadata.DisklessEnable: "true"}, parts...).Resolved.Diskless = true
+	s := New(DefaultConfig(), Backends{Cluster: b, Topics: b}, nil, nil)
+	leaders := func() map[int32]int {
+		resp, err := handleMetadata(context.Background(), s, &request{key: 3, version: 12}, kmsg.NewPtrMetadataRequest())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[int32]int{}
+		for _, mt := range resp.Topics {
+			for _, mp := range mt.Partitions {
+				out[mp.Leader]++
+			}
+		}
+		return out
+	}
+	if got := leaders(); got[3] == 0 {
+		t.Fatalf("leaders %v: agent 3 leads nothing while alive (the test needs it to)", got)
+	}
+	b.dead = []int32{3}
+	if got := leaders(); got[3] != 0 || got[1]+got[2] != 24 {
+		t.Fatalf("leaders %v while agent 3 seems dead, want agents 1 and 2 only", got)
+	}
+	b.dead = nil
+	if got := leaders(); got[3] == 0 {
+		t.Fatalf("leaders %v: agent 3 no longer seems dead and leads nothing", got)
 	}
 }
