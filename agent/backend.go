@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/strata-streaming/strata/agent/control"
 	"github.com/strata-streaming/strata/agent/coord"
 	"github.com/strata-streaming/strata/agent/kafka"
 	"github.com/strata-streaming/strata/agent/listener"
@@ -14,10 +15,12 @@ import (
 // backends are the families the Kafka server is built from: the topic
 // table (agent/topics) for topics, the coordinators (agent/coord) for
 // groups, transactions and producer ids, the agent for the cluster and
-// reassignments, and the security state for the rest (security.go).
+// reassignments, the security state for users, ACLs and quotas
+// (security.go), and the controller for followers' connections
+// (agent/control/deaths.go).
 func (a *Agent) backends() kafka.Backends {
 	return kafka.Backends{Cluster: a, Topics: a.topics, TopicAdmin: a.topics, ProducerIDs: a.coords, Groups: a.coords, Transactions: a.coords, Diskless: a.coords,
-		Reassignments: a, Users: a.users, Authorizer: a.acls, Quotas: a.quotas}
+		Reassignments: a, Users: a.users, Authorizer: a.acls, Quotas: a.quotas, Followers: a.ctl}
 }
 
 var (
@@ -26,6 +29,7 @@ var (
 	_ kafka.ProducerIDs  = (*coord.Coordinators)(nil)
 	_ kafka.Groups       = (*coord.Coordinators)(nil)
 	_ kafka.Transactions = (*coord.Coordinators)(nil)
+	_ kafka.ReplicaLinks = (*control.Controller)(nil)
 )
 
 func (a *Agent) ClusterID() string { return a.clusterID }

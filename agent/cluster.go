@@ -134,12 +134,3 @@ func (a *Agent) placementAgents() []int32 {
 	}
 	return placement.Order(agents)
 }
-
-// FollowerLinkLost, FollowerLinked and SeemsDead implement
-// kafka.ReplicaLinks with the controller's evidence of agents' deaths
-// (agent/control/deaths.go).
-func (a *Agent) FollowerLinkLost(id int32) { a.ctl.FollowerLinkLost(id) }
-func (a *Agent) FollowerLinked(id int32)   { a.ctl.FollowerLinked(id) }
-func (a *Agent) SeemsDead(id int32) bool   { return a.ctl.SeemsDead(id) }
-
-var _ kafka.ReplicaLinks = (*Agent)(nil)

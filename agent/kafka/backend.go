@@ -186,6 +186,7 @@ type Backend interface {
 	Authorizer
 	Quotas
 	Diskless
+	ReplicaLinks
 }
 
 // Backends are the families a Server is built from. A family left nil
@@ -207,11 +208,12 @@ type Backends struct {
 	Authorizer    Authorizer
 	Quotas        Quotas
 	Diskless      Diskless
+	Followers     ReplicaLinks
 }
 
 // BackendsOf returns every family of b.
 func BackendsOf(b Backend) Backends {
-	return Backends{Cluster: b, Topics: b, TopicAdmin: b, ProducerIDs: b, Groups: b, Transactions: b, Reassignments: b, Users: b, Authorizer: b, Quotas: b, Diskless: b}
+	return Backends{Cluster: b, Topics: b, TopicAdmin: b, ProducerIDs: b, Groups: b, Transactions: b, Reassignments: b, Users: b, Authorizer: b, Quotas: b, Diskless: b, Followers: b}
 }
 
 // The data plane's vocabulary (agent/dataplane), by the names the

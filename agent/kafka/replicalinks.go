@@ -2,12 +2,12 @@ package kafka
 
 import "sync"
 
-// ReplicaLinks is a Cluster that wants to hear when a follower agent has
+// ReplicaLinks is the backend family that hears when a follower agent has
 // no connection left to this agent that carries its replica fetches (its
 // process most likely died: its kernel closed its sockets), and when it
 // has one again; and that may know an agent gossip still lists to be
-// dead. A Cluster without it hears nothing, and Metadata goes by
-// Brokers alone.
+// dead (the controller, agent/control/deaths.go). Left unset, nothing
+// hears, and Metadata goes by Brokers alone.
 type ReplicaLinks interface {
 	FollowerLinkLost(replicaID int32)
 	FollowerLinked(replicaID int32)
@@ -59,38 +59,30 @@ func (l *replicaLinks) closed(conn *connState) (int32, bool) {
 	return conn.replicaID, true
 }
 
-// replicaFetched tells the Cluster when conn is a follower's first.
+// replicaFetched tells ReplicaLinks when conn is a follower's first.
 func (s *Server) replicaFetched(conn *connState, replicaID int32) {
 	if !s.links.fetched(conn, replicaID) {
 		return
 	}
-	if rl, ok := s.cluster.(ReplicaLinks); ok {
-		rl.FollowerLinked(replicaID)
-	}
+	s.followers.FollowerLinked(replicaID)
 }
 
-// replicaConnClosed tells the Cluster when a closing connection was a
+// replicaConnClosed tells ReplicaLinks when a closing connection was a
 // follower's last.
 func (s *Server) replicaConnClosed(conn *connState) {
 	id, last := s.links.closed(conn)
 	if !last {
 		return
 	}
-	if rl, ok := s.cluster.(ReplicaLinks); ok {
-		rl.FollowerLinkLost(id)
-	}
+	s.followers.FollowerLinkLost(id)
 }
 
-// alive is brokers without the agents the Cluster says seem dead
-// (ReplicaLinks); brokers itself when that would leave none.
+// alive is brokers without the agents that seem dead (ReplicaLinks);
+// brokers itself when that would leave none.
 func (s *Server) alive(brokers []Broker) []Broker {
-	rl, ok := s.cluster.(ReplicaLinks)
-	if !ok {
-		return brokers
-	}
 	var out []Broker
 	for _, b := range brokers {
-		if !rl.SeemsDead(b.ID) {
+		if !s.followers.SeemsDead(b.ID) {
 			out = append(out, b)
 		}
 	}

@@ -16,42 +16,41 @@ import (
 	"github.com/strata-streaming/strata/internal/testwait"
 )
 
-// linkCluster is a Cluster that records FollowerLinkLost and
+// fakeLinks is a ReplicaLinks that records FollowerLinkLost and
 // FollowerLinked, and says the agents in dead seem dead.
-type linkCluster struct {
-	unset
+type fakeLinks struct {
 	mu           sync.Mutex
 	lost, linked []int32
 	dead         []int32
 }
 
-func (c *linkCluster) FollowerLinkLost(id int32) {
+func (c *fakeLinks) FollowerLinkLost(id int32) {
 	c.mu.Lock()
 	c.lost = append(c.lost, id)
 	c.mu.Unlock()
 }
 
-func (c *linkCluster) FollowerLinked(id int32) {
+func (c *fakeLinks) FollowerLinked(id int32) {
 	c.mu.Lock()
 	c.linked = append(c.linked, id)
 	c.mu.Unlock()
 }
 
-func (c *linkCluster) SeemsDead(id int32) bool { return slices.Contains(c.dead, id) }
+func (c *fakeLinks) SeemsDead(id int32) bool { return slices.Contains(c.dead, id) }
 
-func (c *linkCluster) heard() []int32 {
+func (c *fakeLinks) heard() []int32 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]int32(nil), c.lost...)
 }
 
-// TestFollowerLinkLost: the Cluster hears that a follower lost its link
+// TestFollowerLinkLost: ReplicaLinks hears that a follower lost its link
 // when the last connection that carried its replica fetches closes, and
 // not when a consumer's closes or while the follower still has another.
 func TestFollowerLinkLost(t *testing.T) {
 	ln := listen(t)
-	cluster := &linkCluster{unset: unset{"cluster"}}
-	srv := New(DefaultConfig(), Backends{Cluster: cluster}, nil, NewMetrics(prometheus.NewRegistry()))
+	cluster := &fakeLinks{}
+	srv := New(DefaultConfig(), Backends{Followers: cluster}, nil, NewMetrics(prometheus.NewRegistry()))
 	serve(t, srv, ln)
 	// fetchAs sends one Fetch with replicaID (-1: a consumer) and reads
 	// the answer, so the server has handled it before the test goes on.
@@ -98,10 +97,10 @@ func TestFollowerLinkLost(t *testing.T) {
 }
 
 // TestAliveLeavesOutSeemingDead: the diskless picks leave out the agents
-// the Cluster says seem dead, but never every agent.
+// ReplicaLinks says seem dead, but never every agent.
 func TestAliveLeavesOutSeemingDead(t *testing.T) {
-	cluster := &linkCluster{unset: unset{"cluster"}, dead: []int32{2}}
-	srv := New(DefaultConfig(), Backends{Cluster: cluster}, nil, NewMetrics(prometheus.NewRegistry()))
+	cluster := &fakeLinks{dead: []int32{2}}
+	srv := New(DefaultConfig(), Backends{Followers: cluster}, nil, NewMetrics(prometheus.NewRegistry()))
 	ids := func(bs []Broker) []int32 {
 		var out []int32
 		for _, b := range bs {
@@ -138,7 +137,7 @@ func TestMetadataPicksNoSeemingDeadAgent(t *testing.T) {
 		parts = append(parts, &adminPartition{index: i, leader: 1})
 	}
 	b.addTopic("dl", map[string]string{metadata.DisklessEnable: "true"}, parts...).Resolved.Diskless = true
-	s := New(DefaultConfig(), Backends{Cluster: b, Topics: b}, nil, nil)
+	s := New(DefaultConfig(), Backends{Cluster: b, Topics: b, Followers: b}, nil, nil)
 	leaders := func() map[int32]int {
 		resp, err := handleMetadata(context.Background(), s, &request{key: 3, version: 12}, kmsg.NewPtrMetadataRequest())
 		if err != nil {

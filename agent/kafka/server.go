@@ -213,6 +213,7 @@ type Server struct {
 	authz         Authorizer
 	quotas        Quotas
 	diskless      Diskless
+	followers     ReplicaLinks
 	// quotaRates meters clients against their quotas (quota.go).
 	quotaRates *quota.Tracker
 	logger     *slog.Logger
@@ -257,6 +258,7 @@ func New(cfg Config, b Backends, logger *slog.Logger, m *Metrics) *Server {
 		authz:         orUnset(b.Authorizer, Authorizer(unset{"authorizer"})),
 		quotas:        orUnset(b.Quotas, Quotas(unset{"quotas"})),
 		diskless:      orUnset(b.Diskless, Diskless(unset{"diskless"})),
+		followers:     orUnset(b.Followers, ReplicaLinks(unset{"followers"})),
 		quotaRates:    quota.NewTracker(cfg.QuotaWindow),
 		logger:        logger, metrics: m.get(), conns: map[net.Conn]struct{}{}, admit: newAdmission(cfg), stop: make(chan struct{}),
 		sessions:      newFetchSessionCache(cfg.FetchSessionCacheSlots, cfg.FetchSessionEvictionAge, m.get()),

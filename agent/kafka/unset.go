@@ -128,3 +128,7 @@ func (u unset) DisklessCoordinator(context.Context, [16]byte, int32) (*batchcoor
 }
 
 func (u unset) DisklessReferences(context.Context, [][16]byte) ([]bool, error) { return nil, u.err() }
+
+func (unset) FollowerLinkLost(int32)  {}
+func (unset) FollowerLinked(int32)    {}
+func (unset) SeemsDead(id int32) bool { return false }
